@@ -1,0 +1,19 @@
+//! offthread's compute kernels: plain Rust with no FFI, no Node and no WASM knowledge.
+//!
+//! Each kernel takes a typed options value and returns a `Result<_, KernelError>`.
+//! Long kernels take an [`Interrupt`] and check it between chunks, so a pool can
+//! cancel them or enforce a deadline.
+//!
+//! ```
+//! use offthread_kernels::{pi, Never};
+//! let r = pi::estimate(pi::PiOptions { samples: 100_000, seed: 1 }, pi::Method::Fast, &Never)?;
+//! assert_eq!(r.inside, 78_463);
+//! # Ok::<(), offthread_kernels::KernelError>(())
+//! ```
+
+mod error;
+mod interrupt;
+pub mod pi;
+
+pub use error::{ErrorCode, KernelError};
+pub use interrupt::{Deadline, Interrupt, Never};

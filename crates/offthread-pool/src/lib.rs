@@ -1,0 +1,1 @@
+//! offthread-pool (work in progress).

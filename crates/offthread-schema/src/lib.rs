@@ -1,0 +1,1 @@
+//! offthread-schema (work in progress).
