@@ -11,7 +11,7 @@
 //! D² + 2^16; when the two counts of a slice differ (probability ~10^-14 per sample),
 //! that slice is recounted with the f64 definition. Integers never round.
 
-use super::prng::{MODULUS, jump_multiplier, mul_mod, reduce, to_unit};
+use super::prng::{MODULUS, jump_multiplier, mul_mod, reduce};
 
 const LANES: usize = 8;
 /// Half-width of the band around D² where the f64 test is consulted.
@@ -122,6 +122,7 @@ pub fn step_division_free(s: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pi::prng::to_unit;
 
     #[test]
     fn unit_of_extremes() {

@@ -1,0 +1,29 @@
+//! A plain C ABI over the same kernel, for the paper's `ffi-napi` row (called from JS
+//! through koffi). Not napi: koffi loads this `.node` file as an ordinary shared object.
+
+use offthread_kernels::pi::{self, Method, PiOptions};
+
+/// `inside` for `samples` samples of the stream for `seed` (f64 in and out: exact below
+/// 2^53). `method`: 0 = reference, 1 = fast. Negative return = invalid input.
+#[unsafe(no_mangle)]
+pub extern "C" fn offthread_pi_count(samples: f64, seed: f64, method: u32) -> f64 {
+    let valid = samples >= 0.0
+        && samples.fract() == 0.0
+        && seed.fract() == 0.0
+        && seed.abs() <= pi::MAX_SEED_MAGNITUDE as f64;
+    let opts = PiOptions {
+        samples: samples as u64,
+        seed: seed as i64,
+    };
+    if !valid || opts.validate().is_err() {
+        return -1.0;
+    }
+    let method = if method == 0 {
+        Method::Reference
+    } else {
+        Method::Fast
+    };
+    // Never unwind into C: a panic becomes the error value.
+    std::panic::catch_unwind(|| pi::count_range(opts.seed, 0, opts.samples, method) as f64)
+        .unwrap_or(-2.0)
+}

@@ -1,0 +1,103 @@
+//! π: one private `count_impl`, exposed sync, as a libuv AsyncTask (the paper's
+//! addonAsync), as per-chunk AsyncTasks (addonConAsync), and work-stealing.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use offthread_kernels::Never;
+use offthread_kernels::pi::{self, Method, PiOptions};
+
+use crate::error::{Code, CodedResult, from_kernel, guard};
+use crate::runtime;
+
+/// Arguments arrive as JS numbers already validated by the TS facade; this re-checks
+/// them (the binding is public too) without trusting the caller.
+pub(crate) fn options(samples: f64, seed: f64) -> CodedResult<PiOptions> {
+    use offthread_kernels::{ErrorCode, KernelError};
+    if !(samples >= 0.0 && samples.fract() == 0.0 && samples <= pi::MAX_SAMPLES as f64) {
+        return Err(from_kernel(KernelError::new(
+            ErrorCode::InvalidSamples,
+            format!("samples must be an integer from 0 to 2^53, got {samples}"),
+        )));
+    }
+    if !(seed.fract() == 0.0 && seed.abs() <= pi::MAX_SEED_MAGNITUDE as f64) {
+        return Err(from_kernel(KernelError::new(
+            ErrorCode::InvalidSeed,
+            format!("seed must be a safe integer, got {seed}"),
+        )));
+    }
+    Ok(PiOptions {
+        samples: samples as u64,
+        seed: seed as i64,
+    })
+}
+
+fn method(fast: bool) -> Method {
+    if fast {
+        Method::Fast
+    } else {
+        Method::Reference
+    }
+}
+
+/// Counts samples [first, first + count) of the stream for `seed`.
+fn count_impl(first: f64, count: f64, seed: f64, fast: bool) -> Result<f64, Code> {
+    let opts = options(count, seed)?;
+    let first = options(first, seed)?.samples;
+    guard(|| Ok(pi::count_range(opts.seed, first, opts.samples, method(fast)) as f64))
+}
+
+/// `inside` for `samples` samples on the calling thread. `fast`: division-free SIMD
+/// kernel (`nativeBitwise`) instead of the straight port (`native`).
+#[napi]
+pub fn pi_count_sync(samples: f64, seed: f64, fast: bool) -> Result<f64, Code> {
+    count_impl(0.0, samples, seed, fast)
+}
+
+/// `inside` for samples [first, first + count): the unit of every chunked variant.
+#[napi]
+pub fn pi_count_range_sync(first: f64, count: f64, seed: f64) -> Result<f64, Code> {
+    count_impl(first, count, seed, true)
+}
+
+/// Work-stealing count on the offthread pool; blocks the calling thread.
+#[napi]
+pub fn pi_count_parallel_sync(samples: f64, seed: f64) -> Result<f64, Code> {
+    let opts = options(samples, seed)?;
+    guard(|| {
+        runtime::install(|| pi::estimate_parallel(opts, &Never))
+            .map(|r| r.inside as f64)
+            .map_err(from_kernel)
+    })
+}
+
+pub struct PiRangeTask {
+    first: f64,
+    count: f64,
+    seed: f64,
+}
+
+impl Task for PiRangeTask {
+    type Output = f64;
+    type JsValue = f64;
+
+    fn compute(&mut self) -> Result<f64> {
+        count_impl(self.first, self.count, self.seed, true).map_err(|e| {
+            napi::Error::new(
+                Status::GenericFailure,
+                format!("{}: {}", e.status.0, e.reason),
+            )
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, output: f64) -> Result<f64> {
+        Ok(output)
+    }
+}
+
+/// One napi AsyncTask on libuv's thread pool (the paper's `addonAsync`; with
+/// `first`/`count` chunks from JS, its `addonConAsync`). Kept for comparison: the
+/// offthread pool is the product.
+#[napi(ts_return_type = "Promise<number>")]
+pub fn pi_count_range_uv(first: f64, count: f64, seed: f64) -> AsyncTask<PiRangeTask> {
+    AsyncTask::new(PiRangeTask { first, count, seed })
+}

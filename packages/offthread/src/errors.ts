@@ -1,0 +1,78 @@
+/**
+ * The one registry of offthread's error codes (docs/errors.md documents each; a test
+ * fails if one is missing there). `status` is the HTTP status the service answers with.
+ */
+export const errorRegistry = {
+  ERR_INVALID_ARG: { status: 400, kind: 'TypeError', summary: 'An argument has the wrong type or is missing.' },
+  ERR_INVALID_SAMPLES: { status: 400, kind: 'RangeError', summary: 'π samples is not an integer from 0 to 2^53.' },
+  ERR_INVALID_SEED: { status: 400, kind: 'RangeError', summary: 'A seed is not a safe integer.' },
+  ERR_INVALID_VARIANT: { status: 400, kind: 'RangeError', summary: 'Unknown variant name, or a variant used in the wrong form (sync vs async).' },
+  ERR_INVALID_POOL_OPTIONS: { status: 500, kind: 'RangeError', summary: 'Pool options out of range (threads < 1, maxQueue < 1, …).' },
+  ERR_BACKEND_UNAVAILABLE: { status: 503, kind: 'Error', summary: 'The requested backend (native addon, WASM, koffi) could not be loaded.' },
+  ERR_ABORTED: { status: 499, kind: 'AbortError', summary: 'The call was aborted through its AbortSignal.' },
+  ERR_TIMEOUT: { status: 504, kind: 'Error', summary: 'The call did not finish within its `timeout`.' },
+  ERR_QUEUE_FULL: { status: 503, kind: 'Error', summary: 'The pool already holds `maxQueue` queued jobs; nothing was queued.' },
+  ERR_POOL_CLOSED: { status: 503, kind: 'Error', summary: 'The pool was closed or destroyed; nothing was queued.' },
+  ERR_KERNEL_PANIC: { status: 500, kind: 'Error', summary: 'A Rust kernel panicked; the call failed, the pool goes on.' },
+} as const;
+
+export type ErrorCode = keyof typeof errorRegistry;
+
+/** Every error offthread throws or rejects with carries one of the registry's codes. */
+export class OffthreadError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = 'OffthreadError';
+  }
+}
+
+export class OffthreadTypeError extends TypeError {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.code = code;
+    this.name = 'TypeError';
+  }
+}
+
+export class OffthreadRangeError extends RangeError {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.code = code;
+    this.name = 'RangeError';
+  }
+}
+
+/** Rejection of an aborted call: `name` 'AbortError' like the platform's, `cause` the signal's reason. */
+export class AbortError extends OffthreadError {
+  constructor(message = 'The operation was aborted', options?: { cause?: unknown }) {
+    super('ERR_ABORTED', message, options);
+    this.name = 'AbortError';
+  }
+}
+
+/** Builds the error of the registry's kind for `code`. */
+export function makeError(code: ErrorCode, message: string, cause?: unknown): Error & { code: ErrorCode } {
+  switch (errorRegistry[code].kind) {
+    case 'TypeError':
+      return new OffthreadTypeError(code, message);
+    case 'RangeError':
+      return new OffthreadRangeError(code, message);
+    case 'AbortError':
+      return new AbortError(message, { cause });
+    default:
+      return new OffthreadError(code, message, cause === undefined ? undefined : { cause });
+  }
+}
+
+/** Re-types an error thrown by the native addon (a plain Error with a registry `code`). */
+export function fromNative(err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code in errorRegistry && !(err instanceof OffthreadError)) {
+    return makeError(code as ErrorCode, (err as Error).message, err);
+  }
+  return err;
+}

@@ -1,0 +1,16 @@
+// ESM entry: re-exports the CommonJS build so that `import` and `require` share one
+// default pool and one native addon instance (no dual-package hazard).
+import cjs from './index.js';
+
+export const {
+  pi,
+  backendInfo,
+  AbortError,
+  errorRegistry,
+  OffthreadError,
+  OffthreadRangeError,
+  OffthreadTypeError,
+  defaultPool,
+  Pool,
+} = cjs;
+export default cjs;

@@ -1,0 +1,23 @@
+/**
+ * offthread: CPU work off the Node.js event loop. Rust kernels run on a work-stealing
+ * pool behind Promises; WebAssembly and pure JS are the fallbacks.
+ *
+ * ```js
+ * const { pi } = require('offthread');
+ * const r = await pi.estimate(1e9, { seed: 1 }); // { estimate, inside, samples, seed, variant }
+ * ```
+ */
+import * as pi from './pi';
+
+export { pi };
+export { type BackendInfo, type BackendName, backendInfo } from './backends/index';
+export {
+  AbortError,
+  type ErrorCode,
+  errorRegistry,
+  OffthreadError,
+  OffthreadRangeError,
+  OffthreadTypeError,
+} from './errors';
+export { type CallOptions, defaultPool, Pool, type PoolOptions, type PoolStats } from './pool';
+export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './pi';

@@ -1,0 +1,54 @@
+import { makeError } from './errors';
+
+/** 2^53: the largest sample count (counts stay exact as JS numbers). */
+export const MAX_SAMPLES = 2 ** 53;
+
+function describe(value: unknown): string {
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'string') return JSON.stringify(value);
+  return String(value);
+}
+
+/** A count from 0 to `max` given as a number or bigint; anything else throws with `code`. */
+export function toCount(value: unknown, name: string, max: number, code: 'ERR_INVALID_SAMPLES'): number {
+  if (typeof value === 'bigint') {
+    if (value < 0n || value > BigInt(max)) {
+      throw makeError(code, `${name} must be an integer from 0 to ${max}, got ${describe(value)}`);
+    }
+    return Number(value);
+  }
+  if (typeof value !== 'number') {
+    throw makeError('ERR_INVALID_ARG', `${name} must be a number or bigint, got ${typeof value}`);
+  }
+  if (!Number.isInteger(value) || value < 0 || value > max) {
+    throw makeError(code, `${name} must be an integer from 0 to ${max}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A seed: any safe integer (number or bigint in range); undefined means `fallback`. */
+export function toSeed(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value === 'bigint') {
+    if (value < BigInt(Number.MIN_SAFE_INTEGER) || value > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw makeError('ERR_INVALID_SEED', `seed must be a safe integer, got ${describe(value)}`);
+    }
+    return Number(value);
+  }
+  if (typeof value !== 'number') {
+    throw makeError('ERR_INVALID_ARG', `seed must be a number or bigint, got ${typeof value}`);
+  }
+  if (!Number.isSafeInteger(value)) {
+    throw makeError('ERR_INVALID_SEED', `seed must be a safe integer, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Options objects: undefined or a plain object. */
+export function toOptions<T extends object>(value: unknown, name = 'options'): Partial<T> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object') {
+    throw makeError('ERR_INVALID_ARG', `${name} must be an object, got ${value === null ? 'null' : typeof value}`);
+  }
+  return value as Partial<T>;
+}
