@@ -6,14 +6,34 @@ export const errorRegistry = {
   ERR_INVALID_ARG: { status: 400, kind: 'TypeError', summary: 'An argument has the wrong type or is missing.' },
   ERR_INVALID_SAMPLES: { status: 400, kind: 'RangeError', summary: 'π samples is not an integer from 0 to 2^53.' },
   ERR_INVALID_SEED: { status: 400, kind: 'RangeError', summary: 'A seed is not a safe integer.' },
-  ERR_INVALID_VARIANT: { status: 400, kind: 'RangeError', summary: 'Unknown variant name, or a variant used in the wrong form (sync vs async).' },
-  ERR_INVALID_POOL_OPTIONS: { status: 500, kind: 'RangeError', summary: 'Pool options out of range (threads < 1, maxQueue < 1, …).' },
-  ERR_BACKEND_UNAVAILABLE: { status: 503, kind: 'Error', summary: 'The requested backend (native addon, WASM, koffi) could not be loaded.' },
+  ERR_INVALID_VARIANT: {
+    status: 400,
+    kind: 'RangeError',
+    summary: 'Unknown variant name, or a variant used in the wrong form (sync vs async).',
+  },
+  ERR_INVALID_POOL_OPTIONS: {
+    status: 500,
+    kind: 'RangeError',
+    summary: 'Pool options out of range (threads < 1, maxQueue < 1, …).',
+  },
+  ERR_BACKEND_UNAVAILABLE: {
+    status: 503,
+    kind: 'Error',
+    summary: 'The requested backend (native addon, WASM, koffi) could not be loaded.',
+  },
   ERR_ABORTED: { status: 499, kind: 'AbortError', summary: 'The call was aborted through its AbortSignal.' },
   ERR_TIMEOUT: { status: 504, kind: 'Error', summary: 'The call did not finish within its `timeout`.' },
-  ERR_QUEUE_FULL: { status: 503, kind: 'Error', summary: 'The pool already holds `maxQueue` queued jobs; nothing was queued.' },
+  ERR_QUEUE_FULL: {
+    status: 503,
+    kind: 'Error',
+    summary: 'The pool already holds `maxQueue` queued jobs; nothing was queued.',
+  },
   ERR_POOL_CLOSED: { status: 503, kind: 'Error', summary: 'The pool was closed or destroyed; nothing was queued.' },
-  ERR_KERNEL_PANIC: { status: 500, kind: 'Error', summary: 'A Rust kernel panicked; the call failed, the pool goes on.' },
+  ERR_KERNEL_PANIC: {
+    status: 500,
+    kind: 'Error',
+    summary: 'A Rust kernel panicked; the call failed, the pool goes on.',
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorRegistry;

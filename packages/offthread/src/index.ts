@@ -9,7 +9,6 @@
  */
 import * as pi from './pi';
 
-export { pi };
 export { type BackendInfo, type BackendName, backendInfo } from './backends/index';
 export {
   AbortError,
@@ -19,5 +18,6 @@ export {
   OffthreadRangeError,
   OffthreadTypeError,
 } from './errors';
-export { type CallOptions, defaultPool, Pool, type PoolOptions, type PoolStats } from './pool';
 export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './pi';
+export { type CallOptions, defaultPool, Pool, type PoolOptions, type PoolStats } from './pool';
+export { pi };

@@ -62,7 +62,10 @@ function parseArgs(samples: unknown, options: unknown) {
   const seed = toSeed(opts.seed, 1);
   const variant = opts.variant ?? 'auto';
   if (!variants.includes(variant)) {
-    throw makeError('ERR_INVALID_VARIANT', `unknown π variant ${JSON.stringify(variant)}; one of ${variants.join(', ')}`);
+    throw makeError(
+      'ERR_INVALID_VARIANT',
+      `unknown π variant ${JSON.stringify(variant)}; one of ${variants.join(', ')}`,
+    );
   }
   return { opts, n, seed, variant };
 }

@@ -2,8 +2,9 @@
  * The offthread pool as JS sees it: every async kernel call becomes a job on native
  * threads; completions come back in batches (one loop wake-up settles many promises).
  */
-import { native as binding } from './backends/native';
+
 import type { NativePool } from '../native/binding';
+import { native as binding } from './backends/native';
 import { AbortError, type ErrorCode, makeError, OffthreadError } from './errors';
 import { toOptions } from './validate';
 
@@ -61,7 +62,10 @@ export function checkCallOptions(opts: Partial<CallOptions>): CallOptions {
     throw makeError('ERR_INVALID_ARG', 'options.signal must be an AbortSignal');
   }
   if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && timeout <= 2 ** 31 - 1)) {
-    throw makeError('ERR_INVALID_ARG', `options.timeout must be a number of ms from 1 to 2^31-1, got ${String(timeout)}`);
+    throw makeError(
+      'ERR_INVALID_ARG',
+      `options.timeout must be a number of ms from 1 to 2^31-1, got ${String(timeout)}`,
+    );
   }
   return { pool, signal, timeout } as CallOptions;
 }

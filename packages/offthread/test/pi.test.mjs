@@ -1,0 +1,160 @@
+// π: the paper's tests (reproducibility, uniformity, accuracy) and ours (every variant
+// bit-identical at awkward sizes and seeds, jump-ahead, bad input, no truncation).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { pi } from 'offthread';
+import * as ref from '../dist/js/pi.js';
+
+const syncVariants = ['js', 'jsBitwise', 'ffi', 'native', 'nativeBitwise', 'parallel', 'wasm', 'auto'];
+const asyncVariants = ['nativeAsync', 'nativeChunked', 'parallelAsync', 'auto'];
+
+describe('Park–Miller generator', () => {
+  test('first outputs for seed 1', () => {
+    assert.deepEqual(ref.parkMillerOutputs(1, 5), [16807, 282475249, 1622650073, 984943658, 1144108930]);
+  });
+
+  test('the 10,000th output from seed 1 is 1,043,618,065 (Park & Miller 1988)', () => {
+    assert.equal(ref.parkMillerOutputs(1, 10_000).at(-1), 1_043_618_065);
+  });
+
+  test('seed normalisation', () => {
+    assert.equal(ref.normalizeSeed(0), 2147483646);
+    assert.equal(ref.normalizeSeed(-5), 2147483641);
+    assert.equal(ref.normalizeSeed(2147483648), 1);
+  });
+
+  test('jump-ahead equals stepping', () => {
+    for (const k of [0, 1, 2, 17, 1000, 4097]) {
+      const stepped = k === 0 ? ref.normalizeSeed(42) : ref.parkMillerOutputs(42, 2 * k).at(-1);
+      assert.equal(ref.stateAt(42, k), stepped, `k = ${k}`);
+    }
+  });
+
+  test('uniformity: 10 bins over 10^6 draws, each ≥ 99,010', () => {
+    const bins = new Array(10).fill(0);
+    for (const s of ref.parkMillerOutputs(1, 1_000_000)) bins[Math.floor(((s - 1) / 2147483646) * 10)]++;
+    for (const [i, b] of bins.entries()) assert.ok(b >= 99_010, `bin ${i}: ${b}`);
+  });
+});
+
+describe('π estimate', () => {
+  test('seed 1, 10^5 samples → inside 78463 in every sync variant', () => {
+    for (const variant of syncVariants) {
+      const r = pi.estimateSync(1e5, { seed: 1, variant });
+      assert.equal(r.inside, 78463, variant);
+      assert.equal(r.estimate, 3.13852, variant);
+      assert.equal(r.samples, 1e5);
+      assert.equal(r.seed, 1);
+    }
+  });
+
+  test('seed 1, 10^5 samples → inside 78463 in every async variant', async () => {
+    for (const variant of asyncVariants) {
+      const r = await pi.estimate(1e5, { seed: 1, variant });
+      assert.equal(r.inside, 78463, variant);
+    }
+  });
+
+  test('accuracy: |π̂ − π| < 0.01 at 10^6', () => {
+    assert.ok(Math.abs(pi.estimateSync(1e6).estimate - Math.PI) < 0.01);
+  });
+
+  test('every variant returns the same inside at awkward sizes and seeds', async () => {
+    const seeds = [1, 7, -3, 0, 2147483646, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+    const sizes = [0, 1, 7, 8, 9, 63, 4097, 100_003, 1_000_001];
+    for (const seed of seeds) {
+      for (const n of sizes) {
+        const expected = pi.estimateSync(n, { seed, variant: 'js' }).inside;
+        for (const variant of syncVariants) {
+          assert.equal(pi.estimateSync(n, { seed, variant }).inside, expected, `${variant} n=${n} seed=${seed}`);
+        }
+        for (const variant of asyncVariants) {
+          const r = await pi.estimate(n, { seed, variant, chunks: 3 });
+          assert.equal(r.inside, expected, `${variant} n=${n} seed=${seed}`);
+        }
+      }
+    }
+  });
+
+  test('nativeChunked gives the same count for any chunk count', async () => {
+    const expected = pi.estimateSync(2_000_003, { seed: 11, variant: 'nativeBitwise' }).inside;
+    for (const chunks of [1, 2, 3, 4, 7, 64]) {
+      assert.equal((await pi.estimate(2_000_003, { seed: 11, variant: 'nativeChunked', chunks })).inside, expected);
+    }
+  });
+
+  test('parallel variants agree with the sequential kernel at 3·10^7', async () => {
+    const n = 30_000_001;
+    const expected = pi.estimateSync(n, { seed: 5, variant: 'nativeBitwise' }).inside;
+    assert.equal(pi.estimateSync(n, { seed: 5, variant: 'parallel' }).inside, expected);
+    assert.equal((await pi.estimate(n, { seed: 5, variant: 'parallelAsync' })).inside, expected);
+    assert.equal(pi.estimateSync(n, { seed: 5, variant: 'wasm' }).inside, expected);
+  });
+
+  test('10^10 samples are not truncated to 32 bits (the paper got 1,410,065,408)', async () => {
+    const r = await pi.estimate(10n ** 10n, { seed: 1 });
+    assert.equal(r.samples, 1e10);
+    assert.ok(Math.abs(r.inside / 1e10 - Math.PI / 4) < 1e-4, String(r.inside));
+  });
+
+  test('0 samples → inside 0, estimate NaN', () => {
+    const r = pi.estimateSync(0);
+    assert.equal(r.inside, 0);
+    assert.ok(Number.isNaN(r.estimate));
+  });
+
+  test('bigint samples and seeds within range are accepted', () => {
+    assert.equal(pi.estimateSync(100_000n, { seed: 1n }).inside, 78463);
+  });
+
+  test('2^53 is the largest sample count', () => {
+    assert.throws(() => pi.estimateSync(2 ** 53 + 2), { name: 'RangeError', code: 'ERR_INVALID_SAMPLES' });
+    assert.throws(() => pi.estimateSync(2n ** 53n + 1n), { name: 'RangeError', code: 'ERR_INVALID_SAMPLES' });
+  });
+});
+
+describe('π bad input', () => {
+  const badSamples = [
+    [-1, 'RangeError', 'ERR_INVALID_SAMPLES'],
+    [1.5, 'RangeError', 'ERR_INVALID_SAMPLES'],
+    [Number.NaN, 'RangeError', 'ERR_INVALID_SAMPLES'],
+    [Number.POSITIVE_INFINITY, 'RangeError', 'ERR_INVALID_SAMPLES'],
+    [-1n, 'RangeError', 'ERR_INVALID_SAMPLES'],
+    ['100', 'TypeError', 'ERR_INVALID_ARG'],
+    [undefined, 'TypeError', 'ERR_INVALID_ARG'],
+    [null, 'TypeError', 'ERR_INVALID_ARG'],
+    [{}, 'TypeError', 'ERR_INVALID_ARG'],
+  ];
+  for (const [value, name, code] of badSamples) {
+    test(`samples ${typeof value === 'bigint' ? `${value}n` : String(value)} → ${code}`, async () => {
+      assert.throws(() => pi.estimateSync(value), { name, code });
+      await assert.rejects(pi.estimate(value), { name, code });
+    });
+  }
+
+  const badSeeds = [
+    [1.5, 'ERR_INVALID_SEED'],
+    [Number.NaN, 'ERR_INVALID_SEED'],
+    [2 ** 53, 'ERR_INVALID_SEED'],
+    [2n ** 53n, 'ERR_INVALID_SEED'],
+    ['1', 'ERR_INVALID_ARG'],
+  ];
+  for (const [seed, code] of badSeeds) {
+    test(`seed ${String(seed)} → ${code}`, () => {
+      assert.throws(() => pi.estimateSync(10, { seed }), { code });
+    });
+  }
+
+  test('unknown variant, async-only variant in sync form, bad options', () => {
+    assert.throws(() => pi.estimateSync(10, { variant: 'gpu' }), { code: 'ERR_INVALID_VARIANT' });
+    assert.throws(() => pi.estimateSync(10, { variant: 'parallelAsync' }), { code: 'ERR_INVALID_VARIANT' });
+    assert.throws(() => pi.estimateSync(10, 'fast'), { code: 'ERR_INVALID_ARG' });
+  });
+
+  test('the native layer re-checks its arguments', async () => {
+    const { createRequire } = await import('node:module');
+    const binding = createRequire(import.meta.url)('../native/offthread.linux-x64-gnu.node');
+    assert.throws(() => binding.piCountSync(-1, 1, true), { code: 'ERR_INVALID_SAMPLES' });
+    assert.throws(() => binding.piCountSync(10, 0.5, true), { code: 'ERR_INVALID_SEED' });
+  });
+});

@@ -1,0 +1,147 @@
+// The offthread pool behind Promises: results, cancellation, timeouts, back-pressure,
+// panics, close vs destroy, bad options, and a process that exits on its own.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Pool, pi } from 'offthread';
+
+describe('Pool', () => {
+  test('thousands of concurrent jobs all resolve with their own values', async () => {
+    const pool = new Pool({ threads: 2 });
+    const values = Array.from({ length: 20_000 }, (_, i) => i * 1.5);
+    assert.deepEqual(await Promise.all(values.map((v) => pool.echo(v))), values);
+    const s = pool.stats();
+    assert.equal(s.completed, 20_000);
+    assert.equal(s.pending, 0);
+    await pool.close();
+  });
+
+  test('π jobs of different sizes resolve to their own counts', async () => {
+    const pool = new Pool({ threads: 2 });
+    const sizes = [1, 10, 1000, 100_000, 3_000_001, 7];
+    const got = await Promise.all(sizes.map((n) => pi.estimate(n, { pool, seed: n, variant: 'parallelAsync' })));
+    for (const [i, n] of sizes.entries()) {
+      assert.equal(got[i].inside, pi.estimateSync(n, { seed: n, variant: 'js' }).inside, `n=${n}`);
+    }
+    await pool.close();
+  });
+
+  test('aborting a running job rejects with AbortError and stops it', async () => {
+    const pool = new Pool({ threads: 1 });
+    const controller = new AbortController();
+    const running = pool._testSpin({ signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('user gave up')), 20);
+    await assert.rejects(running, (err) => {
+      assert.equal(err.name, 'AbortError');
+      assert.equal(err.code, 'ERR_ABORTED');
+      assert.equal(err.cause.message, 'user gave up');
+      return true;
+    });
+    // The single thread is free again: a following job completes.
+    assert.equal(await pool.echo(42), 42);
+    await pool.close();
+  });
+
+  test('aborting a queued job rejects at once; it never runs', async () => {
+    const pool = new Pool({ threads: 1 });
+    const blocker = new AbortController();
+    const spin = pool._testSpin({ signal: blocker.signal });
+    const controller = new AbortController();
+    const queued = pi.estimate(1e6, { pool, variant: 'parallelAsync', signal: controller.signal });
+    controller.abort();
+    await assert.rejects(queued, { name: 'AbortError', code: 'ERR_ABORTED' });
+    blocker.abort();
+    await assert.rejects(spin, { code: 'ERR_ABORTED' });
+    await pool.close();
+    assert.equal(pool.stats().completed, 0, 'the aborted π job must not have completed');
+  });
+
+  test('an already-aborted signal rejects without queueing', async () => {
+    const pool = new Pool({ threads: 1 });
+    await assert.rejects(pool.echo(1, { signal: AbortSignal.abort() }), { code: 'ERR_ABORTED' });
+    assert.equal(pool.stats().completed, 0);
+    await pool.close();
+  });
+
+  test('timeout rejects with ERR_TIMEOUT and cancels the job', async () => {
+    const pool = new Pool({ threads: 1 });
+    await assert.rejects(pool._testSpin({ timeout: 30 }), { code: 'ERR_TIMEOUT' });
+    await assert.rejects(pi.estimate(2 ** 40, { pool, variant: 'parallelAsync', timeout: 30 }), {
+      code: 'ERR_TIMEOUT',
+    });
+    assert.equal(await pool.echo(7), 7);
+    await pool.close();
+  });
+
+  test('maxQueue: past it calls reject with ERR_QUEUE_FULL; accepted ones complete', async () => {
+    const pool = new Pool({ threads: 1, maxQueue: 4 });
+    const controller = new AbortController();
+    const spin = pool._testSpin({ signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 20)); // the spin job is running, not queued
+    const accepted = [1, 2, 3, 4].map((v) => pool.echo(v));
+    await assert.rejects(pool.echo(5), { code: 'ERR_QUEUE_FULL' });
+    controller.abort();
+    await assert.rejects(spin, { code: 'ERR_ABORTED' });
+    assert.deepEqual(await Promise.all(accepted), [1, 2, 3, 4]);
+    await pool.close();
+  });
+
+  test('a panicking kernel rejects with ERR_KERNEL_PANIC and the pool goes on', async () => {
+    const pool = new Pool({ threads: 2 });
+    await assert.rejects(pool._testPanic(), { code: 'ERR_KERNEL_PANIC', message: /test panic requested/ });
+    assert.deepEqual(await Promise.all([1, 2, 3].map((v) => pool.echo(v))), [1, 2, 3]);
+    assert.equal(pool.stats().failed, 1);
+    await pool.close();
+  });
+
+  test('close() lets accepted jobs finish and refuses new ones', async () => {
+    const pool = new Pool({ threads: 1 });
+    const jobs = [1, 2, 3].map((v) => pool.echo(v));
+    const closed = pool.close();
+    await assert.rejects(pool.echo(4), { code: 'ERR_POOL_CLOSED' });
+    assert.deepEqual(await Promise.all(jobs), [1, 2, 3]);
+    await closed;
+  });
+
+  test('destroy() rejects pending jobs with ERR_POOL_CLOSED', async () => {
+    const pool = new Pool({ threads: 1 });
+    const spin = pool._testSpin({});
+    await pool.destroy();
+    await assert.rejects(spin, { code: 'ERR_POOL_CLOSED' });
+    await assert.rejects(pool.echo(1), { code: 'ERR_POOL_CLOSED' });
+  });
+
+  test('Symbol.asyncDispose closes the pool (await using)', async () => {
+    const pool = new Pool({ threads: 1 });
+    assert.equal(await pool.echo(3), 3);
+    await pool[Symbol.asyncDispose]();
+    await assert.rejects(pool.echo(1), { code: 'ERR_POOL_CLOSED' });
+  });
+
+  test('bad pool and call options are typed errors', async () => {
+    for (const threads of [0, -1, 1.5, 'two', 2000]) {
+      assert.throws(() => new Pool({ threads }), { name: 'RangeError', code: 'ERR_INVALID_POOL_OPTIONS' });
+    }
+    for (const maxQueue of [0, -5, Number.NaN]) {
+      assert.throws(() => new Pool({ maxQueue }), { code: 'ERR_INVALID_POOL_OPTIONS' });
+    }
+    assert.throws(() => new Pool(5), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(pi.estimate(10, { variant: 'parallelAsync', signal: {} }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(pi.estimate(10, { timeout: -1 }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(pi.estimate(10, { pool: {} }), { code: 'ERR_INVALID_ARG' });
+  });
+
+  test('a process with finished jobs exits by itself (no dangling handles)', () => {
+    const script = `
+      const { pi, Pool } = require('offthread');
+      const pool = new Pool({ threads: 2 });
+      Promise.all([pi.estimate(1e7), pool.echo(1), pi.estimate(1e6, { pool, variant: 'parallelAsync' })])
+        .then((r) => console.log('done', r[0].inside > 0, r[1]));`;
+    const cwd = fileURLToPath(new URL('..', import.meta.url));
+    const r = spawnSync(process.execPath, ['-e', script], { cwd, encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.signal, null, 'the child had to be killed: something kept it alive');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'done true 1');
+  });
+});
