@@ -35,8 +35,9 @@ step('npm dependencies', () => {
   const manifests = ['package.json', 'package-lock.json', 'packages/offthread/package.json', 'bench/package.json'];
   const newest = Math.max(...manifests.map((m) => mtime(join(root, m))));
   if (mtime(marker) >= newest) return;
-  // `npm ci` when a lockfile exists: exactly the locked versions, nothing resolved anew.
-  run('npm', [existsSync(join(root, 'package-lock.json')) ? 'ci' : 'install', '--no-audit', '--no-fund']);
+  // `npm install`, not `npm ci`: it installs the locked versions too, and npm 11 here
+  // writes lockfiles without other platforms' optional packages, which `npm ci` rejects.
+  run('npm', ['install', '--no-audit', '--no-fund']);
 });
 
 step('rust wasm32 target', () => {

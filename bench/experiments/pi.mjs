@@ -1,0 +1,135 @@
+// Experiment `pi` (EXPERIMENTS.md): Monte Carlo π in every variant at 10^1…10^9
+// (10^10 with --full), side by side in one run. Each variant runs in its own child
+// process; ratios compare figures measured in the same run.
+import { fileURLToPath } from 'node:url';
+import { runInChild } from '../lib/measure.mjs';
+
+const VARIANTS = [
+  'js',
+  'jsBitwise',
+  'ffi',
+  'native',
+  'nativeBitwise',
+  'nativeAsync',
+  'nativeChunked',
+  'parallel',
+  'parallelAsync',
+  'wasm',
+  'auto',
+];
+/** Variants too slow for the largest sizes in --quick (seconds per call). */
+const SLOW = new Set(['js', 'jsBitwise', 'native', 'wasm']);
+const child = fileURLToPath(new URL('./pi-child.mjs', import.meta.url));
+
+function sizesFor(variant, { quick, full }) {
+  const top = full ? 10 : quick ? (SLOW.has(variant) ? 7 : 8) : 9;
+  return Array.from({ length: top }, (_, i) => 10 ** (i + 1));
+}
+
+const at = (rows, variant, samples) => rows.find((r) => r.variant === variant && r.samples === samples);
+
+function ratio(rows, label, num, den, samples, target) {
+  const a = at(rows, num, samples);
+  const b = at(rows, den, samples);
+  if (!a || !b) return null;
+  const value = a.opsPerSec / b.opsPerSec;
+  return { label, value, target, pass: target === undefined ? undefined : value >= target };
+}
+
+export async function run(ctx) {
+  const rows = [];
+  for (const variant of VARIANTS) {
+    ctx.progress(`variant ${variant}`);
+    const sizes = sizesFor(variant, ctx);
+    const result = await runInChild(child, 'measureVariant', [{ variant, sizes, quick: ctx.quick }], {
+      timeoutMs: 30 * 60_000,
+    });
+    rows.push(...result);
+  }
+
+  // Identity: every variant returned the same `inside` at every size it ran.
+  const mismatches = [];
+  for (const r of rows) {
+    const ref = at(rows, 'nativeBitwise', r.samples) ?? r;
+    if (r.inside !== ref.inside) mismatches.push(`${r.variant} at ${r.samples}: ${r.inside} ≠ ${ref.inside}`);
+  }
+
+  const sizes = [...new Set(rows.map((r) => r.samples))].sort((a, b) => a - b);
+  const ratios = [
+    ratio(rows, 'nativeBitwise / jsBitwise at 10^6', 'nativeBitwise', 'jsBitwise', 1e6, 10),
+    ratio(rows, 'nativeBitwise / jsBitwise at 10^7', 'nativeBitwise', 'jsBitwise', 1e7, 10),
+    ratio(rows, 'parallel / nativeBitwise at 10^8 (2 cores)', 'parallel', 'nativeBitwise', 1e8, 1.8),
+    ratio(rows, 'parallelAsync / nativeChunked at 10^8', 'parallelAsync', 'nativeChunked', 1e8),
+    ratio(rows, 'wasm / jsBitwise at 10^7', 'wasm', 'jsBitwise', 1e7),
+  ].filter(Boolean);
+  for (const samples of sizes) {
+    const best = rows
+      .filter((r) => r.samples === samples && r.variant !== 'auto')
+      .reduce((a, b) => (b.opsPerSec > a.opsPerSec ? b : a));
+    const auto = at(rows, 'auto', samples);
+    if (auto) {
+      ratios.push({
+        label: `auto / best (${best.variant}) at 10^${Math.log10(samples)}`,
+        value: auto.opsPerSec / best.opsPerSec,
+        target: 0.9,
+        pass: auto.opsPerSec / best.opsPerSec >= 0.9,
+      });
+    }
+  }
+  for (const variant of ['ffi', 'native', 'nativeBitwise']) {
+    const r = at(rows, variant, 10);
+    if (r) ratios.push({ label: `${variant} time per call at 10^1 (ns)`, value: r.medianNs });
+  }
+
+  const table = (metric, label, format) => ({
+    title: label,
+    columns: [
+      { key: 'variant', label: 'variant' },
+      ...sizes.map((s) => ({ key: String(s), label: `10^${Math.log10(s)}`, format })),
+    ],
+    rows: VARIANTS.map((variant) =>
+      Object.fromEntries([
+        ['variant', variant],
+        ...sizes.map((s) => [String(s), at(rows, variant, s)?.[metric] ?? null]),
+      ]),
+    ),
+  });
+
+  return {
+    title: 'Monte Carlo π: every variant, ops/s by sample count',
+    params: { variants: VARIANTS, sizes, quick: ctx.quick, full: ctx.full, seed: 1 },
+    notes: [
+      'ops/s = completed estimations per second (median of runs); async variants: one awaited call at a time.',
+      'cores used = process CPU time / wall time while timing; peak RSS = the child process maxRSS after that size.',
+      'jsBitwise = Carta division-free step in doubles (the fastest sequential JS form measured here).',
+      mismatches.length === 0
+        ? 'Identity: every variant returned the same `inside` at every size.'
+        : `IDENTITY FAILURES: ${mismatches.join('; ')}`,
+    ],
+    tables: [
+      table('opsPerSec', 'ops/s (higher is better)', 'ops'),
+      table('nsPerSample', 'ns per sample', 'num'),
+      table('coresUsed', 'cores used (CPU time / wall time)', 'num'),
+      table('peakRssMiB', 'peak RSS (MiB)', 'num'),
+    ],
+    charts: [
+      {
+        title: 'π: ops/s vs samples (log–log)',
+        x: { field: 'samples', label: 'samples', log: true },
+        y: { field: 'opsPerSec', label: 'ops/s', log: true },
+        series: 'variant',
+        data: rows,
+      },
+      {
+        suffix: 'cores',
+        title: 'π: cores used vs samples',
+        x: { field: 'samples', label: 'samples', log: true },
+        y: { field: 'coresUsed', label: 'cores used', log: false },
+        series: 'variant',
+        data: rows,
+      },
+    ],
+    ratios,
+    raw: rows,
+  };
+}
