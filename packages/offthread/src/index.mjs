@@ -12,5 +12,8 @@ export const {
   OffthreadTypeError,
   defaultPool,
   Pool,
+  all,
+  Emitter,
+  monitorLoopDelay,
 } = cjs;
 export default cjs;

@@ -18,6 +18,8 @@ export {
   OffthreadRangeError,
   OffthreadTypeError,
 } from './errors';
+export { all, Emitter, type Listener, type Task, type TaskContext } from './fanout';
+export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './loop-delay';
 export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './pi';
 export { type CallOptions, defaultPool, Pool, type PoolOptions, type PoolStats } from './pool';
 export { pi };

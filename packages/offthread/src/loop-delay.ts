@@ -1,0 +1,56 @@
+/**
+ * Event-loop health: one helper so the service, the benchmarks and users report the
+ * same figure (perf_hooks.monitorEventLoopDelay, reported in milliseconds).
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { makeError } from './errors';
+
+export interface LoopDelaySummary {
+  /** The sampling resolution used; an idle loop reads about this much. */
+  resolutionMs: number;
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  meanMs: number;
+  /** Samples recorded. */
+  count: number;
+}
+
+export interface LoopDelayMonitor {
+  /** Figures so far (the monitor keeps running). */
+  summary(): LoopDelaySummary;
+  /** Clears the histogram. */
+  reset(): void;
+  /** Stops sampling and returns the final figures. */
+  stop(): LoopDelaySummary;
+}
+
+const ms = (ns: number) => ns / 1e6;
+
+/** Starts sampling the event loop's delay every `resolutionMs` (default 10, min 1). */
+export function monitorLoopDelay(options: { resolutionMs?: number } = {}): LoopDelayMonitor {
+  const resolutionMs = options.resolutionMs ?? 10;
+  if (!Number.isInteger(resolutionMs) || resolutionMs < 1) {
+    throw makeError('ERR_INVALID_ARG', `resolutionMs must be an integer ≥ 1, got ${String(resolutionMs)}`);
+  }
+  const histogram = monitorEventLoopDelay({ resolution: resolutionMs });
+  histogram.enable();
+  const summary = (): LoopDelaySummary => ({
+    resolutionMs,
+    p50Ms: ms(histogram.percentile(50)),
+    p95Ms: ms(histogram.percentile(95)),
+    p99Ms: ms(histogram.percentile(99)),
+    maxMs: ms(histogram.max),
+    meanMs: ms(histogram.mean) || 0,
+    count: histogram.count,
+  });
+  return {
+    summary,
+    reset: () => histogram.reset(),
+    stop: () => {
+      histogram.disable();
+      return summary();
+    },
+  };
+}
