@@ -1,8 +1,10 @@
 //! The fast π kernel: division-free, SIMD-friendly, bit-identical to the definition.
 //!
-//! Lanes: 8 independent sub-streams of the *same* sequence. In a block of 16 draws,
-//! lane j owns draws 2j (x) and 2j+1 (y); every lane advances by a^16 per block, so the
-//! lanes together walk the sequence in order and can never diverge from it.
+//! Lanes: a slice of the stream is cut into LANES contiguous runs; lane j starts at its
+//! run's first draw (jump-ahead) and steps by a = 16807 like the definition. Since
+//! a·s < 2^46, one fold reduces it (2^31 ≡ 1 mod m), and the lanes are independent, so
+//! the compiler keeps them in SIMD registers (AVX-512: 4 × 8 lanes). The last lane ends
+//! exactly where the slice ends, which gives the next slice its start state for free.
 //!
 //! The test: with X = s_x − 1, Y = s_y − 1, D = m − 1 the definition asks
 //! fl(fl(X/D)² + fl(Y/D)²) ≤ 1. Each of its four roundings is ≤ 2^-53 relative, so it
@@ -11,18 +13,18 @@
 //! D² + 2^16; when the two counts of a slice differ (probability ~10^-14 per sample),
 //! that slice is recounted with the f64 definition. Integers never round.
 
-use super::prng::{MODULUS, jump_multiplier, mul_mod, reduce};
+use super::prng::{MODULUS, MULTIPLIER, jump_multiplier, mul_mod};
 
-const LANES: usize = 8;
+const LANES: usize = 32;
 /// Half-width of the band around D² where the f64 test is consulted.
 const BAND: u64 = 1 << 16;
 const D: u64 = MODULUS - 1;
 const D2: u64 = D * D;
+/// Samples per lane in a full slice (a slice is LANES × this many samples).
+const RUN: u64 = 1024;
+
 // The rounding bound D²·2^-50 must sit well inside the band (checked at compile time).
 const _: () = assert!((D2 >> 50) * 4 < BAND);
-
-/// Samples per slice: the unit that is recounted exactly if it touches the band.
-const SLICE_BLOCKS: u64 = 512;
 
 /// Counts samples inside the quarter circle for `samples` samples whose first draw
 /// follows stream state `state`.
@@ -55,52 +57,71 @@ unsafe fn count_inside_avx2(state: u32, samples: u64) -> u64 {
 
 #[inline(always)]
 fn count_inside_generic(state: u32, samples: u64) -> u64 {
-    let blocks = samples / LANES as u64;
     let mut s = u64::from(state);
+    let mut left = samples;
     let mut inside = 0;
-    let mut done_blocks = 0;
-    while done_blocks < blocks {
-        let n = (blocks - done_blocks).min(SLICE_BLOCKS);
-        inside += count_slice(s, n);
-        s = mul_mod(s, jump_multiplier(n * 2 * LANES as u64));
-        done_blocks += n;
+    // Full slices, then one shorter slice for the tail, then the last < LANES samples.
+    let full_jump = jump_multiplier(2 * RUN);
+    while left >= LANES as u64 * RUN {
+        let (count, next) = count_slice(s, RUN, full_jump);
+        inside += count;
+        s = next;
+        left -= LANES as u64 * RUN;
     }
-    inside + count_reference(s as u32, samples % LANES as u64)
+    let run = left / LANES as u64;
+    if run > 0 {
+        let (count, next) = count_slice(s, run, jump_multiplier(2 * run));
+        inside += count;
+        s = next;
+        left -= LANES as u64 * run;
+    }
+    inside + count_reference(s as u32, left)
 }
 
-/// `blocks` full blocks of LANES samples starting after state `s`.
+/// One division-free step: a·s mod m for s < m (a·s < 2^46, so one fold suffices).
 #[inline(always)]
-fn count_slice(s: u64, blocks: u64) -> u64 {
-    let step = jump_multiplier(2 * LANES as u64);
-    let mut xs = [0u32; LANES];
-    let mut ys = [0u32; LANES];
+fn step(s: u64) -> u64 {
+    let p = MULTIPLIER * s;
+    let r = (p & MODULUS) + (p >> 31);
+    if r >= MODULUS { r - MODULUS } else { r }
+}
+
+/// LANES runs of `run` samples from state `s`; `run_jump` = a^(2·run). Returns the
+/// count and the state after the slice.
+#[inline(always)]
+fn count_slice(s: u64, run: u64, run_jump: u64) -> (u64, u64) {
+    count_slice_with_band(s, run, run_jump, BAND)
+}
+
+/// `count_slice` with the band as a parameter, so a test can force the exact recount.
+#[inline(always)]
+fn count_slice_with_band(s: u64, run: u64, run_jump: u64, band: u64) -> (u64, u64) {
+    let mut lanes = [0u64; LANES];
     let mut cur = s;
-    for j in 0..LANES {
-        cur = mul_mod(cur, super::prng::MULTIPLIER);
-        xs[j] = cur as u32;
-        cur = mul_mod(cur, super::prng::MULTIPLIER);
-        ys[j] = cur as u32;
+    for lane in &mut lanes {
+        *lane = cur;
+        cur = mul_mod(cur, run_jump);
     }
     let mut low = [0u64; LANES];
     let mut high = [0u64; LANES];
-    for _ in 0..blocks {
+    for _ in 0..run {
         for j in 0..LANES {
-            let x = u64::from(xs[j] - 1);
-            let y = u64::from(ys[j] - 1);
-            let r = x * x + y * y;
-            low[j] += u64::from(r <= D2 - BAND);
-            high[j] += u64::from(r <= D2 + BAND);
-            xs[j] = reduce(step * u64::from(xs[j])) as u32;
-            ys[j] = reduce(step * u64::from(ys[j])) as u32;
+            let x = step(lanes[j]);
+            let y = step(x);
+            lanes[j] = y;
+            let r = (x - 1) * (x - 1) + (y - 1) * (y - 1);
+            low[j] += u64::from(r <= D2 - band);
+            high[j] += u64::from(r <= D2 + band);
         }
     }
     let low: u64 = low.iter().sum();
     let high: u64 = high.iter().sum();
-    if low == high {
+    let count = if low == high {
         low
     } else {
-        count_reference(s as u32, blocks * LANES as u64)
-    }
+        count_reference(s as u32, run * LANES as u64)
+    };
+    (count, lanes[LANES - 1])
 }
 
 /// The definition, sample by sample (used for tails and the rare band slices).
@@ -119,13 +140,24 @@ pub fn count_reference(state: u32, samples: u64) -> u64 {
 /// and by tests: identical outputs to `ParkMiller::next`.
 #[inline(always)]
 pub fn step_division_free(s: u32) -> u32 {
-    reduce(super::prng::MULTIPLIER * u64::from(s)) as u32
+    step(u64::from(s)) as u32
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::pi::prng::to_unit;
+
+    #[test]
+    fn a_slice_touching_the_band_is_recounted_exactly() {
+        // A band of ±D²/4 catches many samples, so low ≠ high and the slice takes the
+        // f64 path; the count must still equal the definition's.
+        let state = crate::pi::state_at(1, 0);
+        let (count, next) =
+            count_slice_with_band(u64::from(state), 64, jump_multiplier(128), D2 / 4);
+        assert_eq!(count, count_reference(state, 64 * LANES as u64));
+        assert_eq!(next, u64::from(crate::pi::state_at(1, 64 * LANES as u64)));
+    }
 
     #[test]
     fn unit_of_extremes() {
