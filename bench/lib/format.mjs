@@ -21,7 +21,7 @@ export function formatInt(n) {
 
 /**
  * `digits` significant digits (default 3), thousands separators above 1,000:
- * 0.012345 → "0.0123", 3.14159 → "3.14", 1234567 → "1,230,000".
+ * 0.012345 → "0.0123", 3.14159 → "3.14", 1.5 → "1.50", 1234567 → "1,230,000".
  * @param {number | null | undefined} x
  * @param {number} [digits]
  */
@@ -34,8 +34,9 @@ export function formatSig(x, digits = 3) {
     const step = 10 ** (magnitude - digits + 1);
     return formatInt(Math.round(v / step) * step);
   }
-  // toPrecision may round up into the next decade (9.996 → "10.0"): keep its digits.
-  return String(Number(v.toPrecision(digits)));
+  // Keep trailing zeros (0.500, 1.50) so columns line up; avoid exponent notation.
+  const text = v.toPrecision(digits);
+  return text.includes('e') ? String(Number(text)) : text;
 }
 
 /**
@@ -56,6 +57,7 @@ export function formatOps(opsPerSec) {
 export function formatDuration(ns) {
   if (missing(ns)) return MISSING;
   const v = /** @type {number} */ (ns);
+  if (v === 0) return '0';
   // Pick the unit after rounding, so 999.6 ns reads "1.00 µs", not "1,000 ns".
   const abs = Number(Math.abs(v).toPrecision(3));
   const [scale, unit] =

@@ -13,7 +13,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
  * @property {number} maxMs
  * @property {number} meanMs
  * @property {number} minMs
- * @property {number} count         how many delays were recorded (0: all figures are 0)
+ * @property {number} count         how many delays were recorded. 0 means the loop never
+ *   ran the monitor's timer (blocked the whole time, or stopped at once): every figure is
+ *   then NaN (null in JSON, '–' in tables), never a reassuring 0.
  */
 
 /**
@@ -34,7 +36,7 @@ export function startLoopDelay({ resolutionMs = 1 } = {}) {
       stopped = true;
       h.disable();
       const count = h.count;
-      const ms = (/** @type {number} */ ns) => (count > 0 ? ns / 1e6 : 0);
+      const ms = (/** @type {number} */ ns) => (count > 0 ? ns / 1e6 : Number.NaN);
       return {
         resolutionMs,
         p50Ms: ms(h.percentile(50)),

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vega from 'vega';
 import { compile } from 'vega-lite';
-import { formatAuto, formatRatio, formatSig, formatters } from './format.mjs';
+import { formatSig, formatters } from './format.mjs';
 import { machineInfo, machineLine } from './machine.mjs';
 
 export * from './format.mjs';
@@ -94,8 +94,12 @@ export function judgeRatio(r) {
 /**
  * @param {number} v
  * @param {string} unit
+ * @param {boolean} [round]  targets are round numbers: "10×", not "10.0×"
  */
-const withUnit = (v, unit) => (unit === '×' ? formatRatio(v) : `${formatSig(v)}${unit ? ` ${unit}` : ''}`);
+const withUnit = (v, unit, round = false) => {
+  const text = round ? formatSig(v).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '') : formatSig(v);
+  return unit === '×' ? `${text}×` : `${text}${unit ? ` ${unit}` : ''}`;
+};
 
 /**
  * One markdown line for a ratio.
@@ -105,7 +109,7 @@ export function ratioLine(ratio) {
   const r = judgeRatio(ratio);
   const unit = r.unit ?? '×';
   let line = `- ${r.label}: **${withUnit(r.value, unit)}**`;
-  if (r.target !== undefined) line += ` (target ${r.op === '<=' ? '≤' : '≥'} ${withUnit(r.target, unit)})`;
+  if (r.target !== undefined) line += ` (target ${r.op === '<=' ? '≤' : '≥'} ${withUnit(r.target, unit, true)})`;
   if (r.pass !== undefined) line += r.pass ? ' — pass ✅' : ' — FAIL ❌';
   return line;
 }
@@ -118,9 +122,13 @@ const cell = (s) => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
  * @param {Table} table
  */
 export function markdownTable({ columns, rows }) {
-  const fmt = columns.map((c) =>
-    typeof c.format === 'function' ? c.format : (formatters[c.format ?? 'auto'] ?? formatAuto),
-  );
+  /** @type {((v: any, row: any) => string)[]} */
+  const fmt = columns.map((c) => {
+    if (typeof c.format === 'function') return c.format;
+    const named = formatters[c.format ?? 'auto'];
+    if (!named) throw new Error(`unknown format '${c.format}' for column '${c.key}'`);
+    return (v) => named(v); // named formatters take the value only
+  });
   const numeric = columns.map((c) =>
     rows.every((r) => r[c.key] === undefined || r[c.key] === null || ['number', 'bigint'].includes(typeof r[c.key])),
   );
