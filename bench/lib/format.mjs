@@ -27,16 +27,14 @@ export function formatInt(n) {
  */
 export function formatSig(x, digits = 3) {
   if (missing(x)) return MISSING;
-  const v = /** @type {number} */ (x);
+  // Round first, so 9.996 becomes 10.0 and takes the next decade's layout.
+  const v = Number(/** @type {number} */ (x).toPrecision(digits));
   if (v === 0) return '0';
   const magnitude = Math.floor(Math.log10(Math.abs(v)));
-  if (magnitude >= digits - 1) {
-    const step = 10 ** (magnitude - digits + 1);
-    return formatInt(Math.round(v / step) * step);
-  }
-  // Keep trailing zeros (0.500, 1.50) so columns line up; avoid exponent notation.
-  const text = v.toPrecision(digits);
-  return text.includes('e') ? String(Number(text)) : text;
+  if (magnitude >= digits - 1) return formatInt(v);
+  // Fixed notation keeps trailing zeros (0.500, 1.50) so columns line up, and never
+  // switches to exponents (1.23e-7 → "0.000000123").
+  return v.toFixed(digits - 1 - magnitude);
 }
 
 /**

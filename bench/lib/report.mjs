@@ -196,8 +196,12 @@ export function chartSpec(chart) {
   const { x, y, series } = chart;
   const ok = (/** @type {Axis} */ a, /** @type {unknown} */ v) =>
     typeof v === 'number' && Number.isFinite(v) && (!a.log || v > 0);
-  const data = chart.data.filter((r) => ok(x, r[x.field]) && ok(y, r[y.field]));
-  const domain = [...new Set(data.map((r) => String(r[series])))];
+  // Fresh rows with just the three fields: vega tags the objects it is given (a symbol
+  // id), and the caller's rows also go to the tables and the JSON.
+  const data = chart.data
+    .filter((r) => ok(x, r[x.field]) && ok(y, r[y.field]))
+    .map((r) => ({ [x.field]: r[x.field], [y.field]: r[y.field], [series]: String(r[series]) }));
+  const domain = [...new Set(data.map((r) => r[series]))];
   const decade = 'abs(log(datum.value) / LN10 - round(log(datum.value) / LN10)) < 1e-6';
   // SI prefixes from 1,000 up (1k, 1M, 1G); plain decimals below, never "100m".
   const label = "abs(datum.value) >= 1000 ? format(datum.value, '~s') : format(datum.value, '~g')";
