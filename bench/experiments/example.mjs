@@ -69,10 +69,12 @@ export async function run(ctx) {
 
   const parentLoop = startLoopDelay({ resolutionMs: 10 });
   const perProcess = [];
+  /** @type {Omit<Awaited<ReturnType<typeof measureVariant>>['rows'][number], 'samplesNs'>[]} */
   const rows = [];
   const samplesNs = [];
   for (const variant of Object.keys(VARIANTS)) {
     ctx.progress(`example: ${variant} in a child process`);
+    /** @type {import('../lib/measure.mjs').ChildResult<Awaited<ReturnType<typeof measureVariant>>>} */
     const child = await runInChild(import.meta.url, 'measureVariant', [variant, sizes, timing], { timeoutMs: 120_000 });
     for (const { samplesNs: samples, ...row } of child.value.rows) {
       rows.push(row);

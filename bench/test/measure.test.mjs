@@ -19,6 +19,7 @@ test('runInChild returns the export’s value with the child’s pid, RSS and CP
 test('runInChild: async export, structured-clone values, progress forwarded to the parent', async () => {
   /** @type {string[]} */
   const lines = [];
+  /** @type {import('../lib/measure.mjs').ChildResult<any>} */
   const r = await runInChild(CHILD.pathname, 'withProgress', [3], { progress: (m) => lines.push(m) });
   assert.notEqual(r.value.pid, process.pid, 'ran in another process');
   assert.equal(r.value.big, 2n ** 64n);
