@@ -269,8 +269,12 @@ export function chartSpec(chart) {
  * @param {Chart} chart
  * @returns {Promise<string>}
  */
-export async function renderChartSvg(chart) {
-  const { spec } = chartSpec(chart);
+export function renderChartSvg(chart) {
+  return renderSpecSvg(chartSpec(chart).spec);
+}
+
+/** @param {object} spec  a vega-lite spec */
+async function renderSpecSvg(spec) {
   const view = new vega.View(vega.parse(compile(/** @type {any} */ (spec)).spec), { renderer: 'none' });
   try {
     return await view.toSVG();
@@ -313,10 +317,10 @@ export async function writeReport(name, result, outDir = DEFAULT_OUT_DIR, meta =
   const svgNames = chartFileNames(name, charts);
   const ratios = (result.ratios ?? []).map(judgeRatio);
 
+  const specs = charts.map(chartSpec);
   const notes = [...(result.notes ?? [])];
-  charts.forEach((c) => {
-    const { dropped } = chartSpec(c);
-    if (dropped) notes.push(`Chart "${c.title}": ${dropped} point(s) left out (not a number, or ≤ 0 on a log axis).`);
+  specs.forEach(({ dropped }, i) => {
+    if (dropped) notes.push(`Chart "${charts[i].title}": ${dropped} point(s) left out (not a number, or ≤ 0 on a log axis).`);
   });
 
   const json = {
@@ -337,7 +341,7 @@ export async function writeReport(name, result, outDir = DEFAULT_OUT_DIR, meta =
   };
 
   const paths = { json: path.join(dir, `${name}.json`), md: path.join(dir, `${name}.md`), svg: svgNames.map((f) => path.join(dir, f)) };
-  const svgs = await Promise.all(charts.map(renderChartSvg));
+  const svgs = await Promise.all(specs.map(({ spec }) => renderSpecSvg(spec)));
   await Promise.all([
     writeFile(paths.json, `${JSON.stringify(json, jsonReplacer, 2)}\n`),
     writeFile(paths.md, markdownReport(name, { ...result, notes, ratios }, { ...meta, machine }, svgNames)),
