@@ -165,6 +165,32 @@ export async function timeFn(fn, opts = {}) {
   };
 }
 
+/**
+ * @typedef {object} Summary
+ * @property {number} count
+ * @property {number} min
+ * @property {number} p50
+ * @property {number} p95
+ * @property {number} p99
+ * @property {number} max
+ * @property {number} mean
+ */
+
+/**
+ * Percentiles (nearest rank) and mean of samples an experiment collected itself, e.g.
+ * round-trip latencies of N tasks in flight. Same unit in as out; empty input gives NaN.
+ * @param {ArrayLike<number>} values
+ * @returns {Summary}
+ */
+export function summarize(values) {
+  const sorted = Float64Array.from(values).sort();
+  const n = sorted.length;
+  const rank = (/** @type {number} */ p) => (n ? sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))] : Number.NaN);
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return { count: n, min: rank(0), p50: rank(50), p95: rank(95), p99: rank(99), max: rank(100), mean: n ? sum / n : Number.NaN };
+}
+
 // ---------------------------------------------------------------------------------------
 // CPU and memory
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
-import { cpuMeter, createProgress, peakRssMiB, runInChild, timeFn } from '../lib/measure.mjs';
+import { cpuMeter, createProgress, peakRssMiB, runInChild, summarize, timeFn } from '../lib/measure.mjs';
 
 const CHILD = new URL('./fixtures/child.mjs', import.meta.url);
 const spin = (/** @type {number} */ ms) => {
@@ -131,4 +131,13 @@ test('createProgress writes one line per step with the elapsed seconds', () => {
   const p = createProgress({ stream: { write: (s) => (out += s) }, start: performance.now() - 12_345 });
   p('pi: js 10⁶');
   assert.match(out, /^\[ {3}12\.3 s\] pi: js 10⁶\n$/);
+});
+
+test('summarize: nearest-rank percentiles and mean, unsorted input, empty input', () => {
+  const values = Array.from({ length: 100 }, (_, i) => 100 - i); // 100 … 1
+  assert.deepEqual(summarize(values), { count: 100, min: 1, p50: 50, p95: 95, p99: 99, max: 100, mean: 50.5 });
+  assert.deepEqual(summarize([7]), { count: 1, min: 7, p50: 7, p95: 7, p99: 7, max: 7, mean: 7 });
+  const empty = summarize([]);
+  assert.equal(empty.count, 0);
+  assert.ok(Number.isNaN(empty.p99) && Number.isNaN(empty.mean));
 });
