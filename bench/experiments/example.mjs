@@ -64,8 +64,8 @@ export async function run(ctx) {
   const maxExp = ctx.quick ? 5 : ctx.full ? 7 : 6;
   const sizes = Array.from({ length: maxExp }, (_, i) => 10 ** (i + 1));
   const timing = ctx.quick
-    ? { minTime: 150, minIterations: 5, maxIterations: 2000, warmup: 50 }
-    : { minTime: 1000, minIterations: 10, maxIterations: 10_000, warmup: 250 };
+    ? { minTime: 150, minIterations: 5, maxIterations: 500, warmup: 50 }
+    : { minTime: 1000, minIterations: 10, maxIterations: 1000, warmup: 250 };
 
   const parentLoop = startLoopDelay({ resolutionMs: 10 });
   const perProcess = [];

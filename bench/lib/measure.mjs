@@ -46,12 +46,13 @@ export function progress(msg) {
  * @typedef {object} TimeOptions
  * @property {number} [minTime=1000]      ms of measured calls to aim for (tinybench `time`)
  * @property {number} [minIterations=5]   at least this many samples (tinybench `iterations`)
- * @property {number} [maxIterations=10000] stop after this many samples even if minTime is
+ * @property {number} [maxIterations=1000] stop after this many samples even if minTime is
  *   not reached (bounds the raw samples a report stores)
  * @property {number} [warmup=250]        ms of untimed calls first; at least one call is
  *   always made (it also sizes `batch`). 0 = just that one call.
  * @property {number | 'auto'} [batch='auto'] calls per sample; a sample is the mean of its
- *   batch. 'auto' batches calls shorter than ~20 µs so timer overhead stays <1%.
+ *   batch. 'auto' makes a sample last max(20 µs, minTime / maxIterations): timer overhead
+ *   stays under 1% and maxIterations samples fill minTime. Use 1 for per-call p99.
  */
 
 /**
@@ -68,7 +69,8 @@ export function progress(msg) {
  * @property {number} calls       timed calls in total (samples × batch)
  */
 
-const AUTO_BATCH_TARGET_NS = 20_000;
+/** Shortest sample 'auto' batching aims for: ~50 ns of timer overhead is then <1%. */
+const MIN_SAMPLE_MS = 0.02;
 
 /**
  * @param {() => unknown} fn
@@ -102,7 +104,7 @@ function batched(fn, n, isAsync) {
  * @returns {Promise<TimeResult>}
  */
 export async function timeFn(fn, opts = {}) {
-  const { minTime = 1000, minIterations = 5, maxIterations = 10_000, warmup = 250, batch = 'auto' } = opts;
+  const { minTime = 1000, minIterations = 5, maxIterations = 1000, warmup = 250, batch = 'auto' } = opts;
   if (!(maxIterations >= minIterations && minIterations >= 1)) {
     throw new RangeError(`timeFn: need 1 ≤ minIterations (${minIterations}) ≤ maxIterations (${maxIterations})`);
   }
@@ -114,17 +116,24 @@ export async function timeFn(fn, opts = {}) {
   if (isAsync) await first;
   const probeMs = performance.now() - t0;
 
+  // Warm up in chunks that double until one lasts ≥ 1 ms, so reading the clock does not
+  // inflate the per-call estimate of a tiny fn. The fastest chunk sizes the batch: a GC
+  // pause or a preemption only ever makes a chunk slower.
+  let perCallMs = probeMs;
   t0 = performance.now();
-  let warmCalls = 0;
-  while (performance.now() - t0 < warmup) {
-    if (isAsync) await fn();
-    else fn();
-    warmCalls++;
+  for (let chunk = 1; performance.now() - t0 < warmup; ) {
+    const c0 = performance.now();
+    for (let i = 0; i < chunk; i++) {
+      if (isAsync) await fn();
+      else fn();
+    }
+    const chunkMs = performance.now() - c0;
+    perCallMs = Math.min(perCallMs, chunkMs / chunk);
+    if (chunkMs < 1) chunk *= 2;
   }
-  const perCallMs = warmCalls > 0 ? (performance.now() - t0) / warmCalls : probeMs;
   const n =
     batch === 'auto'
-      ? Math.max(1, Math.min(1_000_000, Math.ceil(AUTO_BATCH_TARGET_NS / 1e6 / Math.max(perCallMs, 1e-9))))
+      ? Math.max(1, Math.min(1e7, Math.ceil(Math.max(MIN_SAMPLE_MS, minTime / maxIterations) / Math.max(perCallMs, 1e-9))))
       : Math.max(1, Math.floor(batch));
 
   const stop = new AbortController();
@@ -150,7 +159,8 @@ export async function timeFn(fn, opts = {}) {
   }
   // tinybench reports latency in ms (sorted); our samples are ns per call.
   const lat = result.latency;
-  const samples = Array.from(lat.samples, (ms) => ms * 1e6);
+  // Rounded to 0.01 ns: finer digits are float noise, and they bloat the JSON.
+  const samples = Array.from(lat.samples, (/** @type {number} */ ms) => Math.round(ms * 1e8) / 100);
   return {
     samples,
     median: lat.p50 * 1e6,

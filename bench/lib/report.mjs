@@ -182,6 +182,19 @@ export function jsonReplacer(_key, v) {
   return v;
 }
 
+/**
+ * Indented JSON with arrays of plain numbers on one line: a report holds thousands of
+ * samples, one per line would be most of the file. (JSON strings never hold a raw
+ * newline, so only real arrays match.)
+ * @param {unknown} value
+ */
+export function toJson(value) {
+  return JSON.stringify(value, jsonReplacer, 2).replace(
+    /\[\n\s*(-?\d[\d.eE+-]*(?:,\n\s*-?\d[\d.eE+-]*)*)\n\s*\]/g,
+    (_, nums) => `[${nums.replace(/\s+/g, '')}]`,
+  );
+}
+
 const SERIES_SHAPES = ['circle', 'square', 'triangle-up', 'diamond', 'cross', 'triangle-down', 'triangle-right', 'triangle-left'];
 
 /**
@@ -343,7 +356,7 @@ export async function writeReport(name, result, outDir = DEFAULT_OUT_DIR, meta =
   const paths = { json: path.join(dir, `${name}.json`), md: path.join(dir, `${name}.md`), svg: svgNames.map((f) => path.join(dir, f)) };
   const svgs = await Promise.all(specs.map(({ spec }) => renderSpecSvg(spec)));
   await Promise.all([
-    writeFile(paths.json, `${JSON.stringify(json, jsonReplacer, 2)}\n`),
+    writeFile(paths.json, `${toJson(json)}\n`),
     writeFile(paths.md, markdownReport(name, { ...result, notes, ratios }, { ...meta, machine }, svgNames)),
     ...svgs.map((svg, i) => writeFile(paths.svg[i], svg)),
   ]);

@@ -72,13 +72,27 @@ test('timeFn: a long call does not run more than minIterations once minTime is s
   assert.equal(calls, 3, 'one probe call + two timed calls');
 });
 
-test('timeFn: a tiny call is batched and capped at maxIterations samples', async () => {
+test('timeFn: a tiny call is batched so that maxIterations samples fill minTime', async () => {
   let x = 0;
-  const r = await timeFn(() => (x += Math.sqrt(x + 1)), { minTime: 10_000, maxIterations: 200, warmup: 20 });
-  assert.equal(r.samples.length, 200, 'maxIterations stops long before minTime');
-  assert.ok(r.batch > 1, `batch ${r.batch}`);
-  assert.equal(r.calls, 200 * r.batch);
+  const t0 = performance.now();
+  const r = await timeFn(() => (x += Math.sqrt(x + 1)), { minTime: 300, maxIterations: 50, warmup: 20 });
+  const elapsed = performance.now() - t0;
+  assert.ok(r.samples.length >= 5 && r.samples.length <= 50, `${r.samples.length} samples`);
+  assert.ok(r.batch > 1000, `batch ${r.batch}`);
+  assert.equal(r.calls, r.samples.length * r.batch);
   assert.ok(r.median < 1000, `median ${r.median} ns per call`);
+  // Aimed at 300 ms / 50 = 6 ms per sample; the batch is sized from a short warm-up on a
+  // shared machine, so accept anything well above the 20 µs floor.
+  assert.ok(r.batch * r.median >= 1e6, `sample length ${(r.batch * r.median) / 1e6} ms`);
+  assert.ok(elapsed >= 50 && elapsed < 5000, `took ${elapsed} ms`);
+});
+
+test('timeFn: maxIterations caps the samples before minTime', async () => {
+  const t0 = performance.now();
+  const r = await timeFn(() => spin(0.2), { minTime: 60_000, maxIterations: 30, warmup: 0, batch: 1 });
+  assert.equal(r.samples.length, 30);
+  assert.equal(r.calls, 30);
+  assert.ok(performance.now() - t0 < 10_000);
 });
 
 test('timeFn: async functions are awaited', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { machineInfo } from '../lib/machine.mjs';
-import { chartFileNames, judgeRatio, markdownTable, ratioLine, writeReport } from '../lib/report.mjs';
+import { chartFileNames, judgeRatio, markdownTable, ratioLine, toJson, writeReport } from '../lib/report.mjs';
 
 const variants = ['js', 'native', 'parallel'];
 const rows = variants.flatMap((variant, k) =>
@@ -165,4 +165,13 @@ test('chart file names: first bare, then suffixes; duplicates rejected', () => {
 test('writeReport rejects a result without a title and a bad name', async () => {
   await assert.rejects(writeReport('x', /** @type {any} */ ({}), dir), /title/);
   await assert.rejects(writeReport('../x', result, dir), /bad report name/);
+});
+
+test('toJson: numeric arrays on one line, strings untouched, round-trips', () => {
+  const value = { samples: [1.5, -2, 3e-7, 1e21], note: 'keep [1, 2] as written', rows: [{ a: [1, 2] }, { b: 'x' }], empty: [] };
+  const text = toJson(value);
+  assert.match(text, /"samples": \[1\.5,-2,3e-7,1e\+21\]/);
+  assert.match(text, /"a": \[1,2\]/);
+  assert.ok(text.includes('"keep [1, 2] as written"'));
+  assert.deepEqual(JSON.parse(text), value);
 });
