@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { cpuMeter, createProgress, peakRssMiB, runInChild, summarize, timeFn } from '../lib/measure.mjs';
 
-const CHILD = new URL('./fixtures/child.mjs', import.meta.url);
+const CHILD = new URL('../test-fixtures/child.mjs', import.meta.url);
 const spin = (/** @type {number} */ ms) => {
   const end = performance.now() + ms;
   while (performance.now() < end);
