@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { monitorLoopDelay, Pool, pi } from 'offthread';
+import { progress } from '../lib/measure.mjs';
 
 const require = createRequire(import.meta.url);
 const workerFile = new URL('./async-worker.mjs', import.meta.url);
@@ -85,7 +86,7 @@ async function drive(submit, inFlight, total, capMs) {
   };
 }
 
-export async function measureRow({ row, inFlight, quick }, progress = () => {}) {
+export async function measureRow({ row, inFlight, quick }) {
   const { submit, close } = await rows[row]();
   const out = [];
   for (const k of inFlight) {
@@ -100,7 +101,7 @@ export async function measureRow({ row, inFlight, quick }, progress = () => {}) 
 }
 
 /** Loop delay (1 ms resolution) idle, then while the default pool runs heavy π jobs. */
-export async function measureLoopDelay({ quick }, progress = () => {}) {
+export async function measureLoopDelay({ quick }) {
   const idle = monitorLoopDelay({ resolutionMs: 1 });
   await new Promise((r) => setTimeout(r, quick ? 500 : 2000));
   const idleSummary = idle.stop();

@@ -4,9 +4,9 @@
 //
 //   node bench/run.mjs example --quick
 
+import { formatPow10 } from '../lib/format.mjs';
 import { startLoopDelay } from '../lib/loop-delay.mjs';
 import { cpuMeter, peakRssMiB, progress, runInChild, timeFn } from '../lib/measure.mjs';
-import { formatPow10 } from '../lib/format.mjs';
 
 /** @type {Record<string, (xs: Float64Array) => number>} */
 const VARIANTS = {

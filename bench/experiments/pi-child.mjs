@@ -2,7 +2,7 @@
 // Measures one π variant at ascending sizes; sync variants are timed as calls, async
 // variants as one awaited call at a time (the paper's deferred benchmark).
 import { pi } from 'offthread';
-import { cpuMeter, peakRssMiB, timeFn } from '../lib/measure.mjs';
+import { cpuMeter, peakRssMiB, progress, timeFn } from '../lib/measure.mjs';
 
 /** Per-size time budget: long calls run a few times, tiny ones many. */
 function budget(quick, samples) {
@@ -11,7 +11,7 @@ function budget(quick, samples) {
   return { minTime: quick ? 150 : 500, minIterations: 5, warmup: 5 };
 }
 
-export async function measureVariant({ variant, sizes, quick, seed = 1 }, progress = () => {}) {
+export async function measureVariant({ variant, sizes, quick, seed = 1 }) {
   const isAsync = pi.asyncVariants.includes(variant);
   const rows = [];
   for (const samples of sizes) {

@@ -41,10 +41,11 @@ export async function run(ctx) {
   for (const variant of VARIANTS) {
     ctx.progress(`variant ${variant}`);
     const sizes = sizesFor(variant, ctx);
-    const result = await runInChild(child, 'measureVariant', [{ variant, sizes, quick: ctx.quick }], {
+    const { value } = await runInChild(child, 'measureVariant', [{ variant, sizes, quick: ctx.quick }], {
       timeoutMs: 30 * 60_000,
+      progress: ctx.progress,
     });
-    rows.push(...result);
+    rows.push(...value);
   }
 
   // Identity: every variant returned the same `inside` at every size it ran.
@@ -78,7 +79,7 @@ export async function run(ctx) {
   }
   for (const variant of ['ffi', 'native', 'nativeBitwise']) {
     const r = at(rows, variant, 10);
-    if (r) ratios.push({ label: `${variant} time per call at 10^1 (ns)`, value: r.medianNs });
+    if (r) ratios.push({ label: `${variant} time per call at 10^1`, value: r.medianNs, unit: 'ns' });
   }
 
   const table = (metric, label, format) => ({
@@ -108,9 +109,9 @@ export async function run(ctx) {
     ],
     tables: [
       table('opsPerSec', 'ops/s (higher is better)', 'ops'),
-      table('nsPerSample', 'ns per sample', 'num'),
-      table('coresUsed', 'cores used (CPU time / wall time)', 'num'),
-      table('peakRssMiB', 'peak RSS (MiB)', 'num'),
+      table('nsPerSample', 'ns per sample', 'sig3'),
+      table('coresUsed', 'cores used (CPU time / wall time)', 'sig3'),
+      table('peakRssMiB', 'peak RSS (MiB)', 'sig3'),
     ],
     charts: [
       {

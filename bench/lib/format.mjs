@@ -58,8 +58,7 @@ export function formatDuration(ns) {
   if (v === 0) return '0';
   // Pick the unit after rounding, so 999.6 ns reads "1.00 µs", not "1,000 ns".
   const abs = Number(Math.abs(v).toPrecision(3));
-  const [scale, unit] =
-    abs < 1e3 ? [1, 'ns'] : abs < 1e6 ? [1e3, 'µs'] : abs < 1e9 ? [1e6, 'ms'] : [1e9, 's'];
+  const [scale, unit] = abs < 1e3 ? [1, 'ns'] : abs < 1e6 ? [1e3, 'µs'] : abs < 1e9 ? [1e6, 'ms'] : [1e9, 's'];
   const scaled = v / scale;
   // Keep trailing zeros in the unit's range (2.50 s) but never use exponent notation.
   const text = Math.abs(scaled) >= 1000 ? formatInt(scaled) : scaled.toPrecision(3);

@@ -133,7 +133,10 @@ export async function timeFn(fn, opts = {}) {
   }
   const n =
     batch === 'auto'
-      ? Math.max(1, Math.min(1e7, Math.ceil(Math.max(MIN_SAMPLE_MS, minTime / maxIterations) / Math.max(perCallMs, 1e-9))))
+      ? Math.max(
+          1,
+          Math.min(1e7, Math.ceil(Math.max(MIN_SAMPLE_MS, minTime / maxIterations) / Math.max(perCallMs, 1e-9))),
+        )
       : Math.max(1, Math.floor(batch));
 
   const stop = new AbortController();
@@ -195,10 +198,19 @@ export async function timeFn(fn, opts = {}) {
 export function summarize(values) {
   const sorted = Float64Array.from(values).sort();
   const n = sorted.length;
-  const rank = (/** @type {number} */ p) => (n ? sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))] : Number.NaN);
+  const rank = (/** @type {number} */ p) =>
+    n ? sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))] : Number.NaN;
   let sum = 0;
   for (const v of sorted) sum += v;
-  return { count: n, min: rank(0), p50: rank(50), p95: rank(95), p99: rank(99), max: rank(100), mean: n ? sum / n : Number.NaN };
+  return {
+    count: n,
+    min: rank(0),
+    p50: rank(50),
+    p95: rank(95),
+    p99: rank(99),
+    max: rank(100),
+    mean: n ? sum / n : Number.NaN,
+  };
 }
 
 // ---------------------------------------------------------------------------------------

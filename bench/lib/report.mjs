@@ -97,7 +97,11 @@ export function judgeRatio(r) {
  * @param {boolean} [round]  targets are round numbers: "10×", not "10.0×"
  */
 const withUnit = (v, unit, round = false) => {
-  const text = round ? formatSig(v).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '') : formatSig(v);
+  const text = round
+    ? formatSig(v)
+        .replace(/(\.\d*?)0+$/, '$1')
+        .replace(/\.$/, '')
+    : formatSig(v);
   return unit === '×' ? `${text}×` : `${text}${unit ? ` ${unit}` : ''}`;
 };
 
@@ -195,7 +199,16 @@ export function toJson(value) {
   );
 }
 
-const SERIES_SHAPES = ['circle', 'square', 'triangle-up', 'diamond', 'cross', 'triangle-down', 'triangle-right', 'triangle-left'];
+const SERIES_SHAPES = [
+  'circle',
+  'square',
+  'triangle-up',
+  'diamond',
+  'cross',
+  'triangle-down',
+  'triangle-right',
+  'triangle-left',
+];
 
 /**
  * The vega-lite spec of a chart: one coloured line with points per series (colour and
@@ -246,7 +259,12 @@ export function chartSpec(chart) {
   };
   const spec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: chart.title, ...(chart.subtitle ? { subtitle: chart.subtitle } : {}), anchor: 'start', fontSize: 16 },
+    title: {
+      text: chart.title,
+      ...(chart.subtitle ? { subtitle: chart.subtitle } : {}),
+      anchor: 'start',
+      fontSize: 16,
+    },
     background: 'white',
     padding: 16,
     width: 640,
@@ -333,7 +351,8 @@ export async function writeReport(name, result, outDir = DEFAULT_OUT_DIR, meta =
   const specs = charts.map(chartSpec);
   const notes = [...(result.notes ?? [])];
   specs.forEach(({ dropped }, i) => {
-    if (dropped) notes.push(`Chart "${charts[i].title}": ${dropped} point(s) left out (not a number, or ≤ 0 on a log axis).`);
+    if (dropped)
+      notes.push(`Chart "${charts[i].title}": ${dropped} point(s) left out (not a number, or ≤ 0 on a log axis).`);
   });
 
   const json = {
@@ -353,7 +372,11 @@ export async function writeReport(name, result, outDir = DEFAULT_OUT_DIR, meta =
     raw: result.raw ?? null,
   };
 
-  const paths = { json: path.join(dir, `${name}.json`), md: path.join(dir, `${name}.md`), svg: svgNames.map((f) => path.join(dir, f)) };
+  const paths = {
+    json: path.join(dir, `${name}.json`),
+    md: path.join(dir, `${name}.md`),
+    svg: svgNames.map((f) => path.join(dir, f)),
+  };
   const svgs = await Promise.all(specs.map(({ spec }) => renderSpecSvg(spec)));
   await Promise.all([
     writeFile(paths.json, `${toJson(json)}\n`),

@@ -112,7 +112,10 @@ test('timeFn: a throwing function rejects; bad options are refused', async () =>
     }),
     /kaput/,
   );
-  await assert.rejects(timeFn(() => 0, { minIterations: 10, maxIterations: 5 }), RangeError);
+  await assert.rejects(
+    timeFn(() => 0, { minIterations: 10, maxIterations: 5 }),
+    RangeError,
+  );
 });
 
 test('cpuMeter: a busy loop uses at most one core, sleeping far less', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -57,7 +57,11 @@ let dir = '';
 let paths;
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'offthread-report-'));
-  paths = await writeReport('t', result, dir, { machine: machineInfo(), command: 'node bench/run.mjs t', durationMs: 1234 });
+  paths = await writeReport('t', result, dir, {
+    machine: machineInfo(),
+    command: 'node bench/run.mjs t',
+    durationMs: 1234,
+  });
 });
 after(() => rm(dir, { recursive: true, force: true }));
 
@@ -122,7 +126,8 @@ test('the SVG is a real chart: white background, one line per series, title, axi
   assert.match(svg, /<rect width="\d+" height="\d+" fill="white"\/>/);
   const lineGroups = svg.split('class="mark-line role-mark').slice(1);
   assert.equal(lineGroups.length, variants.length, 'one line mark per series');
-  for (const g of lineGroups) assert.match(g.slice(0, 2000), /<path [^>]*d="M[^"]+L/, 'each line has a path with segments');
+  for (const g of lineGroups)
+    assert.match(g.slice(0, 2000), /<path [^>]*d="M[^"]+L/, 'each line has a path with segments');
   for (const text of ['ops/s vs samples', '>samples<', '>ops/s<', '>variant<', ...variants.map((v) => `>${v}<`)]) {
     assert.ok(svg.includes(text), `SVG mentions ${text}`);
   }
@@ -143,7 +148,10 @@ test('markdownTable escapes pipes and right-aligns only numeric columns', () => 
       { key: 'a', label: 'A|B' },
       { key: 'n', label: 'N' },
     ],
-    rows: [{ a: 'x|y', n: 1 }, { a: 'z', n: null }],
+    rows: [
+      { a: 'x|y', n: 1 },
+      { a: 'z', n: null },
+    ],
   });
   assert.equal(md, '| A\\|B | N |\n| :--- | ---: |\n| x\\|y | 1 |\n| z | – |');
 });
@@ -158,7 +166,11 @@ test('ratios: pass computed from target and op unless given', () => {
 
 test('chart file names: first bare, then suffixes; duplicates rejected', () => {
   const c = { title: '', x: { field: 'x', label: '' }, y: { field: 'y', label: '' }, series: 's', data: [] };
-  assert.deepEqual(chartFileNames('pi', [c, { ...c, suffix: 'cores' }, c]), ['pi.svg', 'pi-cores.svg', 'pi-chart3.svg']);
+  assert.deepEqual(chartFileNames('pi', [c, { ...c, suffix: 'cores' }, c]), [
+    'pi.svg',
+    'pi-cores.svg',
+    'pi-chart3.svg',
+  ]);
   assert.throws(() => chartFileNames('pi', [c, { ...c, suffix: 'a' }, { ...c, suffix: 'a' }]), /pi-a\.svg/);
 });
 
@@ -168,7 +180,12 @@ test('writeReport rejects a result without a title and a bad name', async () => 
 });
 
 test('toJson: numeric arrays on one line, strings untouched, round-trips', () => {
-  const value = { samples: [1.5, -2, 3e-7, 1e21], note: 'keep [1, 2] as written', rows: [{ a: [1, 2] }, { b: 'x' }], empty: [] };
+  const value = {
+    samples: [1.5, -2, 3e-7, 1e21],
+    note: 'keep [1, 2] as written',
+    rows: [{ a: [1, 2] }, { b: 'x' }],
+    empty: [],
+  };
   const text = toJson(value);
   assert.match(text, /"samples": \[1\.5,-2,3e-7,1e\+21\]/);
   assert.match(text, /"a": \[1,2\]/);
