@@ -20,6 +20,8 @@ export {
 } from './errors';
 export { all, Emitter, type Listener, type Task, type TaskContext } from './fanout';
 export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './loop-delay';
+export type { IterateOptions } from './md5';
 export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './pi';
+export type { Ecc, QrOptions } from './qr';
 export { type CallOptions, defaultPool, Pool, type PoolOptions, type PoolStats } from './pool';
 export { pi };
