@@ -15,6 +15,7 @@ mod error;
 mod interrupt;
 pub mod md5;
 pub mod pi;
+pub mod qr;
 
 pub use error::{ErrorCode, KernelError};
 pub use interrupt::{Deadline, Interrupt, Never};
