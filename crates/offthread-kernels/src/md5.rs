@@ -5,9 +5,9 @@
 //! returns `hex(MD5(text))`.
 //!
 //! The loop allocates nothing per round: the previous digest lives in a fixed
-//! `[u8; 32]`, hex encoding is a table lookup, and for texts of a block or more the
-//! hasher state after absorbing `text` is computed once and copied each round, so a
-//! round costs one or two MD5 blocks whatever the text length.
+//! `[u8; 32]`, hex encoding is a table lookup, and the hasher state after absorbing
+//! `text` is computed once and copied each round, so a round costs one or two MD5
+//! blocks whatever the text length.
 //!
 //! ```
 //! use offthread_kernels::{md5, Never};
@@ -84,32 +84,20 @@ fn ascii_to_string(hex: &[u8]) -> String {
 }
 
 /// Runs `rounds` rounds of the loop; `prev` holds dᵢ₋₁ unless `first_round`.
-///
-/// For a text of 64 bytes or more the hasher state after `text` (its whole blocks
-/// compressed) is computed once in `seeded` and copied each round. A shorter text
-/// has no whole block to save, and feeding it to a fresh hasher measured ~5 % faster
-/// than copying the buffered state.
+/// `seeded` is the hasher after absorbing `text`: copying it costs about the same
+/// as re-feeding a short text and saves every whole block of a long one.
 #[inline]
-fn run(text: &[u8], seeded: &Md5, prev: &mut [u8; HEX_LEN], first_round: bool, rounds: u64) {
+fn run(seeded: &Md5, prev: &mut [u8; HEX_LEN], first_round: bool, rounds: u64) {
     let mut rounds = rounds;
     if first_round && rounds > 0 {
         // d₁ = hex(MD5(text ‖ "")).
         encode_hex(&seeded.clone().finalize(), prev);
         rounds -= 1;
     }
-    if text.len() >= 64 {
-        for _ in 0..rounds {
-            let mut h = seeded.clone();
-            h.update(&prev[..]);
-            encode_hex(&h.finalize(), prev);
-        }
-    } else {
-        for _ in 0..rounds {
-            let mut h = Md5::new();
-            h.update(text);
-            h.update(&prev[..]);
-            encode_hex(&h.finalize(), prev);
-        }
+    for _ in 0..rounds {
+        let mut h = seeded.clone();
+        h.update(&prev[..]);
+        encode_hex(&h.finalize(), prev);
     }
 }
 
@@ -126,19 +114,31 @@ pub fn iterate_hex(
     opts: Md5IterateOptions<'_>,
     interrupt: &dyn Interrupt,
 ) -> Result<Option<[u8; HEX_LEN]>, KernelError> {
+    iterate_hex_from(opts, None, interrupt)
+}
+
+/// Continues a loop: from `start` = d_k (`None` for d₀ = "") runs `rounds` more
+/// rounds and returns d_(k+rounds) (`start` itself when `rounds = 0`). Splitting a
+/// loop into pieces this way gives the same digest as one call — the `http-md5`
+/// mixed sync/async experiment relies on it.
+pub fn iterate_hex_from(
+    opts: Md5IterateOptions<'_>,
+    start: Option<&[u8; HEX_LEN]>,
+    interrupt: &dyn Interrupt,
+) -> Result<Option<[u8; HEX_LEN]>, KernelError> {
     let opts = opts.validate()?;
     if opts.rounds == 0 {
-        return Ok(None);
+        return Ok(start.copied());
     }
     let mut seeded = Md5::new();
     seeded.update(opts.text);
     let chunk = rounds_per_check(opts.text.len());
-    let mut digest = [0; HEX_LEN];
+    let mut digest = start.copied().unwrap_or([0; HEX_LEN]);
     let mut done = 0;
     while done < opts.rounds {
         interrupt.check()?;
         let n = (opts.rounds - done).min(chunk);
-        run(opts.text, &seeded, &mut digest, done == 0, n);
+        run(&seeded, &mut digest, done == 0 && start.is_none(), n);
         done += n;
     }
     Ok(Some(digest))
@@ -149,7 +149,27 @@ pub fn iterate(
     opts: Md5IterateOptions<'_>,
     interrupt: &dyn Interrupt,
 ) -> Result<String, KernelError> {
-    Ok(iterate_hex(opts, interrupt)?
+    iterate_from(opts, "", interrupt)
+}
+
+/// [`iterate_hex_from`] with strings: `start` is `""` (d₀) or a 32-character
+/// digest d_k, anything else is `ERR_INVALID_ARG`.
+pub fn iterate_from(
+    opts: Md5IterateOptions<'_>,
+    start: &str,
+    interrupt: &dyn Interrupt,
+) -> Result<String, KernelError> {
+    let start = match start.len() {
+        0 => None,
+        HEX_LEN => start.as_bytes().try_into().ok(),
+        n => {
+            return Err(KernelError::new(
+                ErrorCode::InvalidArgument,
+                format!("start must be \"\" or a 32-character digest, got {n} bytes"),
+            ));
+        }
+    };
+    Ok(iterate_hex_from(opts, start, interrupt)?
         .map(|d| ascii_to_string(&d))
         .unwrap_or_default())
 }
