@@ -465,10 +465,16 @@ fn every_byte_mode_length_at_l_encodes() {
 #[ignore = "timing; run in release"]
 fn timing() {
     let text = "https://example.com/some/path?query=offthread&id=12345";
-    let n = 20_000;
     let best = |label: &str, f: &mut dyn FnMut() -> usize| {
+        // Warm up, then calibrate to ~0.1 s per repetition.
+        for _ in 0..3 {
+            f();
+        }
+        let t = Instant::now();
+        f();
+        let n = (0.1 / t.elapsed().as_secs_f64()).clamp(10.0, 20_000.0) as u32;
         let mut best = f64::INFINITY;
-        for _ in 0..5 {
+        for _ in 0..10 {
             let t = Instant::now();
             let mut sink = 0;
             for _ in 0..n {
@@ -477,7 +483,7 @@ fn timing() {
             std::hint::black_box(sink);
             best = best.min(t.elapsed().as_secs_f64() * 1e6 / f64::from(n));
         }
-        println!("{label}: {best:.1} µs per call (best of 5 × {n})");
+        println!("{label}: {best:.1} µs per call (best of 10 × {n})");
     };
     best("symbol only (fast_qr), \"hello\"", &mut || {
         QrSymbol::new("hello", Ecc::M).unwrap().width() as usize
@@ -499,6 +505,15 @@ fn timing() {
     best("qr::svg, ECC M", &mut || {
         qr::svg(QrOptions::new(text)).unwrap().len()
     });
+    let big = text_of(Mode::Byte, qr::capacity(Mode::Byte, Ecc::M));
+    best(
+        "version 40 (2331 bytes, ECC M), 128 px data URL",
+        &mut || qr::data_url(QrOptions::new(&big)).unwrap().len(),
+    );
+    best(
+        "version 40 (2331 bytes, ECC M), 4096 px data URL",
+        &mut || qr::data_url(opts(&big, Ecc::M, MAX_SIZE)).unwrap().len(),
+    );
     let url = qr::data_url(QrOptions::new(text)).unwrap();
     println!("text {} bytes → data URL {} bytes", text.len(), url.len());
 }
