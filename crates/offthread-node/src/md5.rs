@@ -14,7 +14,10 @@ fn rounds(value: f64) -> CodedResult<u64> {
     } else {
         Err(crate::error::coded(
             "ERR_INVALID_ROUNDS",
-            format!("rounds must be an integer from 0 to {}, got {value}", md5::MAX_ROUNDS),
+            format!(
+                "rounds must be an integer from 0 to {}, got {value}",
+                md5::MAX_ROUNDS
+            ),
         ))
     }
 }
@@ -36,8 +39,15 @@ pub fn md5_hex_bytes(data: &[u8]) -> String {
 pub fn md5_iterate_sync(text: String, rounds_: f64, start: String) -> Result<String, Code> {
     let rounds = rounds(rounds_)?;
     guard(|| {
-        md5::iterate_from(Md5IterateOptions { text: text.as_bytes(), rounds }, &start, &Never)
-            .map_err(from_kernel)
+        md5::iterate_from(
+            Md5IterateOptions {
+                text: text.as_bytes(),
+                rounds,
+            },
+            &start,
+            &Never,
+        )
+        .map_err(from_kernel)
     })
 }
 
@@ -55,7 +65,14 @@ impl NativePool {
     ) -> Result<(), Code> {
         let rounds = rounds(rounds_)?;
         self.submit(id, cancellable, move |cancel| {
-            match md5::iterate_from(Md5IterateOptions { text: text.as_bytes(), rounds }, &start, cancel) {
+            match md5::iterate_from(
+                Md5IterateOptions {
+                    text: text.as_bytes(),
+                    rounds,
+                },
+                &start,
+                cancel,
+            ) {
                 Ok(digest) => Outcome::Text(digest),
                 Err(e) => e.into(),
             }
@@ -65,6 +82,8 @@ impl NativePool {
     /// One MD5 as a pool job (the per-round async row of the http-md5 experiment).
     #[napi]
     pub fn submit_md5_hex(&self, id: u32, text: String) -> Result<(), Code> {
-        self.submit(id, false, move |_| Outcome::Text(md5::hex_string(text.as_bytes())))
+        self.submit(id, false, move |_| {
+            Outcome::Text(md5::hex_string(text.as_bytes()))
+        })
     }
 }

@@ -20,16 +20,27 @@ const FORMAT_DATA_URL: u32 = 0;
 const FORMAT_PNG: u32 = 1;
 const FORMAT_SVG: u32 = 2;
 
-fn options(text: &str, ecc: &str, size: u32, margin: u32) -> CodedResult<QrOptions<'_>> {
-    let ecc = Ecc::parse(ecc)
-        .ok_or_else(|| coded("ERR_INVALID_QR_OPTIONS", format!("ecc must be L, M, Q or H, got {ecc:?}")))?;
-    Ok(QrOptions { text, ecc, size, margin })
+fn options<'a>(text: &'a str, ecc: &str, size: u32, margin: u32) -> CodedResult<QrOptions<'a>> {
+    let ecc = Ecc::parse(ecc).ok_or_else(|| {
+        coded(
+            "ERR_INVALID_QR_OPTIONS",
+            format!("ecc must be L, M, Q or H, got {ecc:?}"),
+        )
+    })?;
+    Ok(QrOptions {
+        text,
+        ecc,
+        size,
+        margin,
+    })
 }
 
 /// One encode in the requested format, on the calling thread's encoder.
-fn encode(opts: QrOptions<'_>, format: u32) -> Result<Outcome, KernelError> {
+fn encode(opts: QrOptions<'_>, format: u32) -> std::result::Result<Outcome, KernelError> {
     match format {
-        FORMAT_PNG => ENCODER.with_borrow_mut(|e| e.png(opts).map(|png| Outcome::Bytes(png.to_vec()))),
+        FORMAT_PNG => {
+            ENCODER.with_borrow_mut(|e| e.png(opts).map(|png| Outcome::Bytes(png.to_vec())))
+        }
         FORMAT_SVG => qr::svg(opts).map(Outcome::Text),
         _ => ENCODER.with_borrow_mut(|e| e.data_url(opts).map(|url| Outcome::Text(url.to_owned()))),
     }
@@ -39,10 +50,12 @@ fn encode(opts: QrOptions<'_>, format: u32) -> Result<Outcome, KernelError> {
 #[napi]
 pub fn qr_data_url_sync(text: String, ecc: String, size: u32, margin: u32) -> Result<String, Code> {
     let opts = options(&text, &ecc, size, margin)?;
-    guard(|| match encode(opts, FORMAT_DATA_URL).map_err(from_kernel)? {
-        Outcome::Text(url) => Ok(url),
-        _ => unreachable!("data URLs are text"),
-    })
+    guard(
+        || match encode(opts, FORMAT_DATA_URL).map_err(from_kernel)? {
+            Outcome::Text(url) => Ok(url),
+            _ => unreachable!("data URLs are text"),
+        },
+    )
 }
 
 /// The PNG bytes of the QR code for `text`.
@@ -77,7 +90,12 @@ impl NativePool {
     ) -> Result<(), Code> {
         options(&text, &ecc, size, margin)?;
         self.submit(id, false, move |_| {
-            let opts = QrOptions { text: &text, ecc: Ecc::parse(&ecc).unwrap_or(Ecc::M), size, margin };
+            let opts = QrOptions {
+                text: &text,
+                ecc: Ecc::parse(&ecc).unwrap_or(Ecc::M),
+                size,
+                margin,
+            };
             encode(opts, format).unwrap_or_else(Outcome::from)
         })
     }

@@ -20,7 +20,10 @@ export interface IterateOptions {
 
 function checkData(data: unknown, name = 'data'): string | Uint8Array {
   if (typeof data === 'string' || data instanceof Uint8Array) return data;
-  throw makeError('ERR_INVALID_ARG', `${name} must be a string or Uint8Array, got ${data === null ? 'null' : typeof data}`);
+  throw makeError(
+    'ERR_INVALID_ARG',
+    `${name} must be a string or Uint8Array, got ${data === null ? 'null' : typeof data}`,
+  );
 }
 
 function checkText(text: unknown): string {
@@ -62,7 +65,10 @@ export async function hexAsync(data: string, options?: CallOptions): Promise<str
 /** The loop JS-side with node:crypto: the fallback, and the oracle of the tests. */
 export function iterateReference(text: string, rounds: number, start = ''): string {
   let digest = start;
-  for (let i = 0; i < rounds; i++) digest = createHash('md5').update(text + digest).digest('hex');
+  for (let i = 0; i < rounds; i++)
+    digest = createHash('md5')
+      .update(text + digest)
+      .digest('hex');
   return digest;
 }
 

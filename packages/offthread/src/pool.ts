@@ -137,7 +137,14 @@ export class Pool {
   }
 
   /** @internal A QR code on the pool (format 0 data URL, 1 PNG, 2 SVG). */
-  submitQr(text: string, ecc: string, size: number, margin: number, format: number, call: CallOptions): Promise<unknown> {
+  submitQr(
+    text: string,
+    ecc: string,
+    size: number,
+    margin: number,
+    format: number,
+    call: CallOptions,
+  ): Promise<unknown> {
     return this.#submit(call, (id) => this.#native.submitQr(id, text, ecc, size, margin, format));
   }
 
