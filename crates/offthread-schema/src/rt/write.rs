@@ -1,0 +1,204 @@
+//! The append-only builder the generated writers fill. Allocation order is part of
+//! the format's canonical encoding (docs/schema-format.md): the Rust and TS writers
+//! allocate in the same order, so they produce byte-identical buffers.
+
+use super::error::WriteError;
+use super::le::Le;
+use super::{ARRAY_ALIGN, ARRAY_HEADER_SIZE, DYNAMIC_HEADER_SIZE, STRUCT_ALIGN, align_up};
+
+/// The header word of a dynamic struct whose fields end at `used` bytes:
+/// size in 8-byte units (low 29 bits) and the unused bytes of the last unit (high 3).
+pub const fn dynamic_header(used: usize) -> u32 {
+    let size = align_up(used, STRUCT_ALIGN);
+    ((size / 8) as u32) | (((size - used) as u32) << 29)
+}
+
+/// A growing, zero-filled output buffer. Offsets are `usize` here and checked to fit
+/// 32 bits when allocated.
+#[derive(Debug, Default)]
+pub struct Builder {
+    buf: Vec<u8>,
+}
+
+/// Where [`Builder::soa`] put each column, in the order the columns were given.
+#[derive(Debug)]
+pub struct SoaColumns {
+    /// Offset of the array header (what the parent field stores).
+    pub header: usize,
+    /// Absolute offset of each column.
+    pub columns: Vec<usize>,
+}
+
+impl Builder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty builder with room for `bytes`.
+    pub fn with_capacity(bytes: usize) -> Self {
+        Self {
+            buf: Vec::with_capacity(bytes),
+        }
+    }
+
+    /// Reserves `size` zeroed bytes at the next multiple of `align`; returns the offset.
+    pub fn alloc(&mut self, size: usize, align: usize) -> Result<usize, WriteError> {
+        let at = align_up(self.buf.len(), align);
+        let end = at as u64 + size as u64;
+        if end > u64::from(u32::MAX) {
+            return Err(WriteError::TooLarge { needed: end });
+        }
+        self.buf.resize(at + size, 0);
+        Ok(at)
+    }
+
+    /// Writes `v` at absolute offset `at` (inside an earlier allocation).
+    #[inline]
+    pub fn put<T: Le>(&mut self, at: usize, v: T) {
+        v.write_le(&mut self.buf[at..at + T::SIZE]);
+    }
+
+    /// Writes a bool as one byte.
+    #[inline]
+    pub fn put_bool(&mut self, at: usize, v: bool) {
+        self.buf[at] = u8::from(v);
+    }
+
+    /// Writes a fixed array of scalars.
+    pub fn put_array<T: Le>(&mut self, at: usize, v: &[T]) {
+        for (i, x) in v.iter().enumerate() {
+            self.put(at + i * T::SIZE, *x);
+        }
+    }
+
+    /// Writes an offset (as `u32`) at `at`.
+    #[inline]
+    pub fn put_ptr(&mut self, at: usize, ptr: usize) {
+        // alloc() guarantees every offset fits 32 bits.
+        self.put(at, ptr as u32);
+    }
+
+    /// Reserves a dynamic struct whose fields end at `used` and writes its header.
+    pub fn dynamic_struct(&mut self, used: usize) -> Result<usize, WriteError> {
+        debug_assert!(used >= DYNAMIC_HEADER_SIZE);
+        let at = self.alloc(align_up(used, STRUCT_ALIGN), STRUCT_ALIGN)?;
+        self.put(at, dynamic_header(used));
+        Ok(at)
+    }
+
+    /// Reserves an inline struct of `size` bytes (used out of line, e.g. a union value).
+    pub fn inline_struct(&mut self, size: usize) -> Result<usize, WriteError> {
+        self.alloc(size, STRUCT_ALIGN)
+    }
+
+    fn array_header(&mut self, count: usize, a: usize, b: usize) -> Result<usize, WriteError> {
+        let count = u32::try_from(count).map_err(|_| WriteError::TooLarge {
+            needed: count as u64,
+        })?;
+        let at = self.alloc(ARRAY_HEADER_SIZE, ARRAY_ALIGN)?;
+        self.put(at, count);
+        self.put(at + 4, count); // capacity: the canonical encoding leaves no spare room
+        self.put(at + 8, a as u32);
+        self.put(at + 12, b as u32);
+        Ok(at)
+    }
+
+    fn fix_header_word(&mut self, header: usize, word: usize, v: usize) {
+        self.put(header + word, v as u32);
+    }
+
+    /// Writes a slice of scalars; returns the header offset, or 0 when `items` is empty.
+    pub fn scalars<T: Le>(&mut self, items: &[T]) -> Result<usize, WriteError> {
+        if items.is_empty() {
+            return Ok(0);
+        }
+        let header = self.array_header(items.len(), 0, T::SIZE)?;
+        let data = self.alloc(align_up(items.len() * T::SIZE, ARRAY_ALIGN), ARRAY_ALIGN)?;
+        self.fix_header_word(header, 8, data);
+        for (i, x) in items.iter().enumerate() {
+            self.put(data + i * T::SIZE, *x);
+        }
+        Ok(header)
+    }
+
+    /// Writes a slice of bools as bytes.
+    pub fn bools(&mut self, items: &[bool]) -> Result<usize, WriteError> {
+        let bytes: Vec<u8> = items.iter().map(|b| u8::from(*b)).collect();
+        self.scalars(&bytes)
+    }
+
+    /// Reserves an AoS array of `count` items of `stride` bytes; returns (header, data).
+    /// Returns (0, 0) when `count` is 0.
+    pub fn aos(&mut self, count: usize, stride: usize) -> Result<(usize, usize), WriteError> {
+        if count == 0 {
+            return Ok((0, 0));
+        }
+        let header = self.array_header(count, 0, stride)?;
+        let bytes = count
+            .checked_mul(stride)
+            .ok_or(WriteError::TooLarge { needed: u64::MAX })?;
+        let data = self.alloc(align_up(bytes, ARRAY_ALIGN), ARRAY_ALIGN)?;
+        self.fix_header_word(header, 8, data);
+        Ok((header, data))
+    }
+
+    /// Reserves a SoA array of `count` items with one column per `(hash, item_bytes)`:
+    /// header, lookup table (hashes, then column offsets in 64-byte blocks), columns.
+    /// Returns `None` when `count` is 0 (the parent stores offset 0).
+    pub fn soa(
+        &mut self,
+        count: usize,
+        columns: &[(u32, usize)],
+    ) -> Result<Option<SoaColumns>, WriteError> {
+        if count == 0 {
+            return Ok(None);
+        }
+        let n = columns.len();
+        let header = self.array_header(count, n, 0)?;
+        let table_bytes = align_up(n * 4, ARRAY_ALIGN);
+        let table = self.alloc(2 * table_bytes, ARRAY_ALIGN)?;
+        self.fix_header_word(header, 12, table);
+        let mut offsets = Vec::with_capacity(n);
+        for (i, &(hash, item_bytes)) in columns.iter().enumerate() {
+            let bytes = count
+                .checked_mul(item_bytes)
+                .ok_or(WriteError::TooLarge { needed: u64::MAX })?;
+            let at = self.alloc(align_up(bytes, ARRAY_ALIGN), ARRAY_ALIGN)?;
+            self.put(table + i * 4, hash);
+            self.put(table + table_bytes + i * 4, (at / ARRAY_ALIGN) as u32);
+            offsets.push(at);
+        }
+        Ok(Some(SoaColumns {
+            header,
+            columns: offsets,
+        }))
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// True when nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// The encoded message.
+    pub fn finish(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// Copies the encoded message into `out`; returns its length.
+    pub fn finish_into(self, out: &mut [u8]) -> Result<usize, WriteError> {
+        let n = self.buf.len();
+        let available = out.len() as u64;
+        let dst = out.get_mut(..n).ok_or(WriteError::BufferTooSmall {
+            needed: n as u64,
+            available,
+        })?;
+        dst.copy_from_slice(&self.buf);
+        Ok(n)
+    }
+}
