@@ -121,3 +121,64 @@ fn write_into_reports_a_small_buffer() {
     let mut out = vec![0u8; need];
     assert_eq!(b.write_into(&mut out).unwrap(), need);
 }
+
+mod common;
+
+/// The canonical 10-reading batch shared with the TS test.
+#[test]
+fn golden_ten_readings() {
+    common::check_golden("temperature_10", &batch(10).to_bytes().unwrap());
+}
+
+#[test]
+fn mutated_batches_give_typed_errors_only() {
+    let valid = batch(10).to_bytes().unwrap();
+    let rejected = common::mutate_and_read(&valid, 100_000, 0x5eed_0004, |buf| {
+        // Walk the lazy reader too, not only the owned decode.
+        let lazy = TemperatureBatchRef::from_bytes(buf).and_then(|r| {
+            let soa = r.readings()?;
+            let sum: f64 = soa.value()?.iter().map(f64::from).sum();
+            Ok(sum + soa.timestamp()?.iter().map(|t| t as f64).sum::<f64>())
+        });
+        TemperatureBatch::from_bytes(buf).is_ok() && lazy.is_ok()
+    });
+    assert!(rejected > 10_000, "rejected {rejected}");
+}
+
+/// docs/schema-format.md §2.11, byte by byte.
+#[test]
+fn layout_matches_the_spec_example() {
+    let b = TemperatureBatch {
+        readings: vec![
+            TemperatureReading {
+                timestamp: 1,
+                value: 0.5,
+            },
+            TemperatureReading {
+                timestamp: 2,
+                value: 1.5,
+            },
+        ],
+    };
+    let bytes = b.to_bytes().unwrap();
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    assert_eq!(bytes.len(), 384);
+    assert_eq!((word(0), word(4)), (1, 64));
+    assert_eq!((word(64), word(68), word(72), word(76)), (2, 2, 2, 128));
+    assert_eq!((word(128), word(132)), (0x7c3c_3420, 0xcc68_7331));
+    assert_eq!((word(192), word(196)), (4, 5));
+    assert_eq!(
+        &bytes[256..272],
+        &[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]
+    );
+    assert_eq!(&bytes[320..328], &[0, 0, 0, 0x3f, 0, 0, 0xc0, 0x3f]);
+    let zero_ranges = [8..64, 80..128, 136..192, 200..256, 272..320, 328..384];
+    for r in zero_ranges {
+        assert!(bytes[r.clone()].iter().all(|b| *b == 0), "{r:?} not zero");
+    }
+    assert_eq!(TemperatureReading::SIZE, 24);
+    assert_eq!(
+        offthread_schema::rt::dynamic_header(TemperatureReading::USED),
+        0x8000_0003
+    );
+}

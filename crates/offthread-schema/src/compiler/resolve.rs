@@ -404,6 +404,12 @@ impl Resolver {
                     }
                     Type::Union(_) => {
                         bad_layout(self, "soa,aos,bovoa,bovos");
+                        self.push(err(
+                            "E0017",
+                            ty.span(),
+                            "slices of unions are not generated yet",
+                            "their layouts (AoS, SoA, BoVoA, BoVoS) are specified in docs/schema-format.md; meanwhile wrap the union in a struct and use `[]wrapper #aos`",
+                        ));
                         match layout {
                             Some("aos") => SliceLayout::UnionAos,
                             Some("bovoa") => SliceLayout::BoVoA,
@@ -665,8 +671,11 @@ impl Resolver {
                     "E0009",
                     span,
                     format!(
-                        "inline struct `{}` contains itself through `{}`",
-                        self.out.structs[dep].name, f.name
+                        "field `{}.{}` embeds inline struct `{}`, which embeds `{}` again",
+                        self.out.structs[id].name,
+                        f.name,
+                        self.out.structs[dep].name,
+                        self.out.structs[id].name
                     ),
                     "make one struct on the cycle `dynamic` (stored by offset) or break the cycle",
                 ));

@@ -10,7 +10,7 @@ mod unions;
 
 use std::collections::BTreeSet;
 
-use crate::compiler::diag::{Diagnostic, Span};
+use crate::compiler::diag::Diagnostic;
 use crate::compiler::ir::*;
 use crate::compiler::pascal_case;
 
@@ -32,7 +32,6 @@ impl Default for RustOptions {
 /// Emits one Rust module for `schema`.
 pub fn emit(schema: &Schema, opts: &RustOptions) -> Result<String, Diagnostic> {
     let cx = Cx { s: schema };
-    cx.check_supported()?;
     let mut out = String::new();
     out.push_str(super::HEADER);
     out.push_str("\n#![allow(clippy::all, dead_code, unused_imports)]\n\n");
@@ -165,27 +164,6 @@ impl Cx<'_> {
             }
         }
         &[]
-    }
-
-    fn check_supported(&self) -> Result<(), Diagnostic> {
-        for s in &self.s.structs {
-            for f in &s.fields {
-                if let Type::Slice { elem, .. } = &f.ty
-                    && let Type::Union(_) = **elem
-                {
-                    return Err(Diagnostic::new(
-                        "E0017",
-                        Span::default(),
-                        format!(
-                            "field `{}.{}`: slices of unions are not generated yet",
-                            s.name, f.name
-                        ),
-                        "the layouts (AoS, SoA, BoVoA, BoVoS) are specified in docs/schema-format.md; wrap the union in a struct and use `[]wrapper #aos` meanwhile",
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The owned Rust type of a field.

@@ -137,7 +137,7 @@ fn write_field(cx: &Cx<'_>, f: &Field) -> String {
                          for (i, x) in {v}.iter().enumerate() {{\n            x.write_at(b, data + i * {n}::SIZE)?;\n        }}"
                     ));
                 }
-                _ => unreachable!("checked by check_supported"),
+                _ => unreachable!("slices of unions are rejected by the resolver (E0017)"),
             };
             line(format!("let p = {p};\n        b.put_ptr({at}, p);"))
         }
@@ -184,7 +184,7 @@ fn decode_field(cx: &Cx<'_>, f: &Field) -> String {
                     "c.iter()\n                    .map(|x| {}::decode(x, budget))\n                    .collect::<Result<Vec<_>, _>>()?",
                     cx.struct_name(*id)
                 ),
-                _ => unreachable!("checked by check_supported"),
+                _ => unreachable!("slices of unions are rejected by the resolver (E0017)"),
             };
             format!(
                 "{{\n                let c = {r}?;\n                budget.spend(c.len() as u64)?;\n                {collect}\n            }}"
@@ -226,9 +226,9 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
             )
         } else {
             format!(
-                "for (j, x) in {v}.iter().enumerate() {{\n                b.put::<{st}>(cols.columns[{k}] + (i * {} + j) * {size}, {});\n            }}",
+                "for (j, x) in {v}.iter().copied().enumerate() {{\n                b.put::<{st}>(cols.columns[{k}] + (i * {} + j) * {size}, {});\n            }}",
                 c.per_item,
-                conv("(*x)")
+                conv("x")
             )
         };
         out += &format!(

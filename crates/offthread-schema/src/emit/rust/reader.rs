@@ -145,7 +145,7 @@ fn accessor_parts(cx: &Cx<'_>, ty: &Type, off: usize) -> (String, String) {
                     ),
                 )
             }
-            _ => unreachable!("checked by check_supported"),
+            _ => unreachable!("slices of unions are rejected by the resolver (E0017)"),
         },
     }
 }
