@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use offthread_schema::compiler::{compile, diag};
 use offthread_schema::emit::rust::{RustOptions, emit as emit_rust};
+use offthread_schema::emit::ts::{TsOptions, emit as emit_ts};
 
-#[allow(dead_code)] // the TS paths are checked once the TS emitter lands
 struct Target {
     schema: PathBuf,
     rust: PathBuf,
@@ -69,6 +69,14 @@ fn generated_files_match_the_emitters() {
         )
         .unwrap();
         check(&t.rust, &rust, &mut drift);
+        let ts = emit_ts(
+            &schema,
+            &TsOptions {
+                runtime: t.ts_runtime.into(),
+            },
+        )
+        .unwrap();
+        check(&t.ts, &ts, &mut drift);
     }
     assert!(
         drift.is_empty(),
@@ -80,8 +88,7 @@ fn generated_files_match_the_emitters() {
 #[test]
 fn every_generated_file_carries_the_header() {
     for t in targets() {
-        {
-            let path = &t.rust;
+        for path in [&t.rust, &t.ts] {
             let text = std::fs::read_to_string(path).unwrap_or_default();
             assert!(
                 text.starts_with(offthread_schema::emit::HEADER),
