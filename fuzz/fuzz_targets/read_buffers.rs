@@ -5,9 +5,11 @@
 use libfuzzer_sys::fuzz_target;
 use offthread_schema::generated::{scooter, temperature};
 
+#[rustfmt::skip]
 #[path = "../../crates/offthread-schema/tests/generated/evolution_v2.rs"]
 #[allow(clippy::all, dead_code)]
 mod evolution_v2;
+#[rustfmt::skip]
 #[path = "../../crates/offthread-schema/tests/generated/kitchen_sink.rs"]
 #[allow(clippy::all, dead_code)]
 mod kitchen_sink;

@@ -9,6 +9,25 @@
 //!   `tests/generated_drift.rs`.
 //!
 //! The byte layout is specified in `docs/schema-format.md`.
+//!
+//! ```
+//! use offthread_schema::generated::temperature::{TemperatureBatch, TemperatureBatchRef, TemperatureReading};
+//!
+//! let batch = TemperatureBatch {
+//!     readings: vec![
+//!         TemperatureReading { timestamp: 1, value: 20.5 },
+//!         TemperatureReading { timestamp: 2, value: 21.0 },
+//!     ],
+//! };
+//! let bytes = batch.to_bytes()?;
+//!
+//! // Zero-copy: the `value` column is read in place (a `&[f32]` when the buffer is aligned).
+//! let readings = TemperatureBatchRef::from_bytes(&bytes)?.readings()?;
+//! let values = readings.value()?;
+//! let mean = values.iter().sum::<f32>() / readings.len() as f32;
+//! assert_eq!(mean, 20.75);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod generated;
 pub mod rt;

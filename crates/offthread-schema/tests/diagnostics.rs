@@ -69,3 +69,65 @@ fn the_repo_schemas_compile() {
         compile(&src).unwrap_or_else(|d| panic!("{}", diag::render_all(&d, &path, &src)));
     }
 }
+
+#[test]
+fn every_runtime_error_code_is_documented() {
+    use offthread_schema::rt::{ReadError as R, WriteError as W};
+    let spec =
+        std::fs::read_to_string(common::fixtures().join("../../../docs/schema-format.md")).unwrap();
+    let read = [
+        R::OutOfBounds {
+            offset: 0,
+            len: 0,
+            buf_len: 0,
+        },
+        R::BadStructHeader {
+            offset: 0,
+            header: 0,
+        },
+        R::Misaligned {
+            offset: 0,
+            align: 0,
+        },
+        R::CountExceedsCapacity {
+            count: 0,
+            capacity: 0,
+        },
+        R::TooManyColumns {
+            columns: 0,
+            limit: 0,
+        },
+        R::DepthLimit { limit: 0 },
+        R::BadElementSize {
+            expected: 0,
+            found: 0,
+        },
+        R::InvalidString { offset: 0 },
+        R::CountTooLarge {
+            count: 0,
+            buf_len: 0,
+        },
+        R::TraversalLimit { limit: 0 },
+    ];
+    let write = [
+        W::TooLarge { needed: 0 },
+        W::BufferTooSmall {
+            needed: 0,
+            available: 0,
+        },
+    ];
+    let codes: Vec<&str> = read
+        .iter()
+        .map(R::code)
+        .chain(write.iter().map(W::code))
+        .collect();
+    let mut unique = codes.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), codes.len(), "codes must be unique");
+    for code in codes {
+        assert!(
+            spec.contains(&format!("| {code} |")),
+            "{code} is not in docs/schema-format.md"
+        );
+    }
+}

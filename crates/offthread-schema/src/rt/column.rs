@@ -47,7 +47,7 @@ impl<'a, T: Le> Column<'a, T> {
             Self::Slice(s) => s.get(i).copied(),
             Self::Bytes(b) => {
                 let start = i.checked_mul(T::SIZE)?;
-                b.get(start..start + T::SIZE).map(T::read_le)
+                b.get(start..start.checked_add(T::SIZE)?).map(T::read_le)
             }
             Self::Zero(n) => (i < *n).then(T::default),
         }
