@@ -6,6 +6,10 @@ use libfuzzer_sys::fuzz_target;
 use offthread_schema::generated::{scooter, temperature};
 
 #[rustfmt::skip]
+#[path = "../../crates/offthread-schema/tests/generated/unions.rs"]
+#[allow(clippy::all, dead_code)]
+mod unions;
+#[rustfmt::skip]
 #[path = "../../crates/offthread-schema/tests/generated/evolution_v2.rs"]
 #[allow(clippy::all, dead_code)]
 mod evolution_v2;
@@ -17,6 +21,7 @@ mod kitchen_sink;
 fuzz_target!(|data: &[u8]| {
     let _ = kitchen_sink::KitchenSink::from_bytes(data);
     let _ = evolution_v2::Batch::from_bytes(data);
+    let _ = unions::Particles::from_bytes(data);
     let _ = scooter::ScooterFleet::from_bytes(data);
     let _ = temperature::TemperatureBatch::from_bytes(data);
     // The lazy path too: columns, as a caller would walk them.

@@ -243,3 +243,27 @@ test('mutated buffers only ever throw SchemaReadError', () => {
   const r3 = mutateAndRead(golden('evolution_v2'), n, 3, (b) => v1.decodeBatch(b));
   assert.ok(r1 > n / 10 && r2 > n / 10 && r3 > n / 10, `rejected ${r1}, ${r2}, ${r3}`);
 });
+
+test('unions: single value and all four slice layouts match the Rust golden bytes', async () => {
+  const un = await import('../dist/schema/generated/fixtures/unions.js');
+  const p2 = (x) => ({ tag: 'point2d', value: { x, y: -x } });
+  const p3 = (x) => ({ tag: 'point3d', value: { x, y: 2 * x, z: 3 * x } });
+  const mixed = [p2(1), null, p3(2), p2(3)];
+  const value = { single: p3(9), aos: mixed, soa: mixed, bovoa: [p3(4), p2(5), p3(6)], bovos: [p2(7), p3(8), p2(10)] };
+  const bytes = un.encodeParticles(value);
+  assert.deepEqual(bytes, golden('unions'));
+
+  const r = un.ParticlesReader.fromBytes(bytes);
+  assert.deepEqual([...r.soa().tags], [1, 0, 2, 1]);
+  assert.equal(r.aos().get(1).tag, 'empty');
+  assert.deepEqual([...r.bovos().point2d().x()], [7, 10]);
+  assert.equal(r.bovoa().point3d().length, 2);
+  // BoV drops insertion order: items come back grouped by variant.
+  assert.deepEqual(un.decodeParticles(bytes), {
+    ...value,
+    bovoa: [p2(5), p3(4), p3(6)],
+    bovos: [p2(7), p2(10), p3(8)],
+  });
+  const rejected = mutateAndRead(golden('unions'), 5000, 4, (b) => un.decodeParticles(b));
+  assert.ok(rejected > 500, `rejected ${rejected}`);
+});

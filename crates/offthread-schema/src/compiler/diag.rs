@@ -34,7 +34,6 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0014", "unknown memory"),
     ("E0015", "column hash collision"),
     ("E0016", "empty declaration"),
-    ("E0017", "not supported by the code generators yet"),
 ];
 
 /// One problem in a schema.

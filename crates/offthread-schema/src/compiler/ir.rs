@@ -167,6 +167,9 @@ pub struct Struct {
     pub used: usize,
     /// `used` rounded up to 8: the struct's size on the wire.
     pub size: usize,
+    /// The flattened columns, when the struct is the item of a SoA array (a `#soa`
+    /// slice, or a variant of a `#bovos` union slice).
+    pub soa: Option<Vec<SoaColumn>>,
 }
 
 #[derive(Clone, Debug)]

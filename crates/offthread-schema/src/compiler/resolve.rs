@@ -93,6 +93,7 @@ impl Resolver {
                         fields: vec![],
                         used: 0,
                         size: 0,
+                        soa: None,
                     });
                     counts[0] += 1;
                     ItemRef::Struct(counts[0] - 1)
@@ -404,12 +405,6 @@ impl Resolver {
                     }
                     Type::Union(_) => {
                         bad_layout(self, "soa,aos,bovoa,bovos");
-                        self.push(err(
-                            "E0017",
-                            ty.span(),
-                            "slices of unions are not generated yet",
-                            "their layouts (AoS, SoA, BoVoA, BoVoS) are specified in docs/schema-format.md; meanwhile wrap the union in a struct and use `[]wrapper #aos`",
-                        ));
                         match layout {
                             Some("aos") => SliceLayout::UnionAos,
                             Some("bovoa") => SliceLayout::BoVoA,
@@ -713,41 +708,72 @@ impl Resolver {
         true
     }
 
+    /// Computes the columns of every struct used as a SoA item: items of `#soa`
+    /// slices and variants of `#bovos` union slices.
     fn flatten_all(&mut self, decls: &[&ast::StructDecl]) {
         for (id, decl) in decls.iter().enumerate() {
             for fi in 0..self.out.structs[id].fields.len() {
-                let Type::Slice {
-                    elem,
-                    layout: SliceLayout::Soa(_),
-                    ..
-                } = &self.out.structs[id].fields[fi].ty
-                else {
-                    continue;
-                };
-                let Type::Struct(item) = **elem else { continue };
                 let span = decl.fields[fi].ty.span();
-                let mut columns = Vec::new();
-                self.flatten(item, &mut vec![], &mut vec![], &mut columns, span);
-                let mut hashes: HashMap<u32, &SoaColumn> = HashMap::new();
-                for c in &columns {
-                    if let Some(prev) = hashes.insert(c.hash, c) {
-                        self.diags.push(err(
-                            "E0015",
-                            span,
-                            format!(
-                                "columns `{}` and `{}` hash to the same value",
-                                prev.names.join("."),
-                                c.names.join(".")
-                            ),
-                            "reorder or pad the item's fields; this is vanishingly rare",
-                        ));
+                let items: Vec<usize> = match &self.out.structs[id].fields[fi].ty {
+                    Type::Slice {
+                        elem,
+                        layout: SliceLayout::Soa(_),
+                        ..
+                    } => match **elem {
+                        Type::Struct(item) => vec![item],
+                        _ => continue,
+                    },
+                    Type::Slice {
+                        elem,
+                        layout: SliceLayout::BoVoS,
+                        ..
+                    } => match **elem {
+                        Type::Union(u) => self.out.unions[u]
+                            .variants
+                            .iter()
+                            .map(|v| v.struct_id)
+                            .collect(),
+                        _ => continue,
+                    },
+                    _ => continue,
+                };
+                for item in items {
+                    let columns = self.soa_columns(item, span);
+                    if let Type::Slice {
+                        layout: SliceLayout::Soa(cols),
+                        ..
+                    } = &mut self.out.structs[id].fields[fi].ty
+                    {
+                        *cols = columns.clone();
                     }
-                }
-                if let Type::Slice { layout, .. } = &mut self.out.structs[id].fields[fi].ty {
-                    *layout = SliceLayout::Soa(columns);
+                    self.out.structs[item].soa = Some(columns);
                 }
             }
         }
+    }
+
+    fn soa_columns(&mut self, item: usize, span: Span) -> Vec<SoaColumn> {
+        if let Some(cols) = &self.out.structs[item].soa {
+            return cols.clone();
+        }
+        let mut columns = Vec::new();
+        self.flatten(item, &mut vec![], &mut vec![], &mut columns, span);
+        let mut hashes: HashMap<u32, &SoaColumn> = HashMap::new();
+        for c in &columns {
+            if let Some(prev) = hashes.insert(c.hash, c) {
+                self.diags.push(err(
+                    "E0015",
+                    span,
+                    format!(
+                        "columns `{}` and `{}` hash to the same value",
+                        prev.names.join("."),
+                        c.names.join(".")
+                    ),
+                    "reorder or pad the item's fields; this is vanishingly rare",
+                ));
+            }
+        }
+        columns
     }
 
     fn flatten(
@@ -781,7 +807,7 @@ impl Resolver {
                 Type::Struct(inner) if self.kinds[*inner] == StructKind::Inline => {
                     self.flatten(*inner, path, names, out, span);
                 }
-                _ => self.diags.push(err("E0012", span, format!("field `{}.{}` cannot be a SoA column", s.name, names.join(".")), "SoA items hold scalars, enums, fixed arrays and inline structs; annotate the slice `#aos`")),
+                _ => self.diags.push(err("E0012", span, format!("field `{}.{}` cannot be a SoA column", s.name, names.join(".")), "SoA items hold scalars, enums, fixed arrays and inline structs; use `#aos` (or `#bovoa` for a union slice)")),
             }
             path.pop();
             names.pop();

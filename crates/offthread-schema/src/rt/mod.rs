@@ -15,8 +15,8 @@ pub use column::{Column, ColumnIter};
 pub use error::{ReadError, WriteError};
 pub use hash::{FIELD_PATH_SEED, field_path_hash};
 pub use le::Le;
-pub use read::{AosView, Budget, ReadOptions, SoaView, StructView};
-pub use write::{Builder, SoaColumns, dynamic_header};
+pub use read::{AosView, Budget, ReadOptions, SoaView, StructView, VariantTable};
+pub use write::{Builder, SoaColumns, UnionSoaColumns, dynamic_header};
 
 /// Alignment of every array header, lookup table and column (one AVX-512 line).
 pub const ARRAY_ALIGN: usize = 64;

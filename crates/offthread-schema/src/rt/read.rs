@@ -332,7 +332,16 @@ impl<'a> StructView<'a> {
         item_size: usize,
         evolving: bool,
     ) -> Result<AosView<'a>, ReadError> {
-        let ptr = self.ptr(off);
+        self.aos_at(self.ptr(off), item_size, evolving)
+    }
+
+    /// [`Self::aos`] for the array header at absolute offset `ptr` (0: empty).
+    pub fn aos_at(
+        &self,
+        ptr: usize,
+        item_size: usize,
+        evolving: bool,
+    ) -> Result<AosView<'a>, ReadError> {
         let depth = self.child_depth()?;
         let empty = AosView {
             buf: self.buf,
@@ -371,7 +380,11 @@ impl<'a> StructView<'a> {
 
     /// The SoA array at `off`, with its lookup table validated.
     pub fn soa(&self, off: usize) -> Result<SoaView<'a>, ReadError> {
-        let ptr = self.ptr(off);
+        self.soa_at(self.ptr(off))
+    }
+
+    /// [`Self::soa`] for the array header at absolute offset `ptr` (0: empty).
+    pub fn soa_at(&self, ptr: usize) -> Result<SoaView<'a>, ReadError> {
         let empty = SoaView {
             buf: self.buf,
             count: 0,
@@ -403,6 +416,53 @@ impl<'a> StructView<'a> {
             hashes,
             blocks,
             ..empty
+        })
+    }
+
+    /// The SoA union slice at `off`: its tag column and its offset column.
+    pub fn union_soa<Tag: Le>(
+        &self,
+        off: usize,
+    ) -> Result<(Column<'a, Tag>, Column<'a, u32>), ReadError> {
+        let ptr = self.ptr(off);
+        if ptr == 0 {
+            return Ok((Column::Zero(0), Column::Zero(0)));
+        }
+        self.child_depth()?;
+        let h = array_header(self.buf, ptr)?;
+        let (tags, ptrs) = (h.a as usize, h.b as usize);
+        aligned(tags, ARRAY_ALIGN)?;
+        aligned(ptrs, ARRAY_ALIGN)?;
+        let tags = range(self.buf, tags, mul(h.count, Tag::SIZE, self.buf)?)?;
+        let ptrs = range(self.buf, ptrs, mul(h.count, 4, self.buf)?)?;
+        Ok((Column::from_bytes(tags), Column::from_bytes(ptrs)))
+    }
+
+    /// The BoVoA/BoVoS union slice at `off`: its table of (tag, array offset) per variant.
+    pub fn variant_table(&self, off: usize) -> Result<VariantTable<'a>, ReadError> {
+        let ptr = self.ptr(off);
+        if ptr == 0 {
+            return Ok(VariantTable {
+                view: *self,
+                count: 0,
+                entries: &[],
+            });
+        }
+        self.child_depth()?;
+        let h = array_header(self.buf, ptr)?;
+        if h.a > self.opts.max_soa_columns {
+            return Err(ReadError::TooManyColumns {
+                columns: h.a,
+                limit: self.opts.max_soa_columns,
+            });
+        }
+        let table = h.b as usize;
+        aligned(table, ARRAY_ALIGN)?;
+        let entries = range(self.buf, table, h.a as usize * 8)?;
+        Ok(VariantTable {
+            view: *self,
+            count: h.count,
+            entries,
         })
     }
 }
@@ -481,5 +541,47 @@ impl<'a> SoaView<'a> {
             start,
             mul(len, T::SIZE, self.buf)?,
         )?))
+    }
+}
+
+/// A union slice stored as one array per variant (BoVoA / BoVoS): `count` items in all.
+#[derive(Clone, Copy, Debug)]
+pub struct VariantTable<'a> {
+    view: StructView<'a>,
+    count: usize,
+    entries: &'a [u8],
+}
+
+impl<'a> VariantTable<'a> {
+    /// Items over all variants.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Offset of the array for `tag`; 0 when the variant has no items.
+    fn array(&self, tag: u32) -> usize {
+        self.entries
+            .chunks_exact(8)
+            .find(|e| u32::read_le(&e[..4]) == tag)
+            .map_or(0, |e| u32::read_le(&e[4..]) as usize)
+    }
+
+    /// The AoS array of variant `tag` (BoVoA).
+    pub fn aos(
+        &self,
+        tag: u32,
+        item_size: usize,
+        evolving: bool,
+    ) -> Result<AosView<'a>, ReadError> {
+        self.view.aos_at(self.array(tag), item_size, evolving)
+    }
+
+    /// The SoA array of variant `tag` (BoVoS).
+    pub fn soa(&self, tag: u32) -> Result<SoaView<'a>, ReadError> {
+        self.view.soa_at(self.array(tag))
     }
 }

@@ -29,6 +29,14 @@ pub struct SoaColumns {
     pub columns: Vec<usize>,
 }
 
+/// Where [`Builder::union_soa`] put its parts.
+#[derive(Debug)]
+pub struct UnionSoaColumns {
+    pub header: usize,
+    pub tags: usize,
+    pub ptrs: usize,
+}
+
 impl Builder {
     /// An empty builder.
     pub fn new() -> Self {
@@ -173,6 +181,41 @@ impl Builder {
             header,
             columns: offsets,
         }))
+    }
+
+    /// Reserves a SoA union slice: header, tag column, offset column.
+    /// Returns `None` when `count` is 0.
+    pub fn union_soa(
+        &mut self,
+        count: usize,
+        tag_size: usize,
+    ) -> Result<Option<UnionSoaColumns>, WriteError> {
+        if count == 0 {
+            return Ok(None);
+        }
+        let header = self.array_header(count, 0, 0)?;
+        let tags = self.alloc(align_up(count * tag_size, ARRAY_ALIGN), ARRAY_ALIGN)?;
+        let ptrs = self.alloc(align_up(count * 4, ARRAY_ALIGN), ARRAY_ALIGN)?;
+        self.fix_header_word(header, 8, tags);
+        self.fix_header_word(header, 12, ptrs);
+        Ok(Some(UnionSoaColumns { header, tags, ptrs }))
+    }
+
+    /// Reserves a BoVoA/BoVoS union slice of `count` items in all: header and a table
+    /// of `variants` (tag, array offset) entries; returns (header, table).
+    /// The caller fills the entries in declaration order. `(0, 0)` when `count` is 0.
+    pub fn variant_table(
+        &mut self,
+        count: usize,
+        variants: usize,
+    ) -> Result<(usize, usize), WriteError> {
+        if count == 0 {
+            return Ok((0, 0));
+        }
+        let header = self.array_header(count, variants, 0)?;
+        let table = self.alloc(variants * 8, ARRAY_ALIGN)?;
+        self.fix_header_word(header, 12, table);
+        Ok((header, table))
     }
 
     /// Bytes written so far.

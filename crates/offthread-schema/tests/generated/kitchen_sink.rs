@@ -260,12 +260,17 @@ impl AnyPoint {
         }
     }
 
-    /// Writes tag and offset at `at`, the value out of line.
+    /// Writes the variant's struct out of line; returns its offset.
+    pub fn write_value(&self, b: &mut rt::Builder) -> Result<usize, rt::WriteError> {
+        match self {
+            Self::Point2d(x) => x.write_new(b),
+            Self::Point3d(x) => x.write_new(b),
+        }
+    }
+
+    /// Writes the value out of line, then tag and offset at `at`.
     pub fn write_at(&self, b: &mut rt::Builder, at: usize) -> Result<(), rt::WriteError> {
-        let p = match self {
-            Self::Point2d(x) => x.write_new(b)?,
-            Self::Point3d(x) => x.write_new(b)?,
-        };
+        let p = self.write_value(b)?;
         b.put::<u8>(at, self.tag() as u8);
         b.put_ptr(at + 4, p);
         Ok(())
@@ -296,6 +301,11 @@ impl<'a> AnyPointRef<'a> {
     /// Reads the union stored at `off` of `view`.
     pub fn read(view: &rt::StructView<'a>, off: usize) -> Result<Self, rt::ReadError> {
         let (tag, ptr) = view.union_tag_ptr::<u8>(off);
+        Self::from_tag_ptr(view, tag, ptr)
+    }
+
+    /// The value with `tag` at absolute offset `ptr`, followed from `view`.
+    pub fn from_tag_ptr(view: &rt::StructView<'a>, tag: u32, ptr: usize) -> Result<Self, rt::ReadError> {
         Ok(match tag {
             0 => Self::Empty,
             1 => match view.deref_inline(ptr, 8)? {

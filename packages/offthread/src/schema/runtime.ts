@@ -274,7 +274,11 @@ export class StructView {
   }
 
   aos(off: number, itemSize: number, evolving: boolean): AosView {
-    const ptr = this.u32(off);
+    return this.aosAt(this.u32(off), itemSize, evolving);
+  }
+
+  /** `aos` for the array header at absolute offset `ptr` (0: empty). */
+  aosAt(ptr: number, itemSize: number, evolving: boolean): AosView {
     const depth = this.childDepth();
     if (ptr === 0) return new AosView(this.msg, 0, 0, itemSize, depth);
     const h = this.msg.arrayHeader(ptr);
@@ -286,7 +290,11 @@ export class StructView {
   }
 
   soa(off: number): SoaView {
-    const ptr = this.u32(off);
+    return this.soaAt(this.u32(off));
+  }
+
+  /** `soa` for the array header at absolute offset `ptr` (0: empty). */
+  soaAt(ptr: number): SoaView {
     if (ptr === 0) return new SoaView(this.msg, 0, 0, 0, 0);
     this.childDepth();
     const h = this.msg.arrayHeader(ptr);
@@ -298,6 +306,59 @@ export class StructView {
     const blocks = h.b + alignUp(h.a * 4, ARRAY_ALIGN);
     this.msg.range(blocks, h.a * 4);
     return new SoaView(this.msg, h.count, h.a, h.b, blocks);
+  }
+}
+
+export type TagKind = 'u8' | 'u16' | 'u32';
+
+/** The tag and offset columns of a SoA union slice at `off` of `view`. */
+export function unionSoa<K extends TagKind>(view: StructView, off: number, tag: K): [KindArrays[K], Uint32Array] {
+  const ptr = view.u32(off);
+  if (ptr === 0) return [new CTORS[tag](0) as KindArrays[K], new Uint32Array(0)];
+  if (view.depth >= view.msg.maxDepth) throw new SchemaReadError('R0006', `nesting deeper than ${view.msg.maxDepth}`);
+  const h = view.msg.arrayHeader(ptr);
+  view.msg.aligned(h.a, ARRAY_ALIGN);
+  view.msg.aligned(h.b, ARRAY_ALIGN);
+  return [view.msg.typed(tag, h.a, h.count), view.msg.typed('u32', h.b, h.count)];
+}
+
+/** The (tag, array offset) table of a BoVoA / BoVoS union slice. */
+export class VariantTable {
+  constructor(
+    readonly view: StructView,
+    readonly length: number,
+    readonly entries: number,
+    readonly variants: number,
+  ) {}
+
+  static read(view: StructView, off: number): VariantTable {
+    const ptr = view.u32(off);
+    if (ptr === 0) return new VariantTable(view, 0, 0, 0);
+    if (view.depth >= view.msg.maxDepth) throw new SchemaReadError('R0006', `nesting deeper than ${view.msg.maxDepth}`);
+    const h = view.msg.arrayHeader(ptr);
+    if (h.a > view.msg.maxSoaColumns) {
+      throw new SchemaReadError('R0005', `SoA table has ${h.a} columns, the limit is ${view.msg.maxSoaColumns}`);
+    }
+    view.msg.aligned(h.b, ARRAY_ALIGN);
+    view.msg.range(h.b, h.a * 8);
+    return new VariantTable(view, h.count, h.b, h.a);
+  }
+
+  private array(tag: number): number {
+    for (let i = 0; i < this.variants; i++) {
+      if (this.view.msg.dv.getUint32(this.entries + i * 8, true) === tag) {
+        return this.view.msg.dv.getUint32(this.entries + i * 8 + 4, true);
+      }
+    }
+    return 0;
+  }
+
+  aos(tag: number, itemSize: number, evolving: boolean): AosView {
+    return this.view.aosAt(this.array(tag), itemSize, evolving);
+  }
+
+  soa(tag: number): SoaView {
+    return this.view.soaAt(this.array(tag));
   }
 }
 
@@ -478,6 +539,26 @@ export class Builder {
       offsets.push(at);
     });
     return { header, columns: offsets };
+  }
+
+  /** Reserves a SoA union slice: header, tag column, offset column (null when empty). */
+  unionSoa(count: number, tagSize: number): { header: number; tags: number; ptrs: number } | null {
+    if (count === 0) return null;
+    const header = this.arrayHeader(count, 0, 0);
+    const tags = this.alloc(alignUp(count * tagSize, ARRAY_ALIGN), ARRAY_ALIGN);
+    const ptrs = this.alloc(alignUp(count * 4, ARRAY_ALIGN), ARRAY_ALIGN);
+    this.u32(header + 8, tags);
+    this.u32(header + 12, ptrs);
+    return { header, tags, ptrs };
+  }
+
+  /** Reserves a BoVoA/BoVoS slice: header and `variants` (tag, offset) entries. */
+  variantTable(count: number, variants: number): [number, number] {
+    if (count === 0) return [0, 0];
+    const header = this.arrayHeader(count, variants, 0);
+    const table = this.alloc(variants * 8, ARRAY_ALIGN);
+    this.u32(header + 12, table);
+    return [header, table];
   }
 
   /** The message so far (a copy, sized exactly). */

@@ -116,54 +116,65 @@ impl Cx<'_> {
         pascal_case(&self.s.unions[id].name)
     }
 
-    /// Structs that appear as items of a SoA slice.
+    /// Structs that are SoA items (of a `#soa` slice or a `#bovos` union slice).
     pub fn soa_items(&self) -> BTreeSet<usize> {
-        self.slice_items(|l| matches!(l, SliceLayout::Soa(_)))
+        (0..self.s.structs.len())
+            .filter(|&id| self.s.structs[id].soa.is_some())
+            .collect()
     }
 
-    /// Structs that appear as items of an AoS slice.
+    /// Structs that are AoS items (of an `#aos` slice or a `#bovoa` union slice).
     pub fn aos_items(&self) -> BTreeSet<usize> {
-        self.slice_items(|l| matches!(l, SliceLayout::Aos))
-    }
-
-    fn slice_items(&self, want: impl Fn(&SliceLayout) -> bool) -> BTreeSet<usize> {
         let mut out = BTreeSet::new();
-        let mut visit = |ty: &Type| {
-            if let Type::Slice { elem, layout, .. } = ty
-                && let Type::Struct(id) = **elem
-                && want(layout)
-            {
-                out.insert(id);
+        for ty in self.slice_types() {
+            if let Type::Slice { elem, layout, .. } = ty {
+                match (&**elem, layout) {
+                    (Type::Struct(id), SliceLayout::Aos) => {
+                        out.insert(*id);
+                    }
+                    (Type::Union(u), SliceLayout::BoVoA) => {
+                        out.extend(self.s.unions[*u].variants.iter().map(|v| v.struct_id));
+                    }
+                    _ => {}
+                }
             }
-        };
-        self.s
-            .structs
-            .iter()
-            .flat_map(|s| &s.fields)
-            .for_each(|f| visit(&f.ty));
-        for i in &self.s.interfaces {
-            i.functions
-                .iter()
-                .flat_map(|f| f.params.iter().chain(&f.results))
-                .for_each(|p| visit(&p.ty));
         }
         out
     }
 
-    /// The SoA columns of item struct `id` (the same for every slice of it).
-    pub fn soa_columns(&self, id: usize) -> &[SoaColumn] {
-        for f in self.s.structs.iter().flat_map(|s| &s.fields) {
-            if let Type::Slice {
-                elem,
-                layout: SliceLayout::Soa(cols),
-                ..
-            } = &f.ty
-                && **elem == Type::Struct(id)
+    /// The layouts union `u` is used with in slices.
+    pub fn union_layouts(&self, u: usize) -> Vec<SliceLayout> {
+        let mut out = Vec::new();
+        for ty in self.slice_types() {
+            if let Type::Slice { elem, layout, .. } = ty
+                && **elem == Type::Union(u)
+                && !out.contains(layout)
             {
-                return cols;
+                out.push(layout.clone());
             }
         }
-        &[]
+        out
+    }
+
+    /// Every slice type in fields and interface parameters.
+    fn slice_types(&self) -> Vec<&Type> {
+        let fields = self.s.structs.iter().flat_map(|s| &s.fields).map(|f| &f.ty);
+        let params = self
+            .s
+            .interfaces
+            .iter()
+            .flat_map(|i| &i.functions)
+            .flat_map(|f| f.params.iter().chain(&f.results))
+            .map(|p| &p.ty);
+        fields
+            .chain(params)
+            .filter(|t| matches!(t, Type::Slice { .. }))
+            .collect()
+    }
+
+    /// The SoA columns of item struct `id`.
+    pub fn soa_columns(&self, id: usize) -> &[SoaColumn] {
+        self.s.structs[id].soa.as_deref().unwrap_or(&[])
     }
 
     /// The owned Rust type of a field.
@@ -180,9 +191,13 @@ impl Cx<'_> {
             Type::Slice {
                 string: Some(_), ..
             } => "String".into(),
-            Type::Slice { elem, .. } => match **elem {
-                Type::Struct(id) => format!("Vec<{}>", self.struct_name(id)),
-                ref e => format!("Vec<{}>", self.owned_type(e)),
+            Type::Slice { elem, layout, .. } => match (&**elem, layout) {
+                (Type::Struct(id), _) => format!("Vec<{}>", self.struct_name(*id)),
+                // BoV keeps no empty items (each item lives in its variant's array).
+                (Type::Union(u), SliceLayout::BoVoA | SliceLayout::BoVoS) => {
+                    format!("Vec<{}>", self.union_name(*u))
+                }
+                (e, _) => format!("Vec<{}>", self.owned_type(e)),
             },
         }
     }

@@ -137,7 +137,11 @@ fn write_field(cx: &Cx<'_>, f: &Field) -> String {
                          for (i, x) in {v}.iter().enumerate() {{\n            x.write_at(b, data + i * {n}::SIZE)?;\n        }}"
                     ));
                 }
-                _ => unreachable!("slices of unions are rejected by the resolver (E0017)"),
+                (Type::Union(u), layout, _) => {
+                    let n = cx.union_name(*u);
+                    format!("{n}::{}(b, &{v})?", union_fn("write", layout))
+                }
+                _ => unreachable!("slices of arrays are rejected by the resolver (E0012)"),
             };
             line(format!("let p = {p};\n        b.put_ptr({at}, p);"))
         }
@@ -184,7 +188,14 @@ fn decode_field(cx: &Cx<'_>, f: &Field) -> String {
                     "c.iter()\n                    .map(|x| {}::decode(x, budget))\n                    .collect::<Result<Vec<_>, _>>()?",
                     cx.struct_name(*id)
                 ),
-                _ => unreachable!("slices of unions are rejected by the resolver (E0017)"),
+                (Type::Union(u), layout) => {
+                    return format!(
+                        "{}::{}({r}?, budget)?",
+                        cx.union_name(*u),
+                        union_fn("read", layout)
+                    );
+                }
+                _ => unreachable!("slices of arrays are rejected by the resolver (E0012)"),
             };
             format!(
                 "{{\n                let c = {r}?;\n                budget.spend(c.len() as u64)?;\n                {collect}\n            }}"
@@ -286,4 +297,15 @@ fn leaf_value(cx: &Cx<'_>, ty: &Type, k: usize) -> String {
         }
         _ => conv(ty, format!("c{k}.get(i).unwrap_or_default()")),
     }
+}
+
+/// `write_aos` / `read_bovos` …: the union's helper for a slice layout.
+pub(super) fn union_fn(verb: &str, layout: &SliceLayout) -> String {
+    let suffix = match layout {
+        SliceLayout::UnionAos => "aos",
+        SliceLayout::BoVoA => "bovoa",
+        SliceLayout::BoVoS => "bovos",
+        _ => "soa",
+    };
+    format!("{verb}_{suffix}")
 }

@@ -145,7 +145,31 @@ fn accessor_parts(cx: &Cx<'_>, ty: &Type, off: usize) -> (String, String) {
                     ),
                 )
             }
-            _ => unreachable!("slices of unions are rejected by the resolver (E0017)"),
+            (Type::Union(u), layout) => {
+                let n = cx.union_name(*u);
+                let tag = cx.s.unions[*u].tag.name();
+                match layout {
+                    SliceLayout::UnionAos => (
+                        format!("{R}{n}Aos<'a>{E}"),
+                        format!("self.view.aos({off}, 8, false).map({n}Aos::from_view)"),
+                    ),
+                    SliceLayout::BoVoA => (
+                        format!("{R}{n}Bovoa<'a>{E}"),
+                        format!("self.view.variant_table({off}).map({n}Bovoa::from_table)"),
+                    ),
+                    SliceLayout::BoVoS => (
+                        format!("{R}{n}Bovos<'a>{E}"),
+                        format!("self.view.variant_table({off}).map({n}Bovos::from_table)"),
+                    ),
+                    _ => (
+                        format!("{R}{n}Soa<'a>{E}"),
+                        format!(
+                            "let (tags, ptrs) = self.view.union_soa::<{tag}>({off})?;\n        Ok({n}Soa::new(self.view, tags, ptrs))"
+                        ),
+                    ),
+                }
+            }
+            _ => unreachable!("slices of arrays are rejected by the resolver (E0012)"),
         },
     }
 }

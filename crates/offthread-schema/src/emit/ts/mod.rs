@@ -186,8 +186,12 @@ impl Cx<'_> {
             Type::Slice {
                 string: Some(_), ..
             } => "string".into(),
-            Type::Slice { elem, .. } => match &**elem {
+            Type::Slice { elem, layout, .. } => match &**elem {
                 Type::Struct(id) => format!("{}[]", self.name(*id)),
+                Type::Union(u) => match layout {
+                    SliceLayout::BoVoA | SliceLayout::BoVoS => format!("{}[]", self.union_name(*u)),
+                    _ => format!("({} | null)[]", self.union_name(*u)),
+                },
                 Type::Scalar(Scalar::Bool) => "ArrayLike<boolean>".into(),
                 e => format!("ArrayLike<{}>", scalar_type(self.leaf_scalar(e))),
             },

@@ -114,6 +114,34 @@ fn accessor(cx: &Cx<'_>, ty: &Type, off: usize) -> (String, String) {
                     ),
                 )
             }
+            (Type::Union(u), layout) => {
+                let n = cx.union_name(*u);
+                let tag = cx.s.unions[*u].tag.name();
+                match layout {
+                    SliceLayout::UnionAos => (
+                        format!("{n}AosReader"),
+                        format!("return new {n}AosReader(this.view.aos({off}, 8, false));"),
+                    ),
+                    SliceLayout::BoVoA => (
+                        format!("{n}BovoaReader"),
+                        format!(
+                            "return new {n}BovoaReader(rt.VariantTable.read(this.view, {off}));"
+                        ),
+                    ),
+                    SliceLayout::BoVoS => (
+                        format!("{n}BovosReader"),
+                        format!(
+                            "return new {n}BovosReader(rt.VariantTable.read(this.view, {off}));"
+                        ),
+                    ),
+                    _ => (
+                        format!("{n}SoaReader"),
+                        format!(
+                            "const [tags, ptrs] = rt.unionSoa(this.view, {off}, '{tag}');\n    return new {n}SoaReader(this.view, tags, ptrs);"
+                        ),
+                    ),
+                }
+            }
             (e, _) => {
                 let sc = cx.leaf_scalar(e);
                 (
@@ -153,8 +181,7 @@ fn to_plain(cx: &Cx<'_>, id: usize) -> String {
                 format!("f{i}")
             }
             Type::Slice { elem, layout, .. } => match (&**elem, layout) {
-                (Type::Struct(_), SliceLayout::Soa(_)) => format!("this.{m}().toPlain(budget)"),
-                (Type::Struct(_), _) => format!("this.{m}().toPlain(budget)"),
+                (Type::Struct(_) | Type::Union(_), _) => format!("this.{m}().toPlain(budget)"),
                 (Type::Scalar(Scalar::Bool), _) => {
                     pre +=
                         &format!("    const f{i} = this.{m}();\n    budget.spend(f{i}.length);\n");

@@ -109,6 +109,18 @@ fn field_methods(cx: &Cx<'_>, f: &Field) -> String {
                      \x20 {m}(count: number): {n}AosWriter {{\n    const w = {n}AosWriter.alloc(this.builder, count);\n    this.builder.u32({at}, w.header);\n    return w;\n  }}\n"
                 )
             }
+            (Type::Union(u), layout) => {
+                let n = cx.union_name(*u);
+                let (suffix, item) = match layout {
+                    SliceLayout::UnionAos => ("Aos", format!("{n} | null")),
+                    SliceLayout::BoVoA => ("Bovoa", n.clone()),
+                    SliceLayout::BoVoS => ("Bovos", n.clone()),
+                    _ => ("Soa", format!("{n} | null")),
+                };
+                format!(
+                    "  set{p}(v: ReadonlyArray<{item}>): this {{\n    this.builder.u32({at}, write{n}{suffix}(this.builder, v));\n    return this;\n  }}\n"
+                )
+            }
             (Type::Scalar(Scalar::Bool), _) => {
                 format!(
                     "  set{p}(v: ArrayLike<boolean>): this {{\n    this.builder.u32({at}, this.builder.bools(v));\n    return this;\n  }}\n"
