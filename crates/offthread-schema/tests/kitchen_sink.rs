@@ -168,3 +168,21 @@ fn mutated_buffers_give_typed_errors_only() {
         "rejected {rejected}"
     );
 }
+
+#[test]
+fn write_into_writes_in_place_and_zeroes_stale_bytes() {
+    let v = sample();
+    let want = v.to_bytes().unwrap();
+    // A dirty output buffer (as reused WASM memory would be): padding must come out zero.
+    let mut out = vec![0xee_u8; want.len() + 100];
+    let n = v.write_into(&mut out).unwrap();
+    assert_eq!(&out[..n], &want[..]);
+    assert!(
+        out[n..].iter().all(|b| *b == 0xee),
+        "nothing written past the message"
+    );
+    for short in [0, 7, want.len() / 2, want.len() - 1] {
+        let err = v.write_into(&mut vec![0; short]).unwrap_err();
+        assert_eq!(err.code(), "W0002", "{short}: {err}");
+    }
+}

@@ -96,7 +96,8 @@ impl std::error::Error for ReadError {}
 pub enum WriteError {
     /// The message would pass 4 GiB: offsets are 32-bit (WASM's address space).
     TooLarge { needed: u64 },
-    /// The output slice is smaller than the encoded message.
+    /// The output slice is smaller than the encoded message (`needed` is where the
+    /// allocation that did not fit would have ended: a lower bound).
     BufferTooSmall { needed: u64, available: u64 },
 }
 
@@ -123,7 +124,7 @@ impl fmt::Display for WriteError {
             Self::BufferTooSmall { needed, available } => {
                 write!(
                     f,
-                    "message needs {needed} bytes, the output has {available}"
+                    "message needs at least {needed} bytes, the output has {available}"
                 )
             }
         }

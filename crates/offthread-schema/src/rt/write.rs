@@ -13,11 +13,25 @@ pub const fn dynamic_header(used: usize) -> u32 {
     ((size / 8) as u32) | (((size - used) as u32) << 29)
 }
 
-/// A growing, zero-filled output buffer. Offsets are `usize` here and checked to fit
-/// 32 bits when allocated.
+/// A zero-filled output: a growing `Vec` ([`Builder::new`]) or a caller's slice written
+/// in place ([`Builder::on_slice`], e.g. WASM linear memory). Offsets are `usize` here
+/// and checked to fit 32 bits when allocated.
 #[derive(Debug, Default)]
-pub struct Builder {
-    buf: Vec<u8>,
+pub struct Builder<'a> {
+    out: Out<'a>,
+    len: usize,
+}
+
+#[derive(Debug)]
+enum Out<'a> {
+    Vec(Vec<u8>),
+    Slice(&'a mut [u8]),
+}
+
+impl Default for Out<'_> {
+    fn default() -> Self {
+        Out::Vec(Vec::new())
+    }
 }
 
 /// Where [`Builder::soa`] put each column, in the order the columns were given.
@@ -37,40 +51,72 @@ pub struct UnionSoaColumns {
     pub ptrs: usize,
 }
 
-impl Builder {
-    /// An empty builder.
+impl Builder<'static> {
+    /// An empty builder over a growing `Vec`.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// An empty builder with room for `bytes`.
+    /// An empty builder over a `Vec` with room for `bytes`.
     pub fn with_capacity(bytes: usize) -> Self {
         Self {
-            buf: Vec::with_capacity(bytes),
+            out: Out::Vec(Vec::with_capacity(bytes)),
+            len: 0,
+        }
+    }
+}
+
+impl<'a> Builder<'a> {
+    /// A builder that writes into `out` in place, from its start; allocations past its
+    /// end fail with [`WriteError::BufferTooSmall`]. Bytes are zeroed as they are
+    /// allocated, so stale contents never leak into padding.
+    pub fn on_slice(out: &'a mut [u8]) -> Self {
+        Self {
+            out: Out::Slice(out),
+            len: 0,
+        }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        match &mut self.out {
+            Out::Vec(v) => v,
+            Out::Slice(s) => s,
         }
     }
 
     /// Reserves `size` zeroed bytes at the next multiple of `align`; returns the offset.
     pub fn alloc(&mut self, size: usize, align: usize) -> Result<usize, WriteError> {
-        let at = align_up(self.buf.len(), align);
+        let at = align_up(self.len, align);
         let end = at as u64 + size as u64;
         if end > u64::from(u32::MAX) {
             return Err(WriteError::TooLarge { needed: end });
         }
-        self.buf.resize(at + size, 0);
+        let end = end as usize;
+        match &mut self.out {
+            Out::Vec(v) => v.resize(end, 0),
+            Out::Slice(s) => {
+                let available = s.len() as u64;
+                let fresh = s.get_mut(self.len..end).ok_or(WriteError::BufferTooSmall {
+                    needed: end as u64,
+                    available,
+                })?;
+                fresh.fill(0);
+            }
+        }
+        self.len = end;
         Ok(at)
     }
 
     /// Writes `v` at absolute offset `at` (inside an earlier allocation).
     #[inline]
     pub fn put<T: Le>(&mut self, at: usize, v: T) {
-        v.write_le(&mut self.buf[at..at + T::SIZE]);
+        v.write_le(&mut self.bytes()[at..at + T::SIZE]);
     }
 
     /// Writes a bool as one byte.
     #[inline]
     pub fn put_bool(&mut self, at: usize, v: bool) {
-        self.buf[at] = u8::from(v);
+        self.bytes()[at] = u8::from(v);
     }
 
     /// Writes a fixed array of scalars.
@@ -218,30 +264,21 @@ impl Builder {
         Ok((header, table))
     }
 
-    /// Bytes written so far.
+    /// Bytes written so far (the message length).
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.len
     }
 
     /// True when nothing was written.
     pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
+        self.len == 0
     }
 
-    /// The encoded message.
+    /// The encoded message (copied out when the builder writes into a slice).
     pub fn finish(self) -> Vec<u8> {
-        self.buf
-    }
-
-    /// Copies the encoded message into `out`; returns its length.
-    pub fn finish_into(self, out: &mut [u8]) -> Result<usize, WriteError> {
-        let n = self.buf.len();
-        let available = out.len() as u64;
-        let dst = out.get_mut(..n).ok_or(WriteError::BufferTooSmall {
-            needed: n as u64,
-            available,
-        })?;
-        dst.copy_from_slice(&self.buf);
-        Ok(n)
+        match self.out {
+            Out::Vec(v) => v,
+            Out::Slice(s) => s[..self.len].to_vec(),
+        }
     }
 }

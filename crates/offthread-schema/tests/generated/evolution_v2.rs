@@ -82,11 +82,12 @@ impl Reading {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (dynamic) struct.
@@ -326,11 +327,12 @@ impl Batch {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (dynamic) struct.

@@ -88,11 +88,12 @@ impl PointXy {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (inline) struct.
@@ -201,11 +202,12 @@ impl PointXyz {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (inline) struct.
@@ -421,11 +423,12 @@ impl Particle {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (inline) struct.
@@ -710,11 +713,12 @@ impl Node {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (dynamic) struct.
@@ -1029,11 +1033,12 @@ impl KitchenSink {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (dynamic) struct.

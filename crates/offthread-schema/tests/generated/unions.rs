@@ -68,11 +68,12 @@ impl PointXy {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (inline) struct.
@@ -273,11 +274,12 @@ impl PointXyz {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (dynamic) struct.
@@ -872,11 +874,12 @@ impl Particles {
         Ok(b.finish())
     }
 
-    /// Encodes into `out`; returns the message length.
+    /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;
+    /// returns the message length.
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {
-        let mut b = rt::Builder::new();
+        let mut b = rt::Builder::on_slice(out);
         self.write_new(&mut b)?;
-        b.finish_into(out)
+        Ok(b.len())
     }
 
     /// Decodes a whole message whose root is this (dynamic) struct.

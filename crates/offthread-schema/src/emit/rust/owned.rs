@@ -44,9 +44,10 @@ pub(super) fn emit_struct(cx: &Cx<'_>, id: usize) -> String {
          \x20   /// Encodes this value as the root of a new message.\n\
          \x20   pub fn to_bytes(&self) -> Result<Vec<u8>, rt::WriteError> {{\n\
          \x20       let mut b = rt::Builder::new();\n        self.write_new(&mut b)?;\n        Ok(b.finish())\n    }}\n\n\
-         \x20   /// Encodes into `out`; returns the message length.\n\
+         \x20   /// Encodes into `out` in place (e.g. WASM memory), with no intermediate buffer;\n\
+         \x20   /// returns the message length.\n\
          \x20   pub fn write_into(&self, out: &mut [u8]) -> Result<usize, rt::WriteError> {{\n\
-         \x20       let mut b = rt::Builder::new();\n        self.write_new(&mut b)?;\n        b.finish_into(out)\n    }}\n\n\
+         \x20       let mut b = rt::Builder::on_slice(out);\n        self.write_new(&mut b)?;\n        Ok(b.len())\n    }}\n\n\
          \x20   /// Decodes a whole message whose root is this ({root}) struct.\n\
          \x20   pub fn from_bytes(buf: &[u8]) -> Result<Self, rt::ReadError> {{\n\
          \x20       Self::from_bytes_with(buf, rt::ReadOptions::DEFAULT)\n    }}\n\n\
