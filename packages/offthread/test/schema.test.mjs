@@ -267,3 +267,19 @@ test('unions: single value and all four slice layouts match the Rust golden byte
   const rejected = mutateAndRead(golden('unions'), 5000, 4, (b) => un.decodeParticles(b));
   assert.ok(rejected > 500, `rejected ${rejected}`);
 });
+
+test('Builder.onBuffer writes in place into a SharedArrayBuffer, zeroing stale bytes', () => {
+  const want = golden('temperature_10');
+  const sab = new SharedArrayBuffer(want.length + 64);
+  new Uint8Array(sab).fill(0xee);
+  const view = temperature.encodeTemperatureBatch({ readings: readings(10) }, rt.Builder.onBuffer(sab));
+  assert.equal(view.buffer, sab, 'finish() is a view of the caller buffer');
+  assert.deepEqual(new Uint8Array(view), want);
+  assert.equal(new Uint8Array(sab)[want.length], 0xee, 'nothing written past the message');
+  // A worker would now read it without a copy:
+  assert.equal(temperature.TemperatureBatchReader.fromBytes(sab).readings().value().buffer, sab);
+  assert.throws(
+    () => temperature.encodeTemperatureBatch({ readings: readings(10) }, rt.Builder.onBuffer(new ArrayBuffer(want.length - 1))),
+    (e) => e instanceof rt.SchemaWriteError && e.code === 'W0002',
+  );
+});

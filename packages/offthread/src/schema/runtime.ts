@@ -67,12 +67,13 @@ export class SchemaReadError extends Error {
   }
 }
 
+/** W0001: past the 32-bit offset limit; W0002: the caller's buffer is too small. */
 export class SchemaWriteError extends Error {
-  readonly code: 'W0001';
-  constructor(message: string) {
-    super(`W0001: ${message}`);
+  readonly code: 'W0001' | 'W0002';
+  constructor(code: 'W0001' | 'W0002', message: string) {
+    super(`${code}: ${message}`);
     this.name = 'SchemaWriteError';
-    this.code = 'W0001';
+    this.code = code;
   }
 }
 
@@ -414,17 +415,31 @@ export function dynamicHeader(used: number): number {
 }
 
 /**
- * Append-only, zero-filled output. Typed-array views it hands out (SoA columns) stay
- * valid until the next allocation, which may move the bytes: fill them first.
+ * Append-only, zero-filled output: a growing private buffer (`new Builder()`), or a
+ * caller's buffer written in place (`Builder.onBuffer`, e.g. a SharedArrayBuffer a
+ * worker reads). Typed-array views it hands out (SoA columns) stay valid until the
+ * next allocation, which may move a growing buffer: fill them first.
  */
 export class Builder {
   private buf: Uint8Array;
   private dv: DataView;
   private len = 0;
+  private readonly fixed: boolean;
 
-  constructor(initialCapacity = 1024) {
-    this.buf = new Uint8Array(Math.max(64, initialCapacity));
-    this.dv = new DataView(this.buf.buffer);
+  /** A growing builder (a number: initial capacity) or one over a fixed `Uint8Array`. */
+  constructor(initialCapacity: number | Uint8Array = 1024) {
+    this.fixed = initialCapacity instanceof Uint8Array;
+    this.buf = initialCapacity instanceof Uint8Array ? initialCapacity : new Uint8Array(Math.max(64, initialCapacity));
+    this.dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+  }
+
+  /**
+   * Writes in place into `out` from its start (never grows; W0002 when it is too small).
+   * Allocated bytes are zeroed first, so stale contents never leak into padding. For
+   * zero-copy column views, pass a buffer whose start is 8-byte aligned (64 is best).
+   */
+  static onBuffer(out: Bytes): Builder {
+    return new Builder(out instanceof Uint8Array ? out : new Uint8Array(out));
   }
 
   get length(): number {
@@ -434,8 +449,13 @@ export class Builder {
   alloc(size: number, align: number): number {
     const at = alignUp(this.len, align);
     const end = at + size;
-    if (end > 0xffffffff) throw new SchemaWriteError(`message needs ${end} bytes, past the 32-bit offset limit`);
-    if (end > this.buf.byteLength) {
+    if (end > 0xffffffff) throw new SchemaWriteError('W0001', `message needs ${end} bytes, past the 32-bit offset limit`);
+    if (this.fixed) {
+      if (end > this.buf.byteLength) {
+        throw new SchemaWriteError('W0002', `message needs at least ${end} bytes, the output has ${this.buf.byteLength}`);
+      }
+      this.buf.fill(0, this.len, end);
+    } else if (end > this.buf.byteLength) {
       const next = new Uint8Array(Math.max(end, this.buf.byteLength * 2));
       next.set(this.buf.subarray(0, this.len));
       this.buf = next;
@@ -478,7 +498,9 @@ export class Builder {
 
   /** A typed-array view of `count` values at `at` (valid until the next allocation). */
   view<K extends Kind>(kind: K, at: number, count: number): KindArrays[K] {
-    return new CTORS[kind](this.buf.buffer, at, count) as KindArrays[K];
+    const abs = this.buf.byteOffset + at;
+    if (LITTLE_ENDIAN && abs % SIZES[kind] === 0) return new CTORS[kind](this.buf.buffer, abs, count) as KindArrays[K];
+    throw new SchemaWriteError('W0002', `column at ${abs} is not aligned for ${kind}: give Builder.onBuffer an 8-byte aligned buffer`);
   }
 
   /** Reserves a scalar slice of `count` values; returns [header (0 if empty), data]. */
@@ -561,9 +583,9 @@ export class Builder {
     return [header, table];
   }
 
-  /** The message so far (a copy, sized exactly). */
+  /** The message: a copy sized exactly, or for `onBuffer` a view of the written bytes. */
   finish(): Uint8Array {
-    return this.buf.slice(0, this.len);
+    return this.fixed ? this.buf.subarray(0, this.len) : this.buf.slice(0, this.len);
   }
 }
 
