@@ -130,12 +130,12 @@ impl<'a> ScooterSoa<'a> {
         self.soa.is_empty()
     }
 
-    /// Column `id`, path [0], hash 0x7c3c3420.
+    /// Column `id`, path `[0]`, hash `0x7c3c3420`.
     pub fn id(&self) -> Result<rt::Column<'a, u32>, rt::ReadError> {
         self.soa.column::<u32>(0x7c3c3420, 1)
     }
 
-    /// Column `distance`, path [1], hash 0xcc687331.
+    /// Column `distance`, path `[1]`, hash `0xcc687331`.
     pub fn distance(&self) -> Result<rt::Column<'a, u32>, rt::ReadError> {
         self.soa.column::<u32>(0xcc687331, 1)
     }

@@ -149,22 +149,22 @@ impl<'a> ReadingSoa<'a> {
         self.soa.is_empty()
     }
 
-    /// Column `id`, path [0], hash 0x7c3c3420.
+    /// Column `id`, path `[0]`, hash `0x7c3c3420`.
     pub fn id(&self) -> Result<rt::Column<'a, u32>, rt::ReadError> {
         self.soa.column::<u32>(0x7c3c3420, 1)
     }
 
-    /// Column `value`, path [1], hash 0xcc687331.
+    /// Column `value`, path `[1]`, hash `0xcc687331`.
     pub fn value(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0xcc687331, 1)
     }
 
-    /// Column `quality`, path [2], hash 0x1c94b242.
+    /// Column `quality`, path `[2]`, hash `0x1c94b242`.
     pub fn quality(&self) -> Result<rt::Column<'a, u16>, rt::ReadError> {
         self.soa.column::<u16>(0x1c94b242, 1)
     }
 
-    /// Column `extra`, path [3], hash 0x6cc0f153.
+    /// Column `extra`, path `[3]`, hash `0x6cc0f153`.
     pub fn extra(&self) -> Result<rt::Column<'a, f64>, rt::ReadError> {
         self.soa.column::<f64>(0x6cc0f153, 1)
     }

@@ -499,42 +499,42 @@ impl<'a> ParticleSoa<'a> {
         self.soa.is_empty()
     }
 
-    /// Column `pos.x`, path [0, 0], hash 0x1b5d3c41.
+    /// Column `pos.x`, path `[0, 0]`, hash `0x1b5d3c41`.
     pub fn pos_x(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0x1b5d3c41, 1)
     }
 
-    /// Column `pos.y`, path [0, 1], hash 0xcb30fd30.
+    /// Column `pos.y`, path `[0, 1]`, hash `0xcb30fd30`.
     pub fn pos_y(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0xcb30fd30, 1)
     }
 
-    /// Column `color`, path [1], hash 0xcc687331.
+    /// Column `color`, path `[1]`, hash `0xcc687331`.
     pub fn color(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
         self.soa.column::<u8>(0xcc687331, 1)
     }
 
-    /// Column `alive`, path [2], hash 0x1c94b242.
+    /// Column `alive`, path `[2]`, hash `0x1c94b242`.
     pub fn alive(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
         self.soa.column::<u8>(0x1c94b242, 1)
     }
 
-    /// Column `tags` (4 values per item), path [3], hash 0x6cc0f153.
+    /// Column `tags` (4 values per item), path `[3]`, hash `0x6cc0f153`.
     pub fn tags(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
         self.soa.column::<u8>(0x6cc0f153, 4)
     }
 
-    /// Column `weights` (2 values per item), path [4], hash 0xbced3064.
+    /// Column `weights` (2 values per item), path `[4]`, hash `0xbced3064`.
     pub fn weights(&self) -> Result<rt::Column<'a, f64>, rt::ReadError> {
         self.soa.column::<f64>(0xbced3064, 2)
     }
 
-    /// Column `hues` (3 values per item), path [5], hash 0x0d196f75.
+    /// Column `hues` (3 values per item), path `[5]`, hash `0x0d196f75`.
     pub fn hues(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
         self.soa.column::<u8>(0x0d196f75, 3)
     }
 
-    /// Column `flags` (2 values per item), path [6], hash 0x5d45ae86.
+    /// Column `flags` (2 values per item), path `[6]`, hash `0x5d45ae86`.
     pub fn flags(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
         self.soa.column::<u8>(0x5d45ae86, 2)
     }

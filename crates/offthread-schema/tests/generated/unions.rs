@@ -130,12 +130,12 @@ impl<'a> PointXySoa<'a> {
         self.soa.is_empty()
     }
 
-    /// Column `x`, path [0], hash 0x7c3c3420.
+    /// Column `x`, path `[0]`, hash `0x7c3c3420`.
     pub fn x(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0x7c3c3420, 1)
     }
 
-    /// Column `y`, path [1], hash 0xcc687331.
+    /// Column `y`, path `[1]`, hash `0xcc687331`.
     pub fn y(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0xcc687331, 1)
     }
@@ -339,17 +339,17 @@ impl<'a> PointXyzSoa<'a> {
         self.soa.is_empty()
     }
 
-    /// Column `x`, path [0], hash 0x7c3c3420.
+    /// Column `x`, path `[0]`, hash `0x7c3c3420`.
     pub fn x(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0x7c3c3420, 1)
     }
 
-    /// Column `y`, path [1], hash 0xcc687331.
+    /// Column `y`, path `[1]`, hash `0xcc687331`.
     pub fn y(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0xcc687331, 1)
     }
 
-    /// Column `z`, path [2], hash 0x1c94b242.
+    /// Column `z`, path `[2]`, hash `0x1c94b242`.
     pub fn z(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0x1c94b242, 1)
     }

@@ -199,7 +199,7 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
             String::new()
         };
         out += &format!(
-            "\n    /// Column `{}`{per}, path {:?}, hash {:#010x}.\n\
+            "\n    /// Column `{}`{per}, path `{:?}`, hash `{:#010x}`.\n\
              \x20   pub fn {}(&self) -> {R}rt::Column<'a, {st}>{E} {{\n\
              \x20       self.soa.column::<{st}>({:#010x}, {})\n    }}\n",
             c.names.join("."),
