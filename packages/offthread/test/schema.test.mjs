@@ -283,3 +283,17 @@ test('Builder.onBuffer writes in place into a SharedArrayBuffer, zeroing stale b
     (e) => e instanceof rt.SchemaWriteError && e.code === 'W0002',
   );
 });
+
+test('a self-referencing node stops at the depth limit (R0006), not in a loop', () => {
+  const bytes = ks.encodeNode({ id: 1n, next: null, name: '' });
+  // Point `next` (at +16) at the node itself… which sits at offset 0, i.e. "none". So
+  // append a copy of the node and make that copy point to itself.
+  const at = bytes.length;
+  const buf = new Uint8Array(at * 2);
+  buf.set(bytes);
+  buf.set(bytes, at);
+  const dv = new DataView(buf.buffer);
+  dv.setUint32(16, at, true);
+  dv.setUint32(at + 16, at, true);
+  assert.throws(() => ks.decodeNode(buf), (e) => e instanceof rt.SchemaReadError && e.code === 'R0006');
+});

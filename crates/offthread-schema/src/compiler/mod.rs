@@ -3,8 +3,10 @@
 //! [`diag::Diagnostic`]s with stable codes, rendered like rustc's.
 
 pub mod ast;
+mod decls;
 pub mod diag;
 pub mod ir;
+mod layout;
 pub mod lexer;
 mod names;
 pub mod parser;

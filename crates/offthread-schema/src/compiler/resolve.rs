@@ -1,17 +1,15 @@
-//! AST → IR: resolves names, checks options and annotations, lays structs out and
-//! flattens SoA items into columns. Collects every error it can find.
+//! AST → IR: resolves names, checks options and annotations; then `decls.rs` checks
+//! unions and interfaces and `layout.rs` lays structs out and flattens SoA items.
+//! Collects every error it can find.
 
 use std::collections::HashMap;
 
 use super::ast;
 use super::diag::{Diagnostic, Span};
 use super::ir::*;
-use crate::rt::{DYNAMIC_HEADER_SIZE, STRUCT_ALIGN, align_up, field_path_hash};
 
 /// Longest fixed array, in items. Keeps struct sizes far from the 29-bit limit.
 const MAX_FIXED_LEN: u64 = 65_536;
-/// Largest struct: the header counts 8-byte units in 29 bits.
-const MAX_STRUCT_SIZE: usize = ((1 << 29) - 1) * 8;
 const SCALARS_HELP: &str = "scalars are u8, u16, u32, u64, i8, i16, i32, i64, f32, f64 and bool";
 
 pub fn resolve(schema: &ast::Schema) -> Result<Schema, Vec<Diagnostic>> {
@@ -56,15 +54,15 @@ pub fn resolve(schema: &ast::Schema) -> Result<Schema, Vec<Diagnostic>> {
 }
 
 #[derive(Default)]
-struct Resolver {
-    out: Schema,
+pub(super) struct Resolver {
+    pub(super) out: Schema,
     names: HashMap<String, ItemRef>,
-    diags: Vec<Diagnostic>,
+    pub(super) diags: Vec<Diagnostic>,
     /// Struct kinds by index, known before any field is resolved.
-    kinds: Vec<StructKind>,
+    pub(super) kinds: Vec<StructKind>,
 }
 
-fn err(
+pub(super) fn err(
     code: &'static str,
     span: Span,
     msg: impl Into<String>,
@@ -74,7 +72,7 @@ fn err(
 }
 
 impl Resolver {
-    fn push(&mut self, d: Diagnostic) {
+    pub(super) fn push(&mut self, d: Diagnostic) {
         self.diags.push(d);
     }
 
@@ -131,7 +129,7 @@ impl Resolver {
     }
 
     /// Checks that an option list is exactly one of `allowed` per group.
-    fn pick<'a>(
+    pub(super) fn pick<'a>(
         &mut self,
         options: &'a [ast::Ident],
         group: &[&str],
@@ -169,7 +167,7 @@ impl Resolver {
         }
     }
 
-    fn unknown_options(&mut self, options: &[ast::Ident], allowed: &[&str], help: &str) {
+    pub(super) fn unknown_options(&mut self, options: &[ast::Ident], allowed: &[&str], help: &str) {
         for o in options {
             if !allowed.contains(&o.name.as_str()) {
                 self.push(err(
@@ -238,7 +236,12 @@ impl Resolver {
         });
     }
 
-    fn unique(&mut self, seen: &mut HashMap<String, Span>, name: &ast::Ident, what: &str) {
+    pub(super) fn unique(
+        &mut self,
+        seen: &mut HashMap<String, Span>,
+        name: &ast::Ident,
+        what: &str,
+    ) {
         if seen.insert(name.name.clone(), name.span).is_some() {
             self.push(err(
                 "E0006",
@@ -272,7 +275,7 @@ impl Resolver {
         self.out.structs[id].fields = fields;
     }
 
-    fn lookup(&mut self, name: &ast::Ident) -> Option<Type> {
+    pub(super) fn lookup(&mut self, name: &ast::Ident) -> Option<Type> {
         if let Some(s) = Scalar::from_name(&name.name) {
             return Some(Type::Scalar(s));
         }
@@ -304,7 +307,11 @@ impl Resolver {
         }
     }
 
-    fn field_type(&mut self, ty: &ast::TypeExpr, annotations: &[ast::Ident]) -> Option<Type> {
+    pub(super) fn field_type(
+        &mut self,
+        ty: &ast::TypeExpr,
+        annotations: &[ast::Ident],
+    ) -> Option<Type> {
         let is_slice = matches!(ty, ast::TypeExpr::Slice { .. });
         for a in annotations {
             let known = ["soa", "aos", "bovoa", "bovos", "string"].contains(&a.name.as_str());
@@ -423,394 +430,6 @@ impl Resolver {
                     string: string_kind,
                 })
             }
-        }
-    }
-
-    fn union_decl(&mut self, u: &ast::UnionDecl) {
-        const HELP: &str = "unions are `(dynamic, u8|u16|u32)`";
-        self.unknown_options(&u.options, &["dynamic", "u8", "u16", "u32"], HELP);
-        if !u.options.iter().any(|o| o.name == "dynamic") {
-            self.push(err("E0013", u.name.span, format!("union `{}` must be `dynamic`", u.name.name), "unions are stored as a tag and an offset, so they are always dynamic: `(dynamic, u8)`"));
-        }
-        let tag = self
-            .pick(&u.options, &["u8", "u16", "u32"], &u.name, HELP)
-            .and_then(|o| Scalar::from_name(&o.name))
-            .unwrap_or(Scalar::U32);
-        if u.variants.is_empty() {
-            self.push(err(
-                "E0016",
-                u.name.span,
-                format!("union `{}` has no variants", u.name.name),
-                "add at least one `variant: struct_name = tag;`",
-            ));
-        }
-        let max = (1u64 << (tag.size() * 8)) - 1;
-        let mut names = HashMap::new();
-        let mut tags = HashMap::new();
-        let mut next = 1u64;
-        let mut variants = Vec::new();
-        for v in &u.variants {
-            self.unique(&mut names, &v.name, "variant");
-            let (value, span) = v
-                .tag
-                .as_ref()
-                .map_or((next, v.name.span), |t| (t.value, t.span));
-            next = value.saturating_add(1);
-            if value == 0 || value > max {
-                self.push(err(
-                    "E0008",
-                    span,
-                    format!("tag {value} is out of range"),
-                    format!("tags go from 1 to {max} (0 means empty)"),
-                ));
-            }
-            if let Some(prev) = tags.insert(value, v.name.name.clone()) {
-                self.push(err(
-                    "E0007",
-                    span,
-                    format!("tag {value} is already used by `{prev}`"),
-                    "give every variant its own tag",
-                ));
-            }
-            let struct_id = match self.field_type(&v.ty, &[]) {
-                Some(Type::Struct(id)) => id,
-                Some(_) => {
-                    self.push(err(
-                        "E0012",
-                        v.ty.span(),
-                        "union variants hold structs",
-                        "wrap the value in a struct",
-                    ));
-                    continue;
-                }
-                None => continue,
-            };
-            variants.push(UnionVariant {
-                name: v.name.name.clone(),
-                struct_id,
-                tag: value as u32,
-            });
-        }
-        self.out.unions.push(Union {
-            name: u.name.name.clone(),
-            tag,
-            variants,
-        });
-    }
-
-    fn access(&mut self, a: &ast::Ident) -> Access {
-        match a.name.as_str() {
-            "none" => Access::None,
-            "read" => Access::Read,
-            "write" => Access::Write,
-            "readwrite" => Access::ReadWrite,
-            other => {
-                self.push(err(
-                    "E0013",
-                    a.span,
-                    format!("unknown access `{other}`"),
-                    "access is `read`, `write`, `readwrite` or `none`",
-                ));
-                Access::None
-            }
-        }
-    }
-
-    fn interface_decl(&mut self, i: &ast::InterfaceDecl) {
-        const HELP: &str = "interfaces are `(dynamic, direct|fanout|singleton)`";
-        let patterns = ["direct", "fanout", "singleton"];
-        self.unknown_options(
-            &i.options,
-            &["dynamic", "direct", "fanout", "singleton"],
-            HELP,
-        );
-        if !i.options.iter().any(|o| o.name == "dynamic") {
-            self.push(err(
-                "E0013",
-                i.name.span,
-                format!("interface `{}` must be `dynamic`", i.name.name),
-                "interfaces can always gain members: `(dynamic, direct)`",
-            ));
-        }
-        let pattern = match self
-            .pick(&i.options, &patterns, &i.name, HELP)
-            .map(|o| o.name.as_str())
-        {
-            Some("fanout") => Pattern::Fanout,
-            Some("singleton") => Pattern::Singleton,
-            _ => Pattern::Direct,
-        };
-        let mut seen = HashMap::new();
-        let mut out = Interface {
-            name: i.name.name.clone(),
-            pattern,
-            memories: vec![],
-            functions: vec![],
-        };
-        for m in &i.members {
-            self.unique(&mut seen, m.name(), "member");
-            if let ast::Member::Memory {
-                name,
-                import,
-                export,
-                pages,
-            } = m
-            {
-                if pages.value == 0 || pages.value > 65_536 {
-                    self.push(err(
-                        "E0008",
-                        pages.span,
-                        format!("{} pages is out of range", pages.value),
-                        "a memory has 1 to 65536 pages of 64 KiB",
-                    ));
-                }
-                let (import, export) = (self.access(import), self.access(export));
-                out.memories.push(Memory {
-                    name: name.name.clone(),
-                    import,
-                    export,
-                    pages: pages.value.min(65_536) as u32,
-                });
-            }
-        }
-        for m in &i.members {
-            if let ast::Member::Fn {
-                name,
-                params,
-                results,
-            } = m
-            {
-                let params = self.params(params, &out.memories);
-                let results = self.params(results, &out.memories);
-                out.functions.push(Function {
-                    name: name.name.clone(),
-                    params,
-                    results,
-                });
-            }
-        }
-        self.out.interfaces.push(out);
-    }
-
-    fn params(&mut self, params: &[ast::Param], memories: &[Memory]) -> Vec<Param> {
-        let mut seen = HashMap::new();
-        let mut out = Vec::new();
-        for p in params {
-            self.unique(&mut seen, &p.name, "parameter");
-            let memory = memories.iter().position(|m| m.name == p.memory.name);
-            if memory.is_none() {
-                let names: Vec<&str> = memories.iter().map(|m| m.name.as_str()).collect();
-                self.push(err(
-                    "E0014",
-                    p.memory.span,
-                    format!("no memory `{}` in this interface", p.memory.name),
-                    if names.is_empty() {
-                        "declare one: `m: memory (import: read, export: write, 1);`".to_string()
-                    } else {
-                        format!("memories here: {}", names.join(", "))
-                    },
-                ));
-            }
-            if let (Some(ty), Some(memory)) = (self.field_type(&p.ty, &[]), memory) {
-                out.push(Param {
-                    name: p.name.name.clone(),
-                    ty,
-                    memory,
-                });
-            }
-        }
-        out
-    }
-
-    fn field_size_align(&self, ty: &Type) -> (usize, usize) {
-        match ty {
-            Type::Scalar(s) => (s.size(), s.size()),
-            Type::Enum(e) => {
-                let s = self.out.enums[*e].repr.size();
-                (s, s)
-            }
-            Type::Struct(id) if self.kinds[*id] == StructKind::Inline => {
-                (self.out.structs[*id].size, STRUCT_ALIGN)
-            }
-            Type::Struct(_) | Type::Slice { .. } => (4, 4),
-            Type::Union(_) => (8, 4),
-            Type::Fixed { len, elem } => {
-                let (s, a) = self.field_size_align(elem);
-                (s * len, a)
-            }
-        }
-    }
-
-    fn layout_all(&mut self, decls: &[&ast::StructDecl]) {
-        let mut state = vec![0u8; decls.len()]; // 0 new, 1 in progress, 2 done
-        for id in 0..decls.len() {
-            self.layout(id, decls, &mut state);
-        }
-    }
-
-    /// Lays out struct `id` after the inline structs it embeds; reports embedding cycles.
-    fn layout(&mut self, id: usize, decls: &[&ast::StructDecl], state: &mut [u8]) -> bool {
-        match state[id] {
-            2 => return true,
-            1 => return false,
-            _ => state[id] = 1,
-        }
-        let fields = self.out.structs[id].fields.clone();
-        for (i, f) in fields.iter().enumerate() {
-            if let Type::Struct(dep) = f.ty
-                && self.kinds[dep] == StructKind::Inline
-                && !self.layout(dep, decls, state)
-            {
-                let span = decls[id].fields[i].ty.span();
-                self.push(err(
-                    "E0009",
-                    span,
-                    format!(
-                        "field `{}.{}` embeds inline struct `{}`, which embeds `{}` again",
-                        self.out.structs[id].name,
-                        f.name,
-                        self.out.structs[dep].name,
-                        self.out.structs[id].name
-                    ),
-                    "make one struct on the cycle `dynamic` (stored by offset) or break the cycle",
-                ));
-                state[id] = 2;
-                return true;
-            }
-        }
-        let kind = self.kinds[id];
-        let mut at = if kind == StructKind::Dynamic {
-            DYNAMIC_HEADER_SIZE
-        } else {
-            0
-        };
-        let mut laid = Vec::with_capacity(fields.len());
-        for f in fields {
-            let (size, align) = self.field_size_align(&f.ty);
-            let offset = align_up(at, align.max(1));
-            at = offset + size;
-            laid.push(Field { offset, size, ..f });
-        }
-        let s = &mut self.out.structs[id];
-        s.fields = laid;
-        s.used = at;
-        s.size = align_up(at, STRUCT_ALIGN);
-        if s.size > MAX_STRUCT_SIZE {
-            let msg = format!("struct `{}` is {} bytes", s.name, s.size);
-            self.push(err(
-                "E0008",
-                decls[id].name.span,
-                msg,
-                "a struct's size is stored in 29 bits of 8-byte units; use slices for bulk data",
-            ));
-        }
-        state[id] = 2;
-        true
-    }
-
-    /// Computes the columns of every struct used as a SoA item: items of `#soa`
-    /// slices and variants of `#bovos` union slices.
-    fn flatten_all(&mut self, decls: &[&ast::StructDecl]) {
-        for (id, decl) in decls.iter().enumerate() {
-            for fi in 0..self.out.structs[id].fields.len() {
-                let span = decl.fields[fi].ty.span();
-                let items: Vec<usize> = match &self.out.structs[id].fields[fi].ty {
-                    Type::Slice {
-                        elem,
-                        layout: SliceLayout::Soa(_),
-                        ..
-                    } => match **elem {
-                        Type::Struct(item) => vec![item],
-                        _ => continue,
-                    },
-                    Type::Slice {
-                        elem,
-                        layout: SliceLayout::BoVoS,
-                        ..
-                    } => match **elem {
-                        Type::Union(u) => self.out.unions[u]
-                            .variants
-                            .iter()
-                            .map(|v| v.struct_id)
-                            .collect(),
-                        _ => continue,
-                    },
-                    _ => continue,
-                };
-                for item in items {
-                    let columns = self.soa_columns(item, span);
-                    if let Type::Slice {
-                        layout: SliceLayout::Soa(cols),
-                        ..
-                    } = &mut self.out.structs[id].fields[fi].ty
-                    {
-                        *cols = columns.clone();
-                    }
-                    self.out.structs[item].soa = Some(columns);
-                }
-            }
-        }
-    }
-
-    fn soa_columns(&mut self, item: usize, span: Span) -> Vec<SoaColumn> {
-        if let Some(cols) = &self.out.structs[item].soa {
-            return cols.clone();
-        }
-        let mut columns = Vec::new();
-        self.flatten(item, &mut vec![], &mut vec![], &mut columns, span);
-        let mut hashes: HashMap<u32, &SoaColumn> = HashMap::new();
-        for c in &columns {
-            if let Some(prev) = hashes.insert(c.hash, c) {
-                self.diags.push(err(
-                    "E0015",
-                    span,
-                    format!(
-                        "columns `{}` and `{}` hash to the same value",
-                        prev.names.join("."),
-                        c.names.join(".")
-                    ),
-                    "reorder or pad the item's fields; this is vanishingly rare",
-                ));
-            }
-        }
-        columns
-    }
-
-    fn flatten(
-        &mut self,
-        id: usize,
-        path: &mut Vec<u32>,
-        names: &mut Vec<String>,
-        out: &mut Vec<SoaColumn>,
-        span: Span,
-    ) {
-        let s = self.out.structs[id].clone();
-        for (i, f) in s.fields.iter().enumerate() {
-            path.push(i as u32);
-            names.push(f.name.clone());
-            let leaf = |scalar, enum_id, per_item| SoaColumn {
-                path: path.clone(),
-                names: names.clone(),
-                scalar,
-                enum_id,
-                per_item,
-                hash: field_path_hash(path),
-            };
-            match &f.ty {
-                Type::Scalar(sc) => out.push(leaf(*sc, None, 1)),
-                Type::Enum(e) => out.push(leaf(self.out.enums[*e].repr, Some(*e), 1)),
-                Type::Fixed { len, elem } => match **elem {
-                    Type::Scalar(sc) => out.push(leaf(sc, None, *len)),
-                    Type::Enum(e) => out.push(leaf(self.out.enums[e].repr, Some(e), *len)),
-                    _ => {}
-                },
-                Type::Struct(inner) if self.kinds[*inner] == StructKind::Inline => {
-                    self.flatten(*inner, path, names, out, span);
-                }
-                _ => self.diags.push(err("E0012", span, format!("field `{}.{}` cannot be a SoA column", s.name, names.join(".")), "SoA items hold scalars, enums, fixed arrays and inline structs; use `#aos` (or `#bovoa` for a union slice)")),
-            }
-            path.pop();
-            names.pop();
         }
     }
 }

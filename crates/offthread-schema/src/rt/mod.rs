@@ -4,6 +4,7 @@
 //!
 //! The byte layout is specified in `docs/schema-format.md`.
 
+mod arrays;
 mod column;
 mod error;
 mod hash;
@@ -11,11 +12,12 @@ mod le;
 mod read;
 mod write;
 
+pub use arrays::{AosView, SoaView, VariantTable};
 pub use column::{Column, ColumnIter};
 pub use error::{ReadError, WriteError};
 pub use hash::{FIELD_PATH_SEED, field_path_hash};
 pub use le::Le;
-pub use read::{AosView, Budget, ReadOptions, SoaView, StructView, VariantTable};
+pub use read::{Budget, ReadOptions, StructView};
 pub use write::{Builder, SoaColumns, UnionSoaColumns, dynamic_header};
 
 /// Alignment of every array header, lookup table and column (one AVX-512 line).

@@ -1,6 +1,7 @@
 //! Bounds-checked views over an encoded message. Every constructor validates the
 //! bytes it will later hand out, so item accessors are infallible and cheap.
 
+use super::arrays::{AosView, SoaView, VariantTable};
 use super::column::Column;
 use super::error::ReadError;
 use super::le::Le;
@@ -65,14 +66,14 @@ impl Budget {
 /// Fields past `used` (written by an older schema) read as zero.
 #[derive(Clone, Copy, Debug)]
 pub struct StructView<'a> {
-    buf: &'a [u8],
-    start: usize,
-    used: usize,
-    depth: u32,
-    opts: ReadOptions,
+    pub(super) buf: &'a [u8],
+    pub(super) start: usize,
+    pub(super) used: usize,
+    pub(super) depth: u32,
+    pub(super) opts: ReadOptions,
 }
 
-fn oob(offset: usize, len: usize, buf: &[u8]) -> ReadError {
+pub(super) fn oob(offset: usize, len: usize, buf: &[u8]) -> ReadError {
     ReadError::OutOfBounds {
         offset: offset as u64,
         len: len as u64,
@@ -80,7 +81,7 @@ fn oob(offset: usize, len: usize, buf: &[u8]) -> ReadError {
     }
 }
 
-fn range(buf: &[u8], offset: usize, len: usize) -> Result<&[u8], ReadError> {
+pub(super) fn range(buf: &[u8], offset: usize, len: usize) -> Result<&[u8], ReadError> {
     offset
         .checked_add(len)
         .and_then(|end| buf.get(offset..end))
@@ -92,7 +93,7 @@ fn u32_at(buf: &[u8], offset: usize) -> Result<u32, ReadError> {
 }
 
 /// `a * b`, or an out-of-bounds error when it does not fit (wasm32's usize is 32-bit).
-fn mul(a: usize, b: usize, buf: &[u8]) -> Result<usize, ReadError> {
+pub(super) fn mul(a: usize, b: usize, buf: &[u8]) -> Result<usize, ReadError> {
     a.checked_mul(b)
         .ok_or_else(|| oob(usize::MAX, usize::MAX, buf))
 }
@@ -464,124 +465,5 @@ impl<'a> StructView<'a> {
             count: h.count,
             entries,
         })
-    }
-}
-
-/// An array of structs stored one after another, `stride` bytes apart.
-#[derive(Clone, Copy, Debug)]
-pub struct AosView<'a> {
-    buf: &'a [u8],
-    data: usize,
-    count: usize,
-    stride: usize,
-    depth: u32,
-    opts: ReadOptions,
-}
-
-impl<'a> AosView<'a> {
-    /// Number of items.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    /// True when there are no items.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// Item `i` as a struct view of `stride` bytes.
-    pub fn get(&self, i: usize) -> Option<StructView<'a>> {
-        (i < self.count).then(|| StructView {
-            buf: self.buf,
-            start: self.data + i * self.stride,
-            used: self.stride,
-            depth: self.depth,
-            opts: self.opts,
-        })
-    }
-}
-
-/// A struct-of-arrays: `count` items, one column per flattened field, found through
-/// the lookup table of field-path hashes.
-#[derive(Clone, Copy, Debug)]
-pub struct SoaView<'a> {
-    buf: &'a [u8],
-    count: usize,
-    hashes: &'a [u8],
-    blocks: &'a [u8],
-}
-
-impl<'a> SoaView<'a> {
-    /// Number of items.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    /// True when there are no items.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// The column with path hash `hash`, holding `per_item` values of `T` per item
-    /// (more than one for fixed arrays). Zeros when the writer had no such column.
-    pub fn column<T: Le>(&self, hash: u32, per_item: usize) -> Result<Column<'a, T>, ReadError> {
-        let len = mul(self.count, per_item, self.buf)?;
-        let Some(i) = self
-            .hashes
-            .chunks_exact(4)
-            .position(|h| u32::read_le(h) == hash)
-        else {
-            return Ok(Column::Zero(len));
-        };
-        let block = u32::read_le(&self.blocks[i * 4..]) as u64;
-        let start = block * ARRAY_ALIGN as u64;
-        let start = usize::try_from(start).map_err(|_| oob(usize::MAX, 0, self.buf))?;
-        Ok(Column::from_bytes(range(
-            self.buf,
-            start,
-            mul(len, T::SIZE, self.buf)?,
-        )?))
-    }
-}
-
-/// A union slice stored as one array per variant (BoVoA / BoVoS): `count` items in all.
-#[derive(Clone, Copy, Debug)]
-pub struct VariantTable<'a> {
-    view: StructView<'a>,
-    count: usize,
-    entries: &'a [u8],
-}
-
-impl<'a> VariantTable<'a> {
-    /// Items over all variants.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// Offset of the array for `tag`; 0 when the variant has no items.
-    fn array(&self, tag: u32) -> usize {
-        self.entries
-            .chunks_exact(8)
-            .find(|e| u32::read_le(&e[..4]) == tag)
-            .map_or(0, |e| u32::read_le(&e[4..]) as usize)
-    }
-
-    /// The AoS array of variant `tag` (BoVoA).
-    pub fn aos(
-        &self,
-        tag: u32,
-        item_size: usize,
-        evolving: bool,
-    ) -> Result<AosView<'a>, ReadError> {
-        self.view.aos_at(self.array(tag), item_size, evolving)
-    }
-
-    /// The SoA array of variant `tag` (BoVoS).
-    pub fn soa(&self, tag: u32) -> Result<SoaView<'a>, ReadError> {
-        self.view.soa_at(self.array(tag))
     }
 }
