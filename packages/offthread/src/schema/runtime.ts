@@ -450,19 +450,24 @@ export class Builder {
     const at = alignUp(this.len, align);
     const end = at + size;
     if (end > 0xffffffff) throw new SchemaWriteError('W0001', `message needs ${end} bytes, past the 32-bit offset limit`);
-    if (this.fixed) {
-      if (end > this.buf.byteLength) {
+    if (end > this.buf.byteLength) {
+      if (this.fixed) {
         throw new SchemaWriteError('W0002', `message needs at least ${end} bytes, the output has ${this.buf.byteLength}`);
       }
-      this.buf.fill(0, this.len, end);
-    } else if (end > this.buf.byteLength) {
       const next = new Uint8Array(Math.max(end, this.buf.byteLength * 2));
       next.set(this.buf.subarray(0, this.len));
       this.buf = next;
       this.dv = new DataView(next.buffer);
     }
+    // Zero what we hand out: a caller's buffer, or ours after reset(), may be dirty.
+    this.buf.fill(0, this.len, end);
     this.len = end;
     return at;
+  }
+
+  /** Forgets the message so the same buffer encodes the next one (no reallocation). */
+  reset(): void {
+    this.len = 0;
   }
 
   u8(at: number, v: number): void { this.dv.setUint8(at, v); }
@@ -583,9 +588,13 @@ export class Builder {
     return [header, table];
   }
 
-  /** The message: a copy sized exactly, or for `onBuffer` a view of the written bytes. */
+  /**
+   * The message, without a copy: a view of the first `length` bytes of the builder's
+   * buffer (its `.buffer` may be larger). After `reset()` the builder writes over the
+   * same memory, so `.slice()` what you keep when you reuse a builder.
+   */
   finish(): Uint8Array {
-    return this.fixed ? this.buf.subarray(0, this.len) : this.buf.slice(0, this.len);
+    return this.buf.subarray(0, this.len);
   }
 }
 
