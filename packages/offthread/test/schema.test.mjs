@@ -282,6 +282,10 @@ test('Builder.onBuffer writes in place into a SharedArrayBuffer, zeroing stale b
     () => temperature.encodeTemperatureBatch({ readings: readings(10) }, rt.Builder.onBuffer(new ArrayBuffer(want.length - 1))),
     (e) => e instanceof rt.SchemaWriteError && e.code === 'W0002',
   );
+  assert.throws(
+    () => rt.Builder.onBuffer(new Uint8Array(sab, 4)),
+    (e) => e instanceof rt.SchemaWriteError && e.code === 'W0003',
+  );
 });
 
 test('a self-referencing node stops at the depth limit (R0006), not in a loop', () => {

@@ -67,10 +67,15 @@ export class SchemaReadError extends Error {
   }
 }
 
-/** W0001: past the 32-bit offset limit; W0002: the caller's buffer is too small. */
+/**
+ * W0001: past the 32-bit offset limit; W0002: the caller's buffer is too small;
+ * W0003: the caller's buffer does not start 8-byte aligned (columns are typed arrays).
+ */
+export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003';
+
 export class SchemaWriteError extends Error {
-  readonly code: 'W0001' | 'W0002';
-  constructor(code: 'W0001' | 'W0002', message: string) {
+  readonly code: WriteErrorCode;
+  constructor(code: WriteErrorCode, message: string) {
     super(`${code}: ${message}`);
     this.name = 'SchemaWriteError';
     this.code = code;
@@ -435,11 +440,15 @@ export class Builder {
 
   /**
    * Writes in place into `out` from its start (never grows; W0002 when it is too small).
-   * Allocated bytes are zeroed first, so stale contents never leak into padding. For
-   * zero-copy column views, pass a buffer whose start is 8-byte aligned (64 is best).
+   * Allocated bytes are zeroed first, so stale contents never leak into padding. The
+   * start must be 8-byte aligned (W0003) so columns can be typed arrays; 64 is best.
    */
   static onBuffer(out: Bytes): Builder {
-    return new Builder(out instanceof Uint8Array ? out : new Uint8Array(out));
+    const u8 = out instanceof Uint8Array ? out : new Uint8Array(out);
+    if (u8.byteOffset % 8 !== 0) {
+      throw new SchemaWriteError('W0003', `output starts at byte ${u8.byteOffset} of its buffer, not on an 8-byte boundary`);
+    }
+    return new Builder(u8);
   }
 
   get length(): number {
@@ -505,7 +514,7 @@ export class Builder {
   view<K extends Kind>(kind: K, at: number, count: number): KindArrays[K] {
     const abs = this.buf.byteOffset + at;
     if (LITTLE_ENDIAN && abs % SIZES[kind] === 0) return new CTORS[kind](this.buf.buffer, abs, count) as KindArrays[K];
-    throw new SchemaWriteError('W0002', `column at ${abs} is not aligned for ${kind}: give Builder.onBuffer an 8-byte aligned buffer`);
+    throw new SchemaWriteError('W0003', `column at byte ${abs} is not aligned for ${kind}`);
   }
 
   /** Reserves a scalar slice of `count` values; returns [header (0 if empty), data]. */
