@@ -26,10 +26,16 @@ pub fn resolve(schema: &ast::Schema) -> Result<Schema, Vec<Diagnostic>> {
             }
         })
         .collect();
+    // Structs by position, not by name: a duplicate or scalar-named struct (already an
+    // error) must not take another struct's slot (found by the compile_schema fuzzer).
+    let mut struct_id = 0;
     for item in &schema.items {
         match item {
             ast::Item::Enum(e) => r.enum_decl(e),
-            ast::Item::Struct(s) => r.struct_fields(s),
+            ast::Item::Struct(s) => {
+                r.struct_fields(struct_id, s);
+                struct_id += 1;
+            }
             _ => {}
         }
     }
@@ -252,10 +258,7 @@ impl Resolver {
         }
     }
 
-    fn struct_fields(&mut self, s: &ast::StructDecl) {
-        let ItemRef::Struct(id) = self.names[&s.name.name] else {
-            return;
-        };
+    fn struct_fields(&mut self, id: usize, s: &ast::StructDecl) {
         if s.fields.is_empty() {
             self.push(err("E0016", s.name.span, format!("struct `{}` has no fields", s.name.name), "add at least one field: empty items would make arrays of unbounded length free to claim"));
         }
