@@ -1195,5 +1195,5 @@ pub const UPDATER_MEMORIES: &[(&str, &str, &str, u32)] = &[
 /// Interface `updater` (fanout).
 pub trait Updater {
     /// `input` in `shared`, `res` in `out`
-    fn update(&mut self, input: &Option<Box<KitchenSink>>) -> Particle;
+    fn update(&mut self, input: &KitchenSink) -> Particle;
 }

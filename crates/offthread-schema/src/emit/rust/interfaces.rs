@@ -2,6 +2,7 @@
 //! a constant describing the shared memories and the communication pattern.
 
 use super::{Cx, ident};
+use crate::compiler::ir::Type;
 use crate::compiler::pascal_case;
 
 pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
@@ -34,9 +35,9 @@ pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
         let params: Vec<String> = f
             .params
             .iter()
-            .map(|p| format!("{}: &{}", ident(&p.name), cx.owned_type(&p.ty)))
+            .map(|p| format!("{}: &{}", ident(&p.name), param_type(cx, &p.ty)))
             .collect();
-        let results: Vec<String> = f.results.iter().map(|p| cx.owned_type(&p.ty)).collect();
+        let results: Vec<String> = f.results.iter().map(|p| param_type(cx, &p.ty)).collect();
         let ret = match results.as_slice() {
             [] => String::new(),
             [one] => format!(" -> {one}"),
@@ -58,4 +59,14 @@ pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
     }
     out += "}\n";
     out
+}
+
+/// A parameter is a whole message in a memory: never absent, so structs and unions
+/// are not wrapped in `Option` the way fields are.
+fn param_type(cx: &Cx<'_>, ty: &Type) -> String {
+    match ty {
+        Type::Struct(id) => cx.struct_name(*id),
+        Type::Union(u) => cx.union_name(*u),
+        _ => cx.owned_type(ty),
+    }
 }

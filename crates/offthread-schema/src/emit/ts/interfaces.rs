@@ -1,6 +1,7 @@
 //! Interfaces as types only: a TS interface plus constants for the pattern and memories.
 
 use super::{Cx, member};
+use crate::compiler::ir::Type;
 use crate::compiler::pascal_case;
 
 pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
@@ -34,9 +35,9 @@ pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
         let params: Vec<String> = f
             .params
             .iter()
-            .map(|p| format!("{}: {}", member(&p.name), cx.plain_type(&p.ty)))
+            .map(|p| format!("{}: {}", member(&p.name), param_type(cx, &p.ty)))
             .collect();
-        let results: Vec<String> = f.results.iter().map(|p| cx.plain_type(&p.ty)).collect();
+        let results: Vec<String> = f.results.iter().map(|p| param_type(cx, &p.ty)).collect();
         let ret = match results.as_slice() {
             [] => "void".to_string(),
             [one] => one.clone(),
@@ -46,4 +47,13 @@ pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
     }
     out += "}\n";
     out
+}
+
+/// A parameter is a whole message in a memory: never absent, so no `| null`.
+fn param_type(cx: &Cx<'_>, ty: &Type) -> String {
+    match ty {
+        Type::Struct(id) => cx.name(*id),
+        Type::Union(u) => cx.union_name(*u),
+        _ => cx.plain_type(ty),
+    }
 }
