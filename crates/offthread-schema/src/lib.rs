@@ -29,6 +29,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Aligned column casts go through bytemuck; nothing here needs its own `unsafe`.
+#![forbid(unsafe_code)]
+
 pub mod generated;
 pub mod rt;
 
