@@ -2,17 +2,17 @@
 // output (`dist/schema`, built from src/schema by the package build). The golden
 // buffers are the Rust writer's bytes (tests/fixtures/schema/golden/*.hex): the TS
 // writers must produce them byte for byte, and the TS readers must read them.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-
-import * as rt from '../dist/schema/runtime.js';
-import * as temperature from '../dist/schema/generated/temperature.js';
-import * as scooter from '../dist/schema/generated/scooter.js';
-import * as ks from '../dist/schema/generated/fixtures/kitchen_sink.js';
 import * as v1 from '../dist/schema/generated/fixtures/evolution_v1.js';
 import * as v2 from '../dist/schema/generated/fixtures/evolution_v2.js';
+import * as ks from '../dist/schema/generated/fixtures/kitchen_sink.js';
+import * as scooter from '../dist/schema/generated/scooter.js';
+import * as temperature from '../dist/schema/generated/temperature.js';
+import * as rt from '../dist/schema/runtime.js';
 
 const golden = (name) => {
   const url = new URL(`../../../tests/fixtures/schema/golden/${name}.hex`, import.meta.url);
@@ -77,7 +77,10 @@ test('Scooter fleet: SoA and AoS golden bytes and readers', () => {
   assert.deepEqual(bytes, golden('scooter_fleet'));
   const r = scooter.ScooterFleetReader.fromBytes(bytes);
   assert.deepEqual([...r.soa().distance()], [0, 100, 200, 300]);
-  assert.deepEqual([...r.aos()].map((s) => s.distance()), [0, 100, 200, 300]);
+  assert.deepEqual(
+    [...r.aos()].map((s) => s.distance()),
+    [0, 100, 200, 300],
+  );
 });
 
 function kitchenSink() {
@@ -149,8 +152,18 @@ test('evolution: a v2 reader reads v1 data, missing fields and columns as zero',
   assert.equal(got.label, 7);
   assert.equal(got.note, '');
   assert.equal(got.count, 0n);
-  assert.deepEqual(got.readings.map((r) => [r.id, r.value, r.quality, r.extra]), [0, 1, 2, 3, 4].map((i) => [i, i * 2, 0, 0]));
-  assert.deepEqual(got.readingsAos.map((r) => [r.id, r.quality]), [[100, 0], [101, 0], [102, 0]]);
+  assert.deepEqual(
+    got.readings.map((r) => [r.id, r.value, r.quality, r.extra]),
+    [0, 1, 2, 3, 4].map((i) => [i, i * 2, 0, 0]),
+  );
+  assert.deepEqual(
+    got.readingsAos.map((r) => [r.id, r.quality]),
+    [
+      [100, 0],
+      [101, 0],
+      [102, 0],
+    ],
+  );
   const extra = v2.BatchReader.fromBytes(golden('evolution_v1')).readings().extra();
   assert.deepEqual([...extra], [0, 0, 0, 0, 0]);
 });
@@ -184,7 +197,10 @@ test('evolution: TS writers produce the Rust golden bytes for both versions', ()
 
 test('SoA lookup respects maxSoaColumns', () => {
   const bytes = golden('evolution_v2');
-  assert.throws(() => v2.decodeBatch(bytes, { maxSoaColumns: 3 }), (e) => e instanceof rt.SchemaReadError && e.code === 'R0005');
+  assert.throws(
+    () => v2.decodeBatch(bytes, { maxSoaColumns: 3 }),
+    (e) => e instanceof rt.SchemaReadError && e.code === 'R0005',
+  );
   assert.equal(v2.decodeBatch(bytes, { maxSoaColumns: 4 }).label, 7);
 });
 
@@ -279,7 +295,11 @@ test('Builder.onBuffer writes in place into a SharedArrayBuffer, zeroing stale b
   // A worker would now read it without a copy:
   assert.equal(temperature.TemperatureBatchReader.fromBytes(sab).readings().value().buffer, sab);
   assert.throws(
-    () => temperature.encodeTemperatureBatch({ readings: readings(10) }, rt.Builder.onBuffer(new ArrayBuffer(want.length - 1))),
+    () =>
+      temperature.encodeTemperatureBatch(
+        { readings: readings(10) },
+        rt.Builder.onBuffer(new ArrayBuffer(want.length - 1)),
+      ),
     (e) => e instanceof rt.SchemaWriteError && e.code === 'W0002',
   );
   assert.throws(
@@ -299,5 +319,8 @@ test('a self-referencing node stops at the depth limit (R0006), not in a loop', 
   const dv = new DataView(buf.buffer);
   dv.setUint32(16, at, true);
   dv.setUint32(at + 16, at, true);
-  assert.throws(() => ks.decodeNode(buf), (e) => e instanceof rt.SchemaReadError && e.code === 'R0006');
+  assert.throws(
+    () => ks.decodeNode(buf),
+    (e) => e instanceof rt.SchemaReadError && e.code === 'R0006',
+  );
 });

@@ -40,7 +40,16 @@ const CTORS: Record<Kind, AnyCtor> = {
 } as unknown as Record<Kind, AnyCtor>;
 
 export const SIZES: Record<Kind, number> = {
-  u8: 1, u16: 2, u32: 4, u64: 8, i8: 1, i16: 2, i32: 4, i64: 8, f32: 4, f64: 8,
+  u8: 1,
+  u16: 2,
+  u32: 4,
+  u64: 8,
+  i8: 1,
+  i16: 2,
+  i32: 4,
+  i64: 8,
+  f32: 4,
+  f64: 8,
 };
 
 // Typed arrays use the host's byte order; the format is little-endian.
@@ -55,8 +64,16 @@ export function alignUp(n: number, align: number): number {
 
 /** Stable codes, the same as Rust's `rt::ReadError::code()` (docs/schema-format.md §3). */
 export type ReadErrorCode =
-  | 'R0001' | 'R0002' | 'R0003' | 'R0004' | 'R0005'
-  | 'R0006' | 'R0007' | 'R0008' | 'R0009' | 'R0010';
+  | 'R0001'
+  | 'R0002'
+  | 'R0003'
+  | 'R0004'
+  | 'R0005'
+  | 'R0006'
+  | 'R0007'
+  | 'R0008'
+  | 'R0009'
+  | 'R0010';
 
 export class SchemaReadError extends Error {
   readonly code: ReadErrorCode;
@@ -130,7 +147,10 @@ export class Message {
   /** Throws R0001 unless `len` bytes at `offset` are inside the message. */
   range(offset: number, len: number): void {
     if (!(offset + len <= this.u8.byteLength)) {
-      throw new SchemaReadError('R0001', `${len} bytes at offset ${offset} reach past the end of a ${this.u8.byteLength}-byte buffer`);
+      throw new SchemaReadError(
+        'R0001',
+        `${len} bytes at offset ${offset} reach past the end of a ${this.u8.byteLength}-byte buffer`,
+      );
     }
   }
 
@@ -209,17 +229,39 @@ export class StructView {
     return off + size <= this.used;
   }
 
-  u8(off: number): number { return this.has(off, 1) ? this.msg.dv.getUint8(this.start + off) : 0; }
-  u16(off: number): number { return this.has(off, 2) ? this.msg.dv.getUint16(this.start + off, true) : 0; }
-  u32(off: number): number { return this.has(off, 4) ? this.msg.dv.getUint32(this.start + off, true) : 0; }
-  u64(off: number): bigint { return this.has(off, 8) ? this.msg.dv.getBigUint64(this.start + off, true) : 0n; }
-  i8(off: number): number { return this.has(off, 1) ? this.msg.dv.getInt8(this.start + off) : 0; }
-  i16(off: number): number { return this.has(off, 2) ? this.msg.dv.getInt16(this.start + off, true) : 0; }
-  i32(off: number): number { return this.has(off, 4) ? this.msg.dv.getInt32(this.start + off, true) : 0; }
-  i64(off: number): bigint { return this.has(off, 8) ? this.msg.dv.getBigInt64(this.start + off, true) : 0n; }
-  f32(off: number): number { return this.has(off, 4) ? this.msg.dv.getFloat32(this.start + off, true) : 0; }
-  f64(off: number): number { return this.has(off, 8) ? this.msg.dv.getFloat64(this.start + off, true) : 0; }
-  bool(off: number): boolean { return this.u8(off) !== 0; }
+  u8(off: number): number {
+    return this.has(off, 1) ? this.msg.dv.getUint8(this.start + off) : 0;
+  }
+  u16(off: number): number {
+    return this.has(off, 2) ? this.msg.dv.getUint16(this.start + off, true) : 0;
+  }
+  u32(off: number): number {
+    return this.has(off, 4) ? this.msg.dv.getUint32(this.start + off, true) : 0;
+  }
+  u64(off: number): bigint {
+    return this.has(off, 8) ? this.msg.dv.getBigUint64(this.start + off, true) : 0n;
+  }
+  i8(off: number): number {
+    return this.has(off, 1) ? this.msg.dv.getInt8(this.start + off) : 0;
+  }
+  i16(off: number): number {
+    return this.has(off, 2) ? this.msg.dv.getInt16(this.start + off, true) : 0;
+  }
+  i32(off: number): number {
+    return this.has(off, 4) ? this.msg.dv.getInt32(this.start + off, true) : 0;
+  }
+  i64(off: number): bigint {
+    return this.has(off, 8) ? this.msg.dv.getBigInt64(this.start + off, true) : 0n;
+  }
+  f32(off: number): number {
+    return this.has(off, 4) ? this.msg.dv.getFloat32(this.start + off, true) : 0;
+  }
+  f64(off: number): number {
+    return this.has(off, 8) ? this.msg.dv.getFloat64(this.start + off, true) : 0;
+  }
+  bool(off: number): boolean {
+    return this.u8(off) !== 0;
+  }
 
   /** The inline struct of `size` bytes embedded at `off`. */
   inline(off: number, size: number): StructView {
@@ -256,7 +298,8 @@ export class StructView {
     if (ptr === 0) return new CTORS[kind](0) as KindArrays[K];
     this.childDepth();
     const h = this.msg.arrayHeader(ptr);
-    if (h.b !== SIZES[kind]) throw new SchemaReadError('R0007', `array element size ${h.b}, the schema says ${SIZES[kind]}`);
+    if (h.b !== SIZES[kind])
+      throw new SchemaReadError('R0007', `array element size ${h.b}, the schema says ${SIZES[kind]}`);
     this.msg.aligned(h.a, ARRAY_ALIGN);
     return this.msg.typed(kind, h.a, h.count);
   }
@@ -446,7 +489,10 @@ export class Builder {
   static onBuffer(out: Bytes): Builder {
     const u8 = out instanceof Uint8Array ? out : new Uint8Array(out);
     if (u8.byteOffset % 8 !== 0) {
-      throw new SchemaWriteError('W0003', `output starts at byte ${u8.byteOffset} of its buffer, not on an 8-byte boundary`);
+      throw new SchemaWriteError(
+        'W0003',
+        `output starts at byte ${u8.byteOffset} of its buffer, not on an 8-byte boundary`,
+      );
     }
     return new Builder(u8);
   }
@@ -458,10 +504,14 @@ export class Builder {
   alloc(size: number, align: number): number {
     const at = alignUp(this.len, align);
     const end = at + size;
-    if (end > 0xffffffff) throw new SchemaWriteError('W0001', `message needs ${end} bytes, past the 32-bit offset limit`);
+    if (end > 0xffffffff)
+      throw new SchemaWriteError('W0001', `message needs ${end} bytes, past the 32-bit offset limit`);
     if (end > this.buf.byteLength) {
       if (this.fixed) {
-        throw new SchemaWriteError('W0002', `message needs at least ${end} bytes, the output has ${this.buf.byteLength}`);
+        throw new SchemaWriteError(
+          'W0002',
+          `message needs at least ${end} bytes, the output has ${this.buf.byteLength}`,
+        );
       }
       const next = new Uint8Array(Math.max(end, this.buf.byteLength * 2));
       next.set(this.buf.subarray(0, this.len));
@@ -479,17 +529,39 @@ export class Builder {
     this.len = 0;
   }
 
-  u8(at: number, v: number): void { this.dv.setUint8(at, v); }
-  u16(at: number, v: number): void { this.dv.setUint16(at, v, true); }
-  u32(at: number, v: number): void { this.dv.setUint32(at, v, true); }
-  u64(at: number, v: bigint): void { this.dv.setBigUint64(at, v, true); }
-  i8(at: number, v: number): void { this.dv.setInt8(at, v); }
-  i16(at: number, v: number): void { this.dv.setInt16(at, v, true); }
-  i32(at: number, v: number): void { this.dv.setInt32(at, v, true); }
-  i64(at: number, v: bigint): void { this.dv.setBigInt64(at, v, true); }
-  f32(at: number, v: number): void { this.dv.setFloat32(at, v, true); }
-  f64(at: number, v: number): void { this.dv.setFloat64(at, v, true); }
-  bool(at: number, v: boolean): void { this.dv.setUint8(at, v ? 1 : 0); }
+  u8(at: number, v: number): void {
+    this.dv.setUint8(at, v);
+  }
+  u16(at: number, v: number): void {
+    this.dv.setUint16(at, v, true);
+  }
+  u32(at: number, v: number): void {
+    this.dv.setUint32(at, v, true);
+  }
+  u64(at: number, v: bigint): void {
+    this.dv.setBigUint64(at, v, true);
+  }
+  i8(at: number, v: number): void {
+    this.dv.setInt8(at, v);
+  }
+  i16(at: number, v: number): void {
+    this.dv.setInt16(at, v, true);
+  }
+  i32(at: number, v: number): void {
+    this.dv.setInt32(at, v, true);
+  }
+  i64(at: number, v: bigint): void {
+    this.dv.setBigInt64(at, v, true);
+  }
+  f32(at: number, v: number): void {
+    this.dv.setFloat32(at, v, true);
+  }
+  f64(at: number, v: number): void {
+    this.dv.setFloat64(at, v, true);
+  }
+  bool(at: number, v: boolean): void {
+    this.dv.setUint8(at, v ? 1 : 0);
+  }
 
   dynamicStruct(used: number): number {
     const at = this.alloc(alignUp(used, STRUCT_ALIGN), STRUCT_ALIGN);
@@ -530,7 +602,8 @@ export class Builder {
   /** Writes a scalar slice; returns its header offset (0 when empty). */
   scalars<K extends Kind>(kind: K, values: ArrayLike<number> | ArrayLike<bigint>): number {
     const [header, data] = this.scalarSlice(kind, values.length);
-    if (header !== 0) (this.view(kind, data, values.length) as { set(v: ArrayLike<number | bigint>): void }).set(values);
+    if (header !== 0)
+      (this.view(kind, data, values.length) as { set(v: ArrayLike<number | bigint>): void }).set(values);
     return header;
   }
 
