@@ -98,8 +98,9 @@ impl std::fmt::Debug for JobContext {
 
 /// The type-erased job, as stored in the queue and in handles.
 pub(crate) trait ErasedJob: Send + Sync {
-    /// Called by a worker that dequeued the job.
-    fn run(self: Arc<Self>);
+    /// Called by a worker that dequeued the job. Returns when the job's closure
+    /// returned, if it ran.
+    fn run(self: Arc<Self>) -> Option<Instant>;
     /// Requests cancellation; a queued job is finished at once (returns `true`).
     fn cancel(&self) -> bool;
     fn is_finished(&self) -> bool;
@@ -165,24 +166,27 @@ where
     F: FnOnce(&JobContext) -> Result<T, KernelError> + Send + 'static,
     D: FnOnce(JobOutcome<T>) + Send + 'static,
 {
-    fn run(self: Arc<Self>) {
+    fn run(self: Arc<Self>) -> Option<Instant> {
         let Some((job, done)) = self.claim(RUNNING) else {
-            return; // cancelled while queued: already delivered and released
+            return None; // cancelled while queued: already delivered and released
         };
         let ctx = &self.ctx;
         let shared = &*ctx.shared;
         let start = Instant::now();
         if ctx.is_cancelled() {
-            return self.finish_unstarted(job, done, JobError::Cancelled, DONE);
+            self.finish_unstarted(job, done, JobError::Cancelled, DONE);
+            return None;
         }
         if ctx.deadline.is_some_and(|at| start >= at) {
-            return self.finish_unstarted(job, done, JobError::TimedOut, DONE);
+            self.finish_unstarted(job, done, JobError::TimedOut, DONE);
+            return None;
         }
         // One RMW moves the job from `queued` to `running`.
         shared.move_queued_to_running();
         shared.stats.record_wait(nanos(start - ctx.submitted_at));
         let result = catch_unwind(AssertUnwindSafe(|| job(ctx)));
-        shared.stats.record_run(nanos(start.elapsed()));
+        let end = Instant::now();
+        shared.stats.record_run(nanos(end - start));
         let outcome = match result {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(JobError::from_kernel(e)),
@@ -191,6 +195,7 @@ where
         ctx.state.store(DONE, Ordering::Release);
         shared.deliver(done, outcome);
         shared.release(RUNNING_ONE);
+        Some(end)
     }
 
     fn cancel(&self) -> bool {

@@ -24,15 +24,21 @@
 //!
 //! **Threads: rayon's `ThreadPool`.** A job that runs a parallel kernel (`par_iter`)
 //! splits over the *same* threads, so async parallel calls never oversubscribe the
-//! cores, and `install` gives the sync parallel variant the same pool. rayon also
-//! brings tested sleep/wake logic (idle workers sleep, submission wakes one). A pool
-//! built directly on crossbeam-deque would need its own parking, and a parallel kernel
-//! would then need a second pool. Each accepted job is one `spawn_fifo` task.
+//! cores, and [`Pool::install`] gives the sync parallel variant the same pool. rayon
+//! also brings tested sleep/wake logic. A pool built directly on crossbeam-deque would
+//! need its own parking, and a parallel kernel would then need a second pool: two sets
+//! of threads fighting for 2 cores.
 //!
-//! **Queue: our own FIFO** (a crossbeam `Injector`, already in rayon's tree). Every
-//! rayon task runs the oldest entry of it. Owning the queue is what makes
-//! [`Pool::destroy`] cancel every queued job at once (it empties the queue), which
-//! rayon's internal queues cannot offer.
+//! **Queue: our own FIFO** (a crossbeam `Injector`, already in rayon's tree), drained
+//! by at most `threads` rayon tasks ("drain loops"). A submit pushes the job and spawns
+//! a drain loop only if fewer than `threads` run, so a busy pool pays no rayon spawn
+//! (allocation, global-queue push, sleep-counter traffic) per job. Measured on 2 cores
+//! (best of 7, 1,000 no-op jobs queued per round): ≈80 ns submit + ≈130 ns
+//! dequeue→`on_done`, against ≈135 + ≈205 ns with one rayon `spawn_fifo` per job, the
+//! first version of this crate. Drain loops yield to other rayon work every 50 µs, so
+//! `install` calls and a running job's `par_iter` chunks are not starved by a long
+//! queue. Owning the queue is also what lets [`Pool::destroy`] cancel every queued job
+//! at once, which rayon's internal queues cannot offer.
 //!
 //! **Cancel: a state machine per job** (`QUEUED → RUNNING → DONE`, `QUEUED →
 //! CANCELLED`). Whoever wins the CAS out of `QUEUED` owns the closures, so `on_done`
@@ -42,12 +48,11 @@
 //!
 //! **Accounting:** one atomic word holds `queued` and `running` (moving a job from one
 //! to the other is one add; idle is zero; `max_queue` is a CAS on it). Outcome counters
-//! and the wait/run histograms are per worker (log-linear buckets, relaxed adds on the
-//! worker's own cache lines), merged on [`Pool::stats`]; recording never serialises
-//! workers.
+//! and the wait/run histograms are per worker (log-linear buckets written only by their
+//! worker), merged on [`Pool::stats`]; recording never serialises workers.
 //!
-//! Measured overhead (`cargo run --release -p offthread-pool --example overhead`): see
-//! the example's header.
+//! Overhead numbers and how they are taken: `examples/overhead.rs`
+//! (`cargo run --release -p offthread-pool --example overhead`).
 
 mod completion;
 mod error;

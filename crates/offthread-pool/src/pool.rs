@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*, fence};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -14,6 +14,9 @@ use offthread_kernels::KernelError;
 use crate::error::{JobError, PoolError};
 use crate::job::{ErasedJob, Job, JobContext, JobHandle, JobOptions, JobOutcome, panic_message};
 use crate::stats::{Outcome, Percentiles, WorkerStats};
+
+/// How often a drain loop yields to other rayon work (see `Shared::drain`).
+const YIELD_EVERY: Duration = Duration::from_micros(50);
 
 /// Upper bound for `threads` (a typo like `threads: 1e6` must not fork-bomb the host).
 pub const MAX_THREADS: usize = 1024;
@@ -82,6 +85,8 @@ pub(crate) struct Shared {
     closed: AtomicBool,
     queue: Injector<Arc<dyn ErasedJob>>,
     load: Padded<AtomicU64>,
+    /// Drain loops running or spawned, at most `threads`.
+    drainers: Padded<AtomicUsize>,
     pub(crate) stats: WorkerStats,
     /// Threads in `wait_idle` plus pending `on_idle` callbacks: finishing the last job
     /// takes the lock only when this is non-zero.
@@ -158,13 +163,53 @@ impl Shared {
         );
     }
 
-    /// Body of every rayon task: one task per accepted job, each runs the oldest entry.
-    fn run_next(&self) {
+    /// After a push: claims a drainer slot if fewer than `threads` drain loops run; the
+    /// caller must then spawn one.
+    fn want_drainer(&self) -> bool {
+        // Pairs with the fence in `drain` (Dekker): either a drainer that is about to
+        // stop sees our entry, or we see its slot freed.
+        fence(SeqCst);
+        let mut active = self.drainers.0.load(Relaxed);
+        while active < self.threads {
+            match self
+                .drainers
+                .0
+                .compare_exchange_weak(active, active + 1, SeqCst, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => active = now,
+            }
+        }
+        false
+    }
+
+    /// A drain loop: the body of the rayon task spawned by `submit`. Runs queued jobs
+    /// oldest first until the queue is empty, so a busy pool costs no rayon spawn per
+    /// job. Every [`YIELD_EVERY`] it lets rayon run other pending work on this thread
+    /// (`install` calls, chunks of a running job's `par_iter`) so new jobs do not
+    /// starve them.
+    fn drain(&self) {
+        let mut last_yield = Instant::now();
         loop {
-            match self.queue.steal() {
-                Steal::Success(job) => return job.run(),
-                Steal::Empty => return, // taken by `destroy`
-                Steal::Retry => std::hint::spin_loop(),
+            loop {
+                match self.queue.steal() {
+                    Steal::Success(job) => {
+                        if let Some(end) = job.run()
+                            && end.saturating_duration_since(last_yield) >= YIELD_EVERY
+                        {
+                            last_yield = end;
+                            rayon::yield_now();
+                        }
+                    }
+                    Steal::Empty => break,
+                    Steal::Retry => std::hint::spin_loop(),
+                }
+            }
+            self.drainers.0.fetch_sub(1, SeqCst);
+            fence(SeqCst);
+            // A job pushed after our last steal, whose submitter saw no free slot.
+            if self.queue.is_empty() || !self.want_drainer() {
+                return;
             }
         }
     }
@@ -303,6 +348,7 @@ impl Pool {
             closed: AtomicBool::new(false),
             queue: Injector::new(),
             load: Padded(AtomicU64::new(0)),
+            drainers: Padded(AtomicUsize::new(0)),
             stats: WorkerStats::new(threads),
             idle_waiters: Padded(AtomicUsize::new(0)),
             idle_callbacks: Mutex::new(Vec::new()),
@@ -349,8 +395,10 @@ impl Pool {
             job: Arc::clone(&job),
         };
         shared.queue.push(job);
-        let shared = Arc::clone(shared);
-        self.inner.rayon.spawn_fifo(move || shared.run_next());
+        if shared.want_drainer() {
+            let shared = Arc::clone(shared);
+            self.inner.rayon.spawn_fifo(move || shared.drain());
+        }
         Ok(handle)
     }
 

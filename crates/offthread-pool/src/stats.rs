@@ -1,9 +1,9 @@
 //! Lock-free wait/run-time histograms: one recorder per worker thread, merged on read.
 //!
 //! Buckets are log-linear (8 per power of two, so a reported value is at most 12.5 %
-//! above the true one; `max` is exact). Recording is two relaxed `fetch_add`s on the
-//! worker's own cache lines: workers never write to shared lines, so recording does not
-//! serialise them. Reading ([`crate::Pool::stats`]) walks every bucket: O(threads · 496).
+//! above the true one; `max` is exact). Recording is a plain relaxed load + store on
+//! the worker's own cache lines (one writer per recorder): workers never write to
+//! shared lines, so recording does not serialise them. Reading ([`crate::Pool::stats`]) walks every bucket: O(threads · 496).
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -57,10 +57,16 @@ impl Histogram {
         }
     }
 
+    /// Single writer: only the owning worker records (see [`WorkerStats::record_wait`]),
+    /// so plain loads and stores suffice — no locked instruction, no CAS loop. Readers
+    /// may see a sample in `counts` before `max`; both are monotonic.
     #[inline]
     fn record(&self, v: u64) {
-        self.counts[bucket_of(v)].fetch_add(1, Relaxed);
-        self.max.fetch_max(v, Relaxed);
+        let c = &self.counts[bucket_of(v)];
+        c.store(c.load(Relaxed) + 1, Relaxed);
+        if v > self.max.load(Relaxed) {
+            self.max.store(v, Relaxed);
+        }
     }
 }
 
@@ -165,11 +171,14 @@ impl WorkerStats {
         &self.per_worker[i % self.per_worker.len()]
     }
 
+    /// Only from a worker of this pool (in `Job::run`): each recorder then has one
+    /// writer, which `Histogram::record` relies on.
     #[inline]
     pub(crate) fn record_wait(&self, ns: u64) {
         self.mine().wait.record(ns);
     }
 
+    /// Same single-writer rule as [`Self::record_wait`].
     #[inline]
     pub(crate) fn record_run(&self, ns: u64) {
         self.mine().run.record(ns);

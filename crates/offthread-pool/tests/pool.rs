@@ -305,7 +305,12 @@ fn close_lets_queued_work_finish_and_rejects_new_jobs() {
     );
     drop(release);
     assert!(pool.wait_idle(Some(EVENTUALLY)));
-    assert!(idle.load(SeqCst), "on_idle fired before wait_idle returned");
+    // on_idle runs on the worker that finished last, right after it released its slot.
+    let t0 = Instant::now();
+    while !idle.load(SeqCst) {
+        assert!(t0.elapsed() < EVENTUALLY, "on_idle never fired");
+        std::thread::yield_now();
+    }
     for i in 0..10 {
         assert_eq!(recv(&rx), Ok(i));
     }
@@ -559,4 +564,75 @@ fn many_threads_racing_cancel_against_start_deliver_exactly_once() {
     assert_eq!(delivered.load(SeqCst), 2_000);
     let st = pool.stats();
     assert_eq!(st.completed + st.cancelled, 2_000);
+}
+
+/// Drain loops stop when the queue looks empty; a submit racing with that must still
+/// get its job run (no lost wake-up). One job in flight at a time hits the race on
+/// every iteration.
+#[test]
+fn one_job_at_a_time_never_stalls() {
+    let pool = pool(2, None);
+    let (tx, rx) = channel();
+    for i in 0..20_000u32 {
+        let tx = tx.clone();
+        pool.submit(
+            JobOptions::default(),
+            move |_| Ok(i),
+            move |o| tx.send(o).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(recv(&rx), Ok(i));
+    }
+    // And from several threads with bursts in between.
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            let pool = pool.clone();
+            s.spawn(move || {
+                let (tx, rx) = channel();
+                for round in 0..300u32 {
+                    for i in 0..round % 7 + 1 {
+                        let tx = tx.clone();
+                        pool.submit(
+                            JobOptions::default(),
+                            move |_| Ok(i),
+                            move |o| {
+                                tx.send(o).unwrap();
+                            },
+                        )
+                        .unwrap();
+                    }
+                    for _ in 0..round % 7 + 1 {
+                        recv(&rx).unwrap();
+                    }
+                }
+            });
+        }
+    });
+    assert!(pool.wait_idle(Some(EVENTUALLY)));
+}
+
+/// A long queue of jobs must not starve `install` (the sync parallel variant): the
+/// drain loops yield to other rayon work between jobs.
+#[test]
+fn install_is_not_starved_by_a_long_queue() {
+    let pool = pool(2, None);
+    for _ in 0..2_000 {
+        pool.submit(
+            JobOptions::default(),
+            |_| {
+                std::thread::sleep(Duration::from_micros(100));
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+    }
+    let sum: u64 = pool.install(|| (0..1_000u64).into_par_iter().sum());
+    assert_eq!(sum, 499_500);
+    assert!(
+        pool.stats().queued > 0,
+        "install waited for the whole queue (≈100 ms of jobs)"
+    );
+    pool.destroy();
+    assert!(pool.wait_idle(Some(EVENTUALLY)));
 }
