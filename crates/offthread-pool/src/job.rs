@@ -237,8 +237,9 @@ pub struct JobHandle {
 impl JobHandle {
     /// Cancels the job. A queued job is dropped at once: its `on_done` runs with
     /// `Cancelled` on this thread before `cancel` returns, and it never runs (→ `true`).
-    /// A running job sees the flag at its next `ctx.check()` (→ `false`); a finished one
-    /// is unaffected (→ `false`). Idempotent.
+    /// A running job sees the flag at its next `ctx.check()` (→ `false`) and, if it
+    /// returns that error, is delivered as `Cancelled`; if it finishes without checking,
+    /// its own result is delivered. A finished job is unaffected (→ `false`). Idempotent.
     pub fn cancel(&self) -> bool {
         self.job.cancel()
     }
