@@ -51,6 +51,33 @@
 //! and the wait/run histograms are per worker (log-linear buckets written only by their
 //! worker), merged on [`Pool::stats`]; recording never serialises workers.
 //!
+//! # Notes for bindings (napi)
+//!
+//! - **Which thread runs what.** `job` runs on a pool worker. `on_done` runs exactly
+//!   once: on the worker that ran (or skipped) the job, or *synchronously on the
+//!   cancelling thread* — inside [`JobHandle::cancel`] for a queued job, inside
+//!   [`Pool::destroy`] for every queued job (so on the JS thread if JS called them).
+//!   `on_idle` callbacks run on the worker that finished last, or at once on the caller.
+//! - **No locks held around user code.** The pool calls `job`, `on_done` and `on_idle`
+//!   with none of its locks held, and [`CompletionQueue`] never calls out under its
+//!   lock, so there is no lock ordering to respect: `on_done` may call `submit`,
+//!   `cancel`, `stats`, `CompletionQueue::push`. It must not block on the pool
+//!   (`wait_idle` from a worker returns at once instead of deadlocking).
+//! - **Closures are dropped off the JS thread.** The job closure and `on_done` are
+//!   consumed/dropped on a worker (or on the cancelling thread). Do not capture napi
+//!   values or references; keep JS state in a JS-thread table keyed by a job id and
+//!   let `on_done` push `(id, outcome)` to a `CompletionQueue`, waking the loop (one
+//!   threadsafe-function / `uv_async_send`, non-blocking) only when `push` returns true.
+//! - **Dropping the last `Pool` handle blocks** until queued and running jobs finish and
+//!   the threads are joined (not when dropped on one of the pool's own workers). In a
+//!   JS finalizer call [`Pool::destroy`] first, or have each job's `on_done` hold a
+//!   `Pool` clone so the last drop happens on a worker.
+//! - **Codes.** [`JobError::code`] / [`PoolError::code`]; the codes this crate adds are
+//!   [`ERROR_CODES`] (`ERR_KERNEL_PANIC`, `ERR_INVALID_POOL_OPTIONS`, `ERR_QUEUE_FULL`,
+//!   `ERR_POOL_CLOSED`, `ERR_POOL_SPAWN`); `ERR_ABORTED`/`ERR_TIMEOUT` are the kernels'.
+//! - **Panics** are caught (job → `ERR_KERNEL_PANIC`; in `on_done`/`on_idle` → logged to
+//!   stderr), but the process panic hook still prints them; requires `panic = "unwind"`.
+//!
 //! Overhead numbers and how they are taken: `examples/overhead.rs`
 //! (`cargo run --release -p offthread-pool --example overhead`).
 
