@@ -748,3 +748,38 @@ fn submit_cancel_destroy_race_delivers_each_accepted_job_exactly_once() {
     );
     // (How many were cancelled depends on timing; exactly-once is what is checked.)
 }
+
+#[test]
+fn handles_are_send_sync_and_clone() {
+    fn send_sync_clone<T: Send + Sync + Clone>() {}
+    send_sync_clone::<Pool>();
+    send_sync_clone::<offthread_pool::JobHandle>();
+    send_sync_clone::<JobError>();
+    send_sync_clone::<PoolError>();
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<offthread_pool::JobContext>();
+    send_sync::<offthread_pool::CompletionQueue<String>>();
+}
+
+#[test]
+fn run_and_wait_percentiles_reflect_the_jobs() {
+    let pool = pool(1, None);
+    for _ in 0..20 {
+        pool.submit(
+            JobOptions::default(),
+            |_| {
+                std::thread::sleep(Duration::from_millis(2));
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+    }
+    assert!(pool.wait_idle(Some(EVENTUALLY)));
+    let st = pool.stats();
+    assert_eq!((st.run_time.count, st.wait_time.count), (20, 20));
+    assert!(st.run_time.p50 >= 2_000_000, "{:?}", st.run_time);
+    assert!(st.run_time.p50 <= st.run_time.p99 && st.run_time.p99 <= st.run_time.max);
+    // One worker: the last job waited behind the 19 others (≥ 19 × 2 ms).
+    assert!(st.wait_time.max >= 38_000_000, "{:?}", st.wait_time);
+}
