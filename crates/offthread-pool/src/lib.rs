@@ -85,6 +85,7 @@ mod completion;
 mod error;
 mod job;
 mod pool;
+mod priority;
 mod stats;
 
 pub use completion::CompletionQueue;

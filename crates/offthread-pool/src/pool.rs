@@ -33,6 +33,10 @@ pub struct PoolConfig {
     pub max_queue: Option<usize>,
     /// Threads are named `{thread_name}-{index}`.
     pub thread_name: String,
+    /// Scheduling niceness of the workers (Unix `nice`, 0..=19; `None`: inherit).
+    /// A positive value keeps the host's own thread (a JS event loop) responsive while
+    /// the pool saturates every core: the OS then prefers the host thread when it wakes.
+    pub nice: Option<i32>,
 }
 
 impl Default for PoolConfig {
@@ -41,6 +45,7 @@ impl Default for PoolConfig {
             threads: None,
             max_queue: None,
             thread_name: "offthread".to_owned(),
+            nice: None,
         }
     }
 }
@@ -305,6 +310,11 @@ impl Pool {
                 "maxQueue must be an integer from 1 to {MAX_QUEUE}, got {q}"
             )));
         }
+        if let Some(n) = cfg.nice.filter(|n| !(0..=19).contains(n)) {
+            return Err(PoolError::InvalidConfig(format!(
+                "nice must be an integer from 0 to 19, got {n}"
+            )));
+        }
         if cfg.thread_name.contains('\0') {
             return Err(PoolError::InvalidConfig(
                 "threadName must not contain NUL characters".to_owned(),
@@ -314,6 +324,7 @@ impl Pool {
         let handles = Arc::new(Mutex::new(Vec::with_capacity(threads)));
         let spawned = Arc::clone(&handles);
         let name = cfg.thread_name;
+        let nice = cfg.nice;
         let rayon = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(move |i| format!("{name}-{i}"))
@@ -329,6 +340,9 @@ impl Pool {
                     b = b.stack_size(size);
                 }
                 let h = b.spawn(move || {
+                    if let Some(n) = nice {
+                        crate::priority::lower_current_thread(n);
+                    }
                     WORKER_OF.with(|w| w.set(id));
                     t.run();
                 })?;

@@ -48,6 +48,7 @@ fn named_pool(name: &str, threads: usize) -> Pool {
         threads: Some(threads),
         max_queue: None,
         thread_name: name.to_owned(),
+        nice: None,
     })
     .unwrap()
 }

@@ -385,6 +385,7 @@ fn install_runs_par_iter_on_the_pools_threads() {
         threads: Some(2),
         max_queue: None,
         thread_name: "inst".to_owned(),
+        nice: None,
     })
     .unwrap();
     let seen: Vec<(Option<usize>, String)> = pool.install(|| {
@@ -782,4 +783,60 @@ fn run_and_wait_percentiles_reflect_the_jobs() {
     assert!(st.run_time.p50 <= st.run_time.p99 && st.run_time.p99 <= st.run_time.max);
     // One worker: the last job waited behind the 19 others (≥ 19 × 2 ms).
     assert!(st.wait_time.max >= 38_000_000, "{:?}", st.wait_time);
+}
+
+/// The nice value of the calling thread, from /proc/thread-self/stat (field 19).
+#[cfg(target_os = "linux")]
+fn current_thread_nice() -> i32 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+    let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
+    after_comm
+        .split_whitespace()
+        .nth(16)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn workers_run_at_the_configured_nice_value() {
+    let pool = Pool::new(PoolConfig {
+        threads: Some(2),
+        nice: Some(7),
+        ..PoolConfig::default()
+    })
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    for _ in 0..4 {
+        let tx = tx.clone();
+        pool.submit(
+            JobOptions::default(),
+            |_| Ok(current_thread_nice()),
+            move |r| {
+                tx.send(r.unwrap()).unwrap();
+            },
+        )
+        .unwrap();
+    }
+    for _ in 0..4 {
+        assert_eq!(rx.recv().unwrap(), 7);
+    }
+    assert_eq!(
+        current_thread_nice(),
+        0,
+        "the host thread keeps its priority"
+    );
+}
+
+#[test]
+fn nice_out_of_range_is_invalid_config() {
+    for nice in [-1, 20] {
+        let err = Pool::new(PoolConfig {
+            nice: Some(nice),
+            ..PoolConfig::default()
+        })
+        .unwrap_err();
+        assert_eq!(err.code(), "ERR_INVALID_POOL_OPTIONS");
+    }
 }

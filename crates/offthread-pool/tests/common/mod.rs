@@ -15,6 +15,7 @@ pub fn pool(threads: usize, max_queue: Option<usize>) -> Pool {
         threads: Some(threads),
         max_queue,
         thread_name: "offthread-test".to_owned(),
+        nice: None,
     })
     .expect("valid config")
 }
