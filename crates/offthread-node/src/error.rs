@@ -49,6 +49,7 @@ pub fn error_codes() -> Vec<&'static str> {
     ErrorCode::ALL
         .iter()
         .map(|c| c.as_str())
+        .chain(offthread_pool::ERROR_CODES.iter().copied())
         .chain([KERNEL_PANIC])
         .collect()
 }

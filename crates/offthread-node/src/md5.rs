@@ -56,7 +56,7 @@ impl NativePool {
     /// The MD5 loop as a pool job (cancellable between chunks of rounds).
     #[napi]
     pub fn submit_md5_iterate(
-        &self,
+        &mut self,
         id: u32,
         text: String,
         rounds_: f64,
@@ -64,26 +64,20 @@ impl NativePool {
         cancellable: bool,
     ) -> Result<(), Code> {
         let rounds = rounds(rounds_)?;
-        self.submit(id, cancellable, move |cancel| {
-            match md5::iterate_from(
-                Md5IterateOptions {
-                    text: text.as_bytes(),
-                    rounds,
-                },
-                &start,
-                cancel,
-            ) {
-                Ok(digest) => Outcome::Text(digest),
-                Err(e) => e.into(),
-            }
+        self.submit(id, cancellable, move |ctx| {
+            let opts = Md5IterateOptions {
+                text: text.as_bytes(),
+                rounds,
+            };
+            md5::iterate_from(opts, &start, ctx).map(Outcome::Text)
         })
     }
 
     /// One MD5 as a pool job (the per-round async row of the http-md5 experiment).
     #[napi]
-    pub fn submit_md5_hex(&self, id: u32, text: String) -> Result<(), Code> {
+    pub fn submit_md5_hex(&mut self, id: u32, text: String) -> Result<(), Code> {
         self.submit(id, false, move |_| {
-            Outcome::Text(md5::hex_string(text.as_bytes()))
+            Ok(Outcome::Text(md5::hex_string(text.as_bytes())))
         })
     }
 }

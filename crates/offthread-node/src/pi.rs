@@ -7,7 +7,7 @@ use offthread_kernels::Never;
 use offthread_kernels::pi::{self, Method, PiOptions};
 
 use crate::error::{Code, CodedResult, from_kernel, guard};
-use crate::runtime;
+use crate::runtime::{self, NativePool, Outcome};
 
 /// Arguments arrive as JS numbers already validated by the TS facade; this re-checks
 /// them (the binding is public too) without trusting the caller.
@@ -100,4 +100,23 @@ impl Task for PiRangeTask {
 #[napi(ts_return_type = "Promise<number>")]
 pub fn pi_count_range_uv(first: f64, count: f64, seed: f64) -> AsyncTask<PiRangeTask> {
     AsyncTask::new(PiRangeTask { first, count, seed })
+}
+
+#[napi]
+impl NativePool {
+    /// π count on the pool (work-stealing inside the job), checking cancellation
+    /// between chunks.
+    #[napi]
+    pub fn submit_pi(
+        &mut self,
+        id: u32,
+        samples: f64,
+        seed: f64,
+        cancellable: bool,
+    ) -> Result<(), Code> {
+        let opts = options(samples, seed)?;
+        self.submit(id, cancellable, move |ctx| {
+            pi::estimate_parallel(opts, ctx).map(|r| Outcome::Number(r.inside as f64))
+        })
+    }
 }

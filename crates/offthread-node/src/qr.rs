@@ -80,7 +80,7 @@ impl NativePool {
     /// A QR code as a pool job; `format`: 0 data URL, 1 PNG, 2 SVG.
     #[napi]
     pub fn submit_qr(
-        &self,
+        &mut self,
         id: u32,
         text: String,
         ecc: String,
@@ -96,7 +96,7 @@ impl NativePool {
                 size,
                 margin,
             };
-            encode(opts, format).unwrap_or_else(Outcome::from)
+            encode(opts, format)
         })
     }
 }

@@ -1,22 +1,25 @@
-//! The bridge between the offthread pool and JS Promises.
+//! The bridge between the offthread pool (`offthread-pool`) and JS Promises.
 //!
 //! JS gives every async call an integer id and keeps its resolvers. A job runs on the
-//! pool; its outcome goes into one `Completions` list, and only the push that finds the
-//! list empty wakes the JS loop (one threadsafe-function call per *batch*). JS then
+//! pool; its outcome goes into one `CompletionQueue`, and only the push that finds the
+//! queue empty wakes the JS loop (one threadsafe-function call per *batch*). JS then
 //! calls `drain(out)`, which copies `[id, kind, number]` triples into a Float64Array
 //! it owns: numeric results (π counts, no-ops) never allocate a JS object. Strings,
 //! buffers and errors wait in `values` until JS takes them by id.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, OnceLock};
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use offthread_kernels::{Interrupt, KernelError};
+use offthread_kernels::KernelError;
+use offthread_pool::{
+    CompletionQueue, JobContext, JobError, JobHandle, JobOptions, Percentiles, Pool, PoolConfig,
+    PoolError,
+};
 
-use crate::error::{Code, CodedError, coded, panic_message};
+use crate::error::{Code, CodedError, coded};
 
 /// Payload kinds written into `drain`'s triples.
 const KIND_NUMBER: f64 = 0.0;
@@ -40,37 +43,32 @@ impl From<KernelError> for Outcome {
     }
 }
 
-type Wake = ThreadsafeFunction<(), (), (), Status, false, true>;
-
-struct Shared {
-    pool: rayon::ThreadPool,
-    completions: Mutex<Vec<(u32, Outcome)>>,
-    wake: Wake,
-    /// Cancel flags of jobs that can be cancelled (only calls with a signal/timeout).
-    cancels: Mutex<HashMap<u32, Arc<AtomicBool>>>,
-    max_queue: usize,
-    queued: AtomicUsize,
-    running: AtomicUsize,
-    completed: AtomicU64,
-    failed: AtomicU64,
-    cancelled: AtomicU64,
-    closed: AtomicBool,
-}
-
-impl Shared {
-    fn complete(&self, id: u32, outcome: Outcome) {
-        let was_empty = {
-            let mut list = self.completions.lock().unwrap_or_else(|e| e.into_inner());
-            list.push((id, outcome));
-            list.len() == 1
-        };
-        if was_empty {
-            self.wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
+impl From<JobError> for Outcome {
+    fn from(e: JobError) -> Self {
+        match e {
+            JobError::Kernel(k) => k.into(),
+            other => Outcome::Error {
+                code: other.code(),
+                message: other.to_string(),
+            },
         }
     }
 }
 
-/// The process-wide pool used by sync work-stealing calls (`parallel`).
+fn pool_error(e: PoolError) -> CodedError {
+    coded(e.code(), e.to_string())
+}
+
+type Wake = ThreadsafeFunction<(), (), (), Status, false, true>;
+
+/// What jobs need after they leave the JS thread: where to put the outcome, how to wake JS.
+struct Shared {
+    completions: CompletionQueue<(u32, Outcome)>,
+    wake: Wake,
+}
+
+/// The process-wide pool used by sync work-stealing calls (`parallel`): the caller
+/// blocks on it, so it runs at normal priority.
 fn sync_pool() -> &'static rayon::ThreadPool {
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
     POOL.get_or_init(|| {
@@ -81,7 +79,7 @@ fn sync_pool() -> &'static rayon::ThreadPool {
     })
 }
 
-/// Runs `f` inside the pool (its `par_iter`s use the pool's threads) and waits.
+/// Runs `f` inside the sync pool (its `par_iter`s use the pool's threads) and waits.
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     sync_pool().install(f)
 }
@@ -89,186 +87,126 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// A pool of native threads whose jobs resolve JS promises in batches.
 #[napi]
 pub struct NativePool {
-    shared: Arc<Shared>,
-    referenced: bool,
+    /// `None` after `release()`.
+    pool: Option<Pool>,
+    shared: Option<Arc<Shared>>,
+    /// Handles of cancellable jobs (calls with a signal or timeout). JS thread only.
+    handles: HashMap<u32, JobHandle>,
+    /// Drained completions not yet copied out (when more than one `out` holds).
+    backlog: VecDeque<(u32, Outcome)>,
     values: HashMap<u32, Outcome>,
+    referenced: bool,
 }
 
-pub(crate) struct CancelFlag(Option<Arc<AtomicBool>>);
-
-impl Interrupt for CancelFlag {
-    fn check(&self) -> std::result::Result<(), KernelError> {
-        self.0.as_deref().map_or(Ok(()), Interrupt::check)
+fn millis(p: Percentiles) -> LatencyStats {
+    LatencyStats {
+        p50: p.p50 as f64 / 1e6,
+        p99: p.p99 as f64 / 1e6,
+        max: p.max as f64 / 1e6,
     }
 }
 
 #[napi]
 impl NativePool {
-    /// `threads` 0 = available parallelism; `max_queue` 0 = unbounded. `on_ready` is
-    /// called (once per batch) when completions are waiting for `drain`.
+    /// `threads` 0 = available parallelism; `max_queue` 0 = unbounded; `nice` the
+    /// workers' Unix nice value (0–19). `on_ready` is called (once per batch) when
+    /// completions are waiting for `drain`.
     #[napi(constructor)]
-    pub fn new(threads: u32, max_queue: u32, on_ready: Function<(), ()>) -> Result<Self> {
+    pub fn new(
+        threads: u32,
+        max_queue: u32,
+        nice: u32,
+        on_ready: Function<(), ()>,
+    ) -> Result<Self, Code> {
         let wake = on_ready
             .build_threadsafe_function::<()>()
             .weak::<true>()
             .callee_handled::<false>()
-            .build()?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads as usize)
-            .thread_name(|i| format!("offthread-{i}"))
             .build()
-            .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+            .map_err(|e| coded("ERR_INVALID_ARG", e.reason.clone()))?;
+        let pool = Pool::new(PoolConfig {
+            threads: (threads > 0).then_some(threads as usize),
+            max_queue: (max_queue > 0).then_some(max_queue as usize),
+            thread_name: "offthread".to_owned(),
+            nice: Some(nice as i32),
+        })
+        .map_err(pool_error)?;
         Ok(Self {
-            shared: Arc::new(Shared {
-                pool,
-                completions: Mutex::new(Vec::with_capacity(1024)),
+            pool: Some(pool),
+            shared: Some(Arc::new(Shared {
+                completions: CompletionQueue::new(),
                 wake,
-                cancels: Mutex::new(HashMap::new()),
-                max_queue: if max_queue == 0 {
-                    usize::MAX
-                } else {
-                    max_queue as usize
-                },
-                queued: AtomicUsize::new(0),
-                running: AtomicUsize::new(0),
-                completed: AtomicU64::new(0),
-                failed: AtomicU64::new(0),
-                cancelled: AtomicU64::new(0),
-                closed: AtomicBool::new(false),
-            }),
-            referenced: false,
+            })),
+            handles: HashMap::new(),
+            backlog: VecDeque::new(),
             values: HashMap::new(),
+            referenced: false,
         })
     }
 
     #[napi(getter)]
     pub fn threads(&self) -> u32 {
-        self.shared.pool.current_num_threads() as u32
+        self.pool.as_ref().map_or(0, |p| p.threads() as u32)
     }
 
-    /// Queues `job`; its result completes `id`.
+    /// Queues `job`; its outcome completes `id`.
     pub(crate) fn submit(
-        &self,
+        &mut self,
         id: u32,
         cancellable: bool,
-        job: impl FnOnce(&CancelFlag) -> Outcome + Send + 'static,
+        job: impl FnOnce(&JobContext) -> std::result::Result<Outcome, KernelError> + Send + 'static,
     ) -> std::result::Result<(), CodedError> {
-        let shared = &self.shared;
-        if shared.closed.load(Ordering::Relaxed) {
-            return Err(coded("ERR_POOL_CLOSED", "the pool is closed"));
-        }
-        if shared.queued.fetch_add(1, Ordering::Relaxed) >= shared.max_queue {
-            shared.queued.fetch_sub(1, Ordering::Relaxed);
-            return Err(coded(
-                "ERR_QUEUE_FULL",
-                format!("the pool's queue is full (maxQueue {})", shared.max_queue),
-            ));
-        }
-        let flag = cancellable.then(|| {
-            let flag = Arc::new(AtomicBool::new(false));
-            shared
-                .cancels
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(id, flag.clone());
-            flag
-        });
+        let (Some(pool), Some(shared)) = (&self.pool, &self.shared) else {
+            return Err(coded("ERR_POOL_CLOSED", "the pool was released"));
+        };
         let shared = Arc::clone(shared);
-        self.shared.pool.spawn_fifo(move || {
-            shared.queued.fetch_sub(1, Ordering::Relaxed);
-            let cancel = CancelFlag(flag);
-            let outcome = if let Err(e) = cancel.check() {
-                e.into()
-            } else {
-                shared.running.fetch_add(1, Ordering::Relaxed);
-                let outcome =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&cancel)))
-                        .unwrap_or_else(|p| Outcome::Error {
-                            code: crate::error::KERNEL_PANIC,
-                            message: panic_message(&*p),
-                        });
-                shared.running.fetch_sub(1, Ordering::Relaxed);
-                outcome
-            };
-            if cancel.0.is_some() {
+        let on_done = move |outcome: offthread_pool::JobOutcome<Outcome>| {
+            let outcome = outcome.unwrap_or_else(Outcome::from);
+            if shared.completions.push((id, outcome)) {
                 shared
-                    .cancels
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&id);
+                    .wake
+                    .call((), ThreadsafeFunctionCallMode::NonBlocking);
             }
-            let counter = match &outcome {
-                Outcome::Error {
-                    code: "ERR_ABORTED" | "ERR_TIMEOUT",
-                    ..
-                } => &shared.cancelled,
-                Outcome::Error { .. } => &shared.failed,
-                _ => &shared.completed,
-            };
-            counter.fetch_add(1, Ordering::Relaxed);
-            shared.complete(id, outcome);
-        });
+        };
+        let handle = pool
+            .submit(JobOptions::default(), job, on_done)
+            .map_err(pool_error)?;
+        if cancellable {
+            self.handles.insert(id, handle);
+        }
         Ok(())
-    }
-
-    /// π count on the pool (work-stealing inside the job), checking cancellation
-    /// between chunks.
-    #[napi]
-    pub fn submit_pi(
-        &self,
-        id: u32,
-        samples: f64,
-        seed: f64,
-        cancellable: bool,
-    ) -> Result<(), Code> {
-        let opts = crate::pi::options(samples, seed)?;
-        self.submit(
-            id,
-            cancellable,
-            move |cancel| match offthread_kernels::pi::estimate_parallel(opts, cancel) {
-                Ok(r) => Outcome::Number(r.inside as f64),
-                Err(e) => e.into(),
-            },
-        )
     }
 
     /// A trivial job that returns `value`: the unit of the `async` benchmark.
     #[napi]
-    pub fn submit_noop(&self, id: u32, value: f64) -> Result<(), Code> {
-        self.submit(id, false, move |_| Outcome::Number(value))
+    pub fn submit_noop(&mut self, id: u32, value: f64) -> Result<(), Code> {
+        self.submit(id, false, move |_| Ok(Outcome::Number(value)))
     }
 
     /// Test hook: a job that panics (becomes ERR_KERNEL_PANIC).
     #[napi]
-    pub fn submit_panic(&self, id: u32) -> Result<(), Code> {
+    pub fn submit_panic(&mut self, id: u32) -> Result<(), Code> {
         self.submit(id, false, |_| panic!("test panic requested"))
     }
 
     /// Test hook: a job that runs until cancelled, checking every millisecond.
     #[napi]
-    pub fn submit_spin(&self, id: u32) -> Result<(), Code> {
-        self.submit(id, true, |cancel| {
+    pub fn submit_spin(&mut self, id: u32) -> Result<(), Code> {
+        use offthread_kernels::Interrupt;
+        self.submit(id, true, |ctx| {
             loop {
-                if let Err(e) = cancel.check() {
-                    return e.into();
-                }
+                ctx.check()?;
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
         })
     }
 
-    /// Marks job `id` cancelled: a queued job is skipped, a running one stops at its
-    /// next check. Unknown ids (already finished) are ignored.
+    /// Cancels job `id`: a queued job completes at once with ERR_ABORTED without
+    /// running, a running one stops at its next check. Unknown ids are ignored.
     #[napi]
-    pub fn cancel(&self, id: u32) {
-        if let Some(flag) = self
-            .shared
-            .cancels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
-            flag.store(true, Ordering::Relaxed);
+    pub fn cancel(&mut self, id: u32) {
+        if let Some(handle) = self.handles.get(&id) {
+            handle.cancel();
         }
     }
 
@@ -280,14 +218,16 @@ impl NativePool {
         // SAFETY: JS is blocked in this synchronous call, so nothing else touches the
         // array while we write it.
         let out = unsafe { out.as_mut() };
-        let capacity = out.len() / 3;
-        let mut list = self
-            .shared
-            .completions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let n = list.len().min(capacity);
-        for (slot, (id, outcome)) in out.chunks_exact_mut(3).zip(list.drain(..n)) {
+        if self.backlog.is_empty() {
+            if let Some(shared) = &self.shared {
+                self.backlog.extend(shared.completions.drain());
+            }
+        }
+        let n = self.backlog.len().min(out.len() / 3);
+        for (slot, (id, outcome)) in out.chunks_exact_mut(3).zip(self.backlog.drain(..n)) {
+            if !self.handles.is_empty() {
+                self.handles.remove(&id);
+            }
             slot[0] = f64::from(id);
             slot[1] = match outcome {
                 Outcome::Number(x) => {
@@ -326,10 +266,13 @@ impl NativePool {
     /// weak, so an idle pool never holds the process open.
     #[napi]
     pub fn keep_alive(&mut self, env: &Env, on: bool) -> Result<()> {
+        let Some(shared) = &self.shared else {
+            return Ok(());
+        };
         if on == self.referenced {
             return Ok(());
         }
-        let raw = self.shared.wake.raw();
+        let raw = shared.wake.raw();
         // SAFETY: called on the JS thread that owns `env`; `raw` is alive while `shared` is.
         let status = unsafe {
             if on {
@@ -349,37 +292,55 @@ impl NativePool {
 
     #[napi]
     pub fn stats(&self) -> NativePoolStats {
-        let s = &self.shared;
+        let s = self.pool.as_ref().map(Pool::stats).unwrap_or_default();
         NativePoolStats {
-            threads: s.pool.current_num_threads() as u32,
-            queued: s.queued.load(Ordering::Relaxed) as f64,
-            running: s.running.load(Ordering::Relaxed) as f64,
-            completed: s.completed.load(Ordering::Relaxed) as f64,
-            failed: s.failed.load(Ordering::Relaxed) as f64,
-            cancelled: s.cancelled.load(Ordering::Relaxed) as f64,
+            threads: s.threads as u32,
+            queued: s.queued as f64,
+            running: s.running as f64,
+            completed: s.completed as f64,
+            failed: s.failed as f64,
+            cancelled: s.cancelled as f64,
+            wait_time: millis(s.wait_time),
+            run_time: millis(s.run_time),
         }
     }
 
     /// Stops accepting jobs; queued and running jobs still complete.
     #[napi]
     pub fn close(&self) {
-        self.shared.closed.store(true, Ordering::Relaxed);
-    }
-
-    /// Stops accepting jobs and cancels every cancellable queued or running job.
-    #[napi]
-    pub fn destroy(&self) {
-        self.close();
-        for flag in self
-            .shared
-            .cancels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-        {
-            flag.store(true, Ordering::Relaxed);
+        if let Some(pool) = &self.pool {
+            pool.close();
         }
     }
+
+    /// Stops accepting jobs and cancels every queued and running job.
+    #[napi]
+    pub fn destroy(&self) {
+        if let Some(pool) = &self.pool {
+            pool.destroy();
+        }
+    }
+
+    /// Frees the threads and the wake-up function once JS has nothing pending. The
+    /// pool is dropped on a helper thread (dropping joins the workers), so the JS
+    /// thread never waits for a job's last chunk.
+    #[napi]
+    pub fn release(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            pool.close();
+            std::thread::spawn(move || drop(pool));
+        }
+        self.shared = None;
+        self.handles.clear();
+        self.values.clear();
+    }
+}
+
+#[napi(object)]
+pub struct LatencyStats {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
 }
 
 #[napi(object)]
@@ -390,4 +351,8 @@ pub struct NativePoolStats {
     pub completed: f64,
     pub failed: f64,
     pub cancelled: f64,
+    /// Queue wait in ms (p50, p99, max).
+    pub wait_time: LatencyStats,
+    /// Run time in ms (p50, p99, max).
+    pub run_time: LatencyStats,
 }

@@ -6,19 +6,20 @@ export declare class NativePool {
   submitMd5Iterate(id: number, text: string, rounds: number, start: string, cancellable: boolean): void
   /** One MD5 as a pool job (the per-round async row of the http-md5 experiment). */
   submitMd5Hex(id: number, text: string): void
-  /** A QR code as a pool job; `format`: 0 data URL, 1 PNG, 2 SVG. */
-  submitQr(id: number, text: string, ecc: string, size: number, margin: number, format: number): void
-  /**
-   * `threads` 0 = available parallelism; `max_queue` 0 = unbounded. `on_ready` is
-   * called (once per batch) when completions are waiting for `drain`.
-   */
-  constructor(threads: number, maxQueue: number, onReady: () => void)
-  get threads(): number
   /**
    * π count on the pool (work-stealing inside the job), checking cancellation
    * between chunks.
    */
   submitPi(id: number, samples: number, seed: number, cancellable: boolean): void
+  /** A QR code as a pool job; `format`: 0 data URL, 1 PNG, 2 SVG. */
+  submitQr(id: number, text: string, ecc: string, size: number, margin: number, format: number): void
+  /**
+   * `threads` 0 = available parallelism; `max_queue` 0 = unbounded; `nice` the
+   * workers' Unix nice value (0–19). `on_ready` is called (once per batch) when
+   * completions are waiting for `drain`.
+   */
+  constructor(threads: number, maxQueue: number, nice: number, onReady: () => void)
+  get threads(): number
   /** A trivial job that returns `value`: the unit of the `async` benchmark. */
   submitNoop(id: number, value: number): void
   /** Test hook: a job that panics (becomes ERR_KERNEL_PANIC). */
@@ -26,8 +27,8 @@ export declare class NativePool {
   /** Test hook: a job that runs until cancelled, checking every millisecond. */
   submitSpin(id: number): void
   /**
-   * Marks job `id` cancelled: a queued job is skipped, a running one stops at its
-   * next check. Unknown ids (already finished) are ignored.
+   * Cancels job `id`: a queued job completes at once with ERR_ABORTED without
+   * running, a running one stops at its next check. Unknown ids are ignored.
    */
   cancel(id: number): void
   /**
@@ -47,12 +48,24 @@ export declare class NativePool {
   stats(): NativePoolStats
   /** Stops accepting jobs; queued and running jobs still complete. */
   close(): void
-  /** Stops accepting jobs and cancels every cancellable queued or running job. */
+  /** Stops accepting jobs and cancels every queued and running job. */
   destroy(): void
+  /**
+   * Frees the threads and the wake-up function once JS has nothing pending. The
+   * pool is dropped on a helper thread (dropping joins the workers), so the JS
+   * thread never waits for a job's last chunk.
+   */
+  release(): void
 }
 
 /** Every code the native layer can raise (checked against docs/errors.md by the tests). */
 export declare function errorCodes(): Array<string>
+
+export interface LatencyStats {
+  p50: number
+  p99: number
+  max: number
+}
 
 /** MD5 of bytes (borrowed from JS, no copy), lowercase hex. */
 export declare function md5HexBytes(data: Uint8Array): string
@@ -70,6 +83,10 @@ export interface NativePoolStats {
   completed: number
   failed: number
   cancelled: number
+  /** Queue wait in ms (p50, p99, max). */
+  waitTime: LatencyStats
+  /** Run time in ms (p50, p99, max). */
+  runTime: LatencyStats
 }
 
 /** Work-stealing count on the offthread pool; blocks the calling thread. */

@@ -41,6 +41,7 @@ export const errorRegistry = {
     summary: 'The pool already holds `maxQueue` queued jobs; nothing was queued.',
   },
   ERR_POOL_CLOSED: { status: 503, kind: 'Error', summary: 'The pool was closed or destroyed; nothing was queued.' },
+  ERR_POOL_SPAWN: { status: 500, kind: 'Error', summary: "The operating system refused to start the pool's threads." },
   ERR_KERNEL_PANIC: {
     status: 500,
     kind: 'Error',

@@ -24,6 +24,6 @@ export { all, Emitter, type Listener, type Task, type TaskContext } from './fano
 export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './loop-delay';
 export type { IterateOptions } from './md5';
 export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './pi';
-export { type CallOptions, defaultPool, Pool, type PoolOptions, type PoolStats } from './pool';
+export { type CallOptions, defaultPool, type LatencyStats, Pool, type PoolOptions, type PoolStats } from './pool';
 export type { Ecc, QrOptions } from './qr';
 export { md5, pi, qr };

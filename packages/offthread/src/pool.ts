@@ -13,6 +13,11 @@ export interface PoolOptions {
   threads?: number;
   /** Most jobs waiting to start; past it calls reject with ERR_QUEUE_FULL. Default unbounded. */
   maxQueue?: number;
+  /**
+   * Workers' scheduling niceness (Unix nice, 0–19; default 10). Above the event loop's
+   * 0, so the loop stays responsive while the pool saturates every core.
+   */
+  nice?: number;
 }
 
 /** Options every async kernel call accepts. */
@@ -25,13 +30,28 @@ export interface CallOptions {
   timeout?: number;
 }
 
+/** Latency percentiles in milliseconds. */
+export interface LatencyStats {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
 export interface PoolStats {
   threads: number;
+  /** Accepted, not started. */
   queued: number;
   running: number;
+  /** Finished with a result. */
   completed: number;
+  /** Finished with an error (kernel error or panic). */
   failed: number;
+  /** Cancelled or timed out. */
   cancelled: number;
+  /** Time from submit to start (ms). */
+  waitTime: LatencyStats;
+  /** Time from start to finish (ms). */
+  runTime: LatencyStats;
   /** Promises not yet settled on the JS side. */
   pending: number;
 }
@@ -53,6 +73,13 @@ const DRAIN_BATCH = 1024;
 function checkPositiveInt(value: unknown, name: string, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     throw makeError('ERR_INVALID_POOL_OPTIONS', `${name} must be an integer from 1 to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function checkNice(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 19) {
+    throw makeError('ERR_INVALID_POOL_OPTIONS', `nice must be an integer from 0 to 19, got ${String(value)}`);
   }
   return value;
 }
@@ -125,8 +152,9 @@ export class Pool {
       opts.maxQueue === undefined || opts.maxQueue === Number.POSITIVE_INFINITY
         ? 0
         : checkPositiveInt(opts.maxQueue, 'maxQueue', 2 ** 32 - 1);
+    const nice = opts.nice === undefined ? 10 : checkNice(opts.nice);
     if (!binding) throw makeError('ERR_BACKEND_UNAVAILABLE', 'Pool needs the native addon (npm run setup)');
-    this.#native = new binding.NativePool(threads, maxQueue, () => this.#drain());
+    this.#native = new binding.NativePool(threads, maxQueue, nice, () => this.#drain());
   }
 
   get threads(): number {
@@ -229,6 +257,7 @@ export class Pool {
     }
     if (--this.#pending === 0) {
       this.#native.keepAlive(false);
+      if (this.#state !== 'open') this.#native.release();
       for (const done of this.#idle.splice(0)) done();
     }
   }
@@ -265,7 +294,10 @@ export class Pool {
   close(): Promise<void> {
     if (this.#state === 'open') this.#state = 'closed';
     this.#native.close();
-    if (this.#pending === 0) return Promise.resolve();
+    if (this.#pending === 0) {
+      this.#native.release();
+      return Promise.resolve();
+    }
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
@@ -278,6 +310,7 @@ export class Pool {
       this.#settle(id);
       reject(new OffthreadError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished'));
     }
+    this.#native.release();
     return Promise.resolve();
   }
 

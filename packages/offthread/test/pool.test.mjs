@@ -14,6 +14,10 @@ describe('Pool', () => {
     const s = pool.stats();
     assert.equal(s.completed, 20_000);
     assert.equal(s.pending, 0);
+    assert.equal(s.queued + s.running + s.failed + s.cancelled, 0);
+    for (const t of [s.waitTime, s.runTime]) {
+      assert.ok(t.p50 >= 0 && t.p50 <= t.p99 && t.p99 <= t.max, JSON.stringify(t));
+    }
     await pool.close();
   });
 
@@ -122,6 +126,9 @@ describe('Pool', () => {
   test('bad pool and call options are typed errors', async () => {
     for (const threads of [0, -1, 1.5, 'two', 2000]) {
       assert.throws(() => new Pool({ threads }), { name: 'RangeError', code: 'ERR_INVALID_POOL_OPTIONS' });
+    }
+    for (const nice of [-1, 20, 2.5]) {
+      assert.throws(() => new Pool({ nice }), { code: 'ERR_INVALID_POOL_OPTIONS' });
     }
     for (const maxQueue of [0, -5, Number.NaN]) {
       assert.throws(() => new Pool({ maxQueue }), { code: 'ERR_INVALID_POOL_OPTIONS' });
