@@ -218,10 +218,8 @@ impl NativePool {
         // SAFETY: JS is blocked in this synchronous call, so nothing else touches the
         // array while we write it.
         let out = unsafe { out.as_mut() };
-        if self.backlog.is_empty() {
-            if let Some(shared) = &self.shared {
-                self.backlog.extend(shared.completions.drain());
-            }
+        if let (true, Some(shared)) = (self.backlog.is_empty(), &self.shared) {
+            self.backlog.extend(shared.completions.drain());
         }
         let n = self.backlog.len().min(out.len() / 3);
         for (slot, (id, outcome)) in out.chunks_exact_mut(3).zip(self.backlog.drain(..n)) {
