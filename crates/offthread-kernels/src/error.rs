@@ -18,6 +18,7 @@ pub enum ErrorCode {
     InvalidRounds,
     /// QR options out of range (size, margin, ECC level).
     InvalidQrOptions,
+    InvalidBuffer,
 }
 
 impl ErrorCode {
@@ -31,6 +32,7 @@ impl ErrorCode {
         ErrorCode::TextTooLong,
         ErrorCode::InvalidRounds,
         ErrorCode::InvalidQrOptions,
+        ErrorCode::InvalidBuffer,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -44,6 +46,7 @@ impl ErrorCode {
             ErrorCode::TextTooLong => "ERR_TEXT_TOO_LONG",
             ErrorCode::InvalidRounds => "ERR_INVALID_ROUNDS",
             ErrorCode::InvalidQrOptions => "ERR_INVALID_QR_OPTIONS",
+            ErrorCode::InvalidBuffer => "ERR_INVALID_BUFFER",
         }
     }
 }

@@ -16,6 +16,7 @@ mod interrupt;
 pub mod md5;
 pub mod pi;
 pub mod qr;
+pub mod stats;
 
 pub use error::{ErrorCode, KernelError};
 pub use interrupt::{Deadline, Interrupt, Never};

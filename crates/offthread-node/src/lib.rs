@@ -12,5 +12,6 @@ mod md5;
 mod pi;
 mod qr;
 mod runtime;
+mod stats;
 
 pub use error::error_codes;

@@ -56,6 +56,12 @@ export declare class NativePool {
    * thread never waits for a job's last chunk.
    */
   release(): void
+  /**
+   * Average/min/max on the pool. The job reads the caller's memory (the Uint8Array
+   * reference keeps it alive until the job is dropped) and answers with
+   * `[count, average, min, max]` as 4 little-endian f64 in a 32-byte Buffer.
+   */
+  submitStatsTemperature(id: number, buf: Uint8Array): void
 }
 
 /** Every code the native layer can raise (checked against docs/errors.md by the tests). */
@@ -116,3 +122,16 @@ export declare function qrPngSync(text: string, ecc: string, size: number, margi
 
 /** The QR code for `text` as an SVG document. */
 export declare function qrSvgSync(text: string, ecc: string, size: number, margin: number): string
+
+/** Adds `delta` to every value of the batch, in the caller's memory; returns the count. */
+export declare function statsTemperatureOffsetSync(buf: Uint8Array, delta: number): number
+
+/** Average/min/max of an encoded TemperatureBatch, read in place. */
+export declare function statsTemperatureSync(buf: Uint8Array): TemperatureSummary
+
+export interface TemperatureSummary {
+  count: number
+  average: number
+  min: number
+  max: number
+}

@@ -23,6 +23,11 @@ export const errorRegistry = {
   },
   ERR_INVALID_ROUNDS: { status: 400, kind: 'RangeError', summary: 'MD5 rounds is not an integer from 0 to 10^9.' },
   ERR_INVALID_QR_OPTIONS: { status: 400, kind: 'RangeError', summary: 'QR size, margin or ecc out of range.' },
+  ERR_INVALID_BUFFER: {
+    status: 400,
+    kind: 'RangeError',
+    summary: 'A buffer is not a valid encoding of the expected schema.',
+  },
   ERR_INVALID_POOL_OPTIONS: {
     status: 500,
     kind: 'RangeError',

@@ -6,6 +6,8 @@ export const {
   md5,
   pi,
   qr,
+  schema,
+  stats,
   backendInfo,
   AbortError,
   errorRegistry,

@@ -10,6 +10,8 @@
 import * as md5 from './md5';
 import * as pi from './pi';
 import * as qr from './qr';
+import * as schema from './schema/generated/temperature';
+import * as stats from './stats';
 
 export { type BackendInfo, type BackendName, backendInfo } from './backends/index';
 export {
@@ -26,4 +28,4 @@ export type { IterateOptions } from './md5';
 export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './pi';
 export { type CallOptions, defaultPool, type LatencyStats, Pool, type PoolOptions, type PoolStats } from './pool';
 export type { Ecc, QrOptions } from './qr';
-export { md5, pi, qr };
+export { md5, pi, qr, schema, stats };

@@ -178,6 +178,11 @@ export class Pool {
     return this.#submit(call, (id) => this.#native.submitMd5Hex(id, text));
   }
 
+  /** @internal Batch statistics on the pool; resolves to 4 little-endian f64. */
+  submitStatsTemperature(buf: Uint8Array, call: CallOptions): Promise<Buffer> {
+    return this.#submit(call, (id) => this.#native.submitStatsTemperature(id, buf));
+  }
+
   /** @internal A QR code on the pool (format 0 data URL, 1 PNG, 2 SVG). */
   submitQr(
     text: string,

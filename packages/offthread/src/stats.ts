@@ -1,0 +1,79 @@
+/**
+ * Batch statistics over schema buffers (the Karmem paper's TemperatureBatch): the
+ * kernel reads the caller's bytes where they lie — no JSON, no decode, no copy.
+ * Build the buffer with the generated writer (`offthread/schema`'s
+ * `TemperatureBatchWriter` or `encodeTemperatureBatch`).
+ */
+import { native } from './backends/native';
+import { fromNative, makeError } from './errors';
+import { type CallOptions, checkCallOptions, defaultPool } from './pool';
+import { TemperatureBatchReader } from './schema/generated/temperature';
+import { toOptions } from './validate';
+
+export interface TemperatureSummary {
+  count: number;
+  /** Mean of the values (summed in f64); NaN for an empty batch. */
+  average: number;
+  min: number;
+  max: number;
+}
+
+function checkBuffer(buf: unknown): Uint8Array {
+  if (buf instanceof Uint8Array) return buf;
+  throw makeError('ERR_INVALID_ARG', 'buf must be a Uint8Array (an encoded TemperatureBatch)');
+}
+
+/** The reference in TS: the generated reader's Float32Array view, one loop. */
+export function temperatureReference(buf: Uint8Array): TemperatureSummary {
+  let values: Float32Array;
+  try {
+    values = TemperatureBatchReader.fromBytes(buf).readings().value();
+  } catch (err) {
+    throw makeError('ERR_INVALID_BUFFER', `not a valid TemperatureBatch: ${(err as Error).message}`);
+  }
+  let sum = 0;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const v of values) {
+    sum += v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const count = values.length;
+  return count === 0
+    ? { count, average: Number.NaN, min: Number.NaN, max: Number.NaN }
+    : { count, average: sum / count, min, max };
+}
+
+/** Average/min/max on the calling thread, reading `buf` in place. */
+export function temperatureSync(buf: Uint8Array): TemperatureSummary {
+  const bytes = checkBuffer(buf);
+  if (!native) return temperatureReference(bytes);
+  try {
+    return native.statsTemperatureSync(bytes);
+  } catch (err) {
+    throw fromNative(err);
+  }
+}
+
+/** Average/min/max on the pool; the job reads `buf` in place (do not modify it meanwhile). */
+export async function temperature(buf: Uint8Array, options?: CallOptions): Promise<TemperatureSummary> {
+  const bytes = checkBuffer(buf);
+  const call = checkCallOptions(toOptions<CallOptions>(options));
+  if (!native) return temperatureReference(bytes);
+  const packed = await (call.pool ?? defaultPool()).submitStatsTemperature(bytes, call);
+  const [count, average, min, max] = new Float64Array(packed.buffer.slice(packed.byteOffset, packed.byteOffset + 32));
+  return { count, average, min, max };
+}
+
+/** Adds `delta` to every value, in the caller's memory; returns how many were updated. */
+export function temperatureOffsetSync(buf: Uint8Array, delta: number): number {
+  const bytes = checkBuffer(buf);
+  if (typeof delta !== 'number') throw makeError('ERR_INVALID_ARG', 'delta must be a number');
+  if (!native) throw makeError('ERR_BACKEND_UNAVAILABLE', 'temperatureOffsetSync needs the native addon');
+  try {
+    return native.statsTemperatureOffsetSync(bytes, delta);
+  } catch (err) {
+    throw fromNative(err);
+  }
+}
