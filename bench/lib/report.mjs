@@ -166,7 +166,7 @@ export function markdownReport(name, result, meta, svgFiles = []) {
   if (result.ratios?.length) out.push('## Ratios', '', ...result.ratios.map(ratioLine), '');
   if (svgFiles.length) {
     out.push('## Charts', '');
-    (result.charts ?? []).forEach((c, i) => out.push(`![${c.title}](${svgFiles[i]})`, ''));
+    for (const [i, c] of (result.charts ?? []).entries()) out.push(`![${c.title}](${svgFiles[i]})`, '');
   }
   if (result.notes?.length) out.push('## Notes', '', ...result.notes.map((n) => `- ${n}`), '');
   out.push(`Raw samples: \`${name}.json\`.`, '');

@@ -9,6 +9,15 @@ pub enum ErrorCode {
     InvalidArgument,
     Aborted,
     Timeout,
+    /// Text that a kernel cannot take (e.g. bytes that are not UTF-8 where a string
+    /// is required).
+    InvalidText,
+    /// Text over a kernel's capacity (a QR symbol's, for the chosen ECC level).
+    TextTooLong,
+    /// MD5 loop round count out of range.
+    InvalidRounds,
+    /// QR options out of range (size, margin, ECC level).
+    InvalidQrOptions,
 }
 
 impl ErrorCode {
@@ -18,6 +27,10 @@ impl ErrorCode {
         ErrorCode::InvalidArgument,
         ErrorCode::Aborted,
         ErrorCode::Timeout,
+        ErrorCode::InvalidText,
+        ErrorCode::TextTooLong,
+        ErrorCode::InvalidRounds,
+        ErrorCode::InvalidQrOptions,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -27,6 +40,10 @@ impl ErrorCode {
             ErrorCode::InvalidArgument => "ERR_INVALID_ARG",
             ErrorCode::Aborted => "ERR_ABORTED",
             ErrorCode::Timeout => "ERR_TIMEOUT",
+            ErrorCode::InvalidText => "ERR_INVALID_TEXT",
+            ErrorCode::TextTooLong => "ERR_TEXT_TOO_LONG",
+            ErrorCode::InvalidRounds => "ERR_INVALID_ROUNDS",
+            ErrorCode::InvalidQrOptions => "ERR_INVALID_QR_OPTIONS",
         }
     }
 }

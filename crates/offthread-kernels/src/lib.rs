@@ -13,7 +13,9 @@
 
 mod error;
 mod interrupt;
+pub mod md5;
 pub mod pi;
+pub mod qr;
 
 pub use error::{ErrorCode, KernelError};
 pub use interrupt::{Deadline, Interrupt, Never};

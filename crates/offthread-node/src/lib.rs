@@ -8,7 +8,9 @@
 
 mod error;
 mod ffi;
+mod md5;
 mod pi;
+mod qr;
 mod runtime;
 
 pub use error::error_codes;

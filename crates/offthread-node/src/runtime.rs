@@ -24,8 +24,6 @@ const KIND_VALUE: f64 = 1.0;
 const KIND_ERROR: f64 = 2.0;
 
 /// What a finished job hands back.
-// Text and Bytes carry MD5 and QR results (issue 4).
-#[allow(dead_code)]
 pub enum Outcome {
     Number(f64),
     Text(String),
@@ -96,7 +94,7 @@ pub struct NativePool {
     values: HashMap<u32, Outcome>,
 }
 
-struct CancelFlag(Option<Arc<AtomicBool>>);
+pub(crate) struct CancelFlag(Option<Arc<AtomicBool>>);
 
 impl Interrupt for CancelFlag {
     fn check(&self) -> std::result::Result<(), KernelError> {
@@ -149,7 +147,7 @@ impl NativePool {
     }
 
     /// Queues `job`; its result completes `id`.
-    fn submit(
+    pub(crate) fn submit(
         &self,
         id: u32,
         cancellable: bool,

@@ -2,6 +2,12 @@
 
 /** A pool of native threads whose jobs resolve JS promises in batches. */
 export declare class NativePool {
+  /** The MD5 loop as a pool job (cancellable between chunks of rounds). */
+  submitMd5Iterate(id: number, text: string, rounds: number, start: string, cancellable: boolean): void
+  /** One MD5 as a pool job (the per-round async row of the http-md5 experiment). */
+  submitMd5Hex(id: number, text: string): void
+  /** A QR code as a pool job; `format`: 0 data URL, 1 PNG, 2 SVG. */
+  submitQr(id: number, text: string, ecc: string, size: number, margin: number, format: number): void
   /**
    * `threads` 0 = available parallelism; `max_queue` 0 = unbounded. `on_ready` is
    * called (once per batch) when completions are waiting for `drain`.
@@ -48,6 +54,15 @@ export declare class NativePool {
 /** Every code the native layer can raise (checked against docs/errors.md by the tests). */
 export declare function errorCodes(): Array<string>
 
+/** MD5 of bytes (borrowed from JS, no copy), lowercase hex. */
+export declare function md5HexBytes(data: Uint8Array): string
+
+/** MD5 of a string's UTF-8 bytes, lowercase hex. */
+export declare function md5HexString(text: string): string
+
+/** d_N of the loop dᵢ = hex(MD5(text ‖ dᵢ₋₁)), continuing from `start` (d_k or ""). */
+export declare function md5IterateSync(text: string, rounds: number, start: string): string
+
 export interface NativePoolStats {
   threads: number
   queued: number
@@ -75,3 +90,12 @@ export declare function piCountRangeUv(first: number, count: number, seed: numbe
  * kernel (`nativeBitwise`) instead of the straight port (`native`).
  */
 export declare function piCountSync(samples: number, seed: number, fast: boolean): number
+
+/** `data:image/png;base64,…` of the QR code for `text`. */
+export declare function qrDataUrlSync(text: string, ecc: string, size: number, margin: number): string
+
+/** The PNG bytes of the QR code for `text`. */
+export declare function qrPngSync(text: string, ecc: string, size: number, margin: number): Buffer
+
+/** The QR code for `text` as an SVG document. */
+export declare function qrSvgSync(text: string, ecc: string, size: number, margin: number): string

@@ -11,6 +11,18 @@ export const errorRegistry = {
     kind: 'RangeError',
     summary: 'Unknown variant name, or a variant used in the wrong form (sync vs async).',
   },
+  ERR_INVALID_TEXT: {
+    status: 400,
+    kind: 'RangeError',
+    summary: 'Text that cannot be encoded (e.g. not valid UTF-8 from a C/WASM caller).',
+  },
+  ERR_TEXT_TOO_LONG: {
+    status: 400,
+    kind: 'RangeError',
+    summary: "Text beyond the QR symbol's capacity at the chosen ECC level.",
+  },
+  ERR_INVALID_ROUNDS: { status: 400, kind: 'RangeError', summary: 'MD5 rounds is not an integer from 0 to 10^9.' },
+  ERR_INVALID_QR_OPTIONS: { status: 400, kind: 'RangeError', summary: 'QR size, margin or ecc out of range.' },
   ERR_INVALID_POOL_OPTIONS: {
     status: 500,
     kind: 'RangeError',

@@ -3,7 +3,9 @@
 import cjs from './index.js';
 
 export const {
+  md5,
   pi,
+  qr,
   backendInfo,
   AbortError,
   errorRegistry,

@@ -7,7 +7,9 @@
  * const r = await pi.estimate(1e9, { seed: 1 }); // { estimate, inside, samples, seed, variant }
  * ```
  */
+import * as md5 from './md5';
 import * as pi from './pi';
+import * as qr from './qr';
 
 export { type BackendInfo, type BackendName, backendInfo } from './backends/index';
 export {
@@ -20,6 +22,8 @@ export {
 } from './errors';
 export { all, Emitter, type Listener, type Task, type TaskContext } from './fanout';
 export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './loop-delay';
+export type { IterateOptions } from './md5';
 export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './pi';
 export { type CallOptions, defaultPool, Pool, type PoolOptions, type PoolStats } from './pool';
-export { pi };
+export type { Ecc, QrOptions } from './qr';
+export { md5, pi, qr };

@@ -125,6 +125,29 @@ export class Pool {
     return this.#submit(call, (id) => this.#native.submitPi(id, samples, seed, cancellable));
   }
 
+  /** @internal The MD5 loop on the pool. */
+  submitMd5Iterate(text: string, rounds: number, start: string, call: CallOptions): Promise<string> {
+    const cancellable = call.signal !== undefined || call.timeout !== undefined;
+    return this.#submit(call, (id) => this.#native.submitMd5Iterate(id, text, rounds, start, cancellable));
+  }
+
+  /** @internal One MD5 on the pool. */
+  submitMd5Hex(text: string, call: CallOptions): Promise<string> {
+    return this.#submit(call, (id) => this.#native.submitMd5Hex(id, text));
+  }
+
+  /** @internal A QR code on the pool (format 0 data URL, 1 PNG, 2 SVG). */
+  submitQr(
+    text: string,
+    ecc: string,
+    size: number,
+    margin: number,
+    format: number,
+    call: CallOptions,
+  ): Promise<unknown> {
+    return this.#submit(call, (id) => this.#native.submitQr(id, text, ecc, size, margin, format));
+  }
+
   /** A trivial job returning `value`: measures the pool's round trip. */
   echo(value: number, call: CallOptions = {}): Promise<number> {
     return this.#submit(checkCallOptions(call), (id) => this.#native.submitNoop(id, value));

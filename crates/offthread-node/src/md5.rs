@@ -1,0 +1,89 @@
+//! MD5: one-shot hex and the DESIGN.md loop, sync and on the pool.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use offthread_kernels::Never;
+use offthread_kernels::md5::{self, Md5IterateOptions};
+
+use crate::error::{Code, CodedResult, from_kernel, guard};
+use crate::runtime::{NativePool, Outcome};
+
+fn rounds(value: f64) -> CodedResult<u64> {
+    if value >= 0.0 && value.fract() == 0.0 && value <= md5::MAX_ROUNDS as f64 {
+        Ok(value as u64)
+    } else {
+        Err(crate::error::coded(
+            "ERR_INVALID_ROUNDS",
+            format!(
+                "rounds must be an integer from 0 to {}, got {value}",
+                md5::MAX_ROUNDS
+            ),
+        ))
+    }
+}
+
+/// MD5 of a string's UTF-8 bytes, lowercase hex.
+#[napi]
+pub fn md5_hex_string(text: String) -> String {
+    md5::hex_string(text.as_bytes())
+}
+
+/// MD5 of bytes (borrowed from JS, no copy), lowercase hex.
+#[napi]
+pub fn md5_hex_bytes(data: &[u8]) -> String {
+    md5::hex_string(data)
+}
+
+/// d_N of the loop dᵢ = hex(MD5(text ‖ dᵢ₋₁)), continuing from `start` (d_k or "").
+#[napi]
+pub fn md5_iterate_sync(text: String, rounds_: f64, start: String) -> Result<String, Code> {
+    let rounds = rounds(rounds_)?;
+    guard(|| {
+        md5::iterate_from(
+            Md5IterateOptions {
+                text: text.as_bytes(),
+                rounds,
+            },
+            &start,
+            &Never,
+        )
+        .map_err(from_kernel)
+    })
+}
+
+#[napi]
+impl NativePool {
+    /// The MD5 loop as a pool job (cancellable between chunks of rounds).
+    #[napi]
+    pub fn submit_md5_iterate(
+        &self,
+        id: u32,
+        text: String,
+        rounds_: f64,
+        start: String,
+        cancellable: bool,
+    ) -> Result<(), Code> {
+        let rounds = rounds(rounds_)?;
+        self.submit(id, cancellable, move |cancel| {
+            match md5::iterate_from(
+                Md5IterateOptions {
+                    text: text.as_bytes(),
+                    rounds,
+                },
+                &start,
+                cancel,
+            ) {
+                Ok(digest) => Outcome::Text(digest),
+                Err(e) => e.into(),
+            }
+        })
+    }
+
+    /// One MD5 as a pool job (the per-round async row of the http-md5 experiment).
+    #[napi]
+    pub fn submit_md5_hex(&self, id: u32, text: String) -> Result<(), Code> {
+        self.submit(id, false, move |_| {
+            Outcome::Text(md5::hex_string(text.as_bytes()))
+        })
+    }
+}

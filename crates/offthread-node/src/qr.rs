@@ -1,0 +1,102 @@
+//! QR codes: text → PNG / data URL / SVG, sync and on the pool. Each thread keeps one
+//! `QrEncoder` so its pixel and PNG buffers are reused across calls.
+
+use std::cell::RefCell;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use offthread_kernels::KernelError;
+use offthread_kernels::qr::{self, Ecc, QrEncoder, QrOptions};
+
+use crate::error::{Code, CodedResult, coded, from_kernel, guard};
+use crate::runtime::{NativePool, Outcome};
+
+thread_local! {
+    static ENCODER: RefCell<QrEncoder> = RefCell::new(QrEncoder::new());
+}
+
+/// Output formats (the `format` argument of `submitQr`).
+const FORMAT_DATA_URL: u32 = 0;
+const FORMAT_PNG: u32 = 1;
+const FORMAT_SVG: u32 = 2;
+
+fn options<'a>(text: &'a str, ecc: &str, size: u32, margin: u32) -> CodedResult<QrOptions<'a>> {
+    let ecc = Ecc::parse(ecc).ok_or_else(|| {
+        coded(
+            "ERR_INVALID_QR_OPTIONS",
+            format!("ecc must be L, M, Q or H, got {ecc:?}"),
+        )
+    })?;
+    Ok(QrOptions {
+        text,
+        ecc,
+        size,
+        margin,
+    })
+}
+
+/// One encode in the requested format, on the calling thread's encoder.
+fn encode(opts: QrOptions<'_>, format: u32) -> std::result::Result<Outcome, KernelError> {
+    match format {
+        FORMAT_PNG => {
+            ENCODER.with_borrow_mut(|e| e.png(opts).map(|png| Outcome::Bytes(png.to_vec())))
+        }
+        FORMAT_SVG => qr::svg(opts).map(Outcome::Text),
+        _ => ENCODER.with_borrow_mut(|e| e.data_url(opts).map(|url| Outcome::Text(url.to_owned()))),
+    }
+}
+
+/// `data:image/png;base64,…` of the QR code for `text`.
+#[napi]
+pub fn qr_data_url_sync(text: String, ecc: String, size: u32, margin: u32) -> Result<String, Code> {
+    let opts = options(&text, &ecc, size, margin)?;
+    guard(
+        || match encode(opts, FORMAT_DATA_URL).map_err(from_kernel)? {
+            Outcome::Text(url) => Ok(url),
+            _ => unreachable!("data URLs are text"),
+        },
+    )
+}
+
+/// The PNG bytes of the QR code for `text`.
+#[napi]
+pub fn qr_png_sync(text: String, ecc: String, size: u32, margin: u32) -> Result<Buffer, Code> {
+    let opts = options(&text, &ecc, size, margin)?;
+    guard(|| match encode(opts, FORMAT_PNG).map_err(from_kernel)? {
+        Outcome::Bytes(png) => Ok(png.into()),
+        _ => unreachable!("PNGs are bytes"),
+    })
+}
+
+/// The QR code for `text` as an SVG document.
+#[napi]
+pub fn qr_svg_sync(text: String, ecc: String, size: u32, margin: u32) -> Result<String, Code> {
+    let opts = options(&text, &ecc, size, margin)?;
+    guard(|| qr::svg(opts).map_err(from_kernel))
+}
+
+#[napi]
+impl NativePool {
+    /// A QR code as a pool job; `format`: 0 data URL, 1 PNG, 2 SVG.
+    #[napi]
+    pub fn submit_qr(
+        &self,
+        id: u32,
+        text: String,
+        ecc: String,
+        size: u32,
+        margin: u32,
+        format: u32,
+    ) -> Result<(), Code> {
+        options(&text, &ecc, size, margin)?;
+        self.submit(id, false, move |_| {
+            let opts = QrOptions {
+                text: &text,
+                ecc: Ecc::parse(&ecc).unwrap_or(Ecc::M),
+                size,
+                margin,
+            };
+            encode(opts, format).unwrap_or_else(Outcome::from)
+        })
+    }
+}
