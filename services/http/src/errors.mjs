@@ -11,12 +11,6 @@ export const serviceErrors = Object.freeze({
 });
 
 /**
- * The qr/md5 kernels add these codes to offthread's registry; the service knows their
- * status so that it answers 400 with either version of the package.
- */
-const kernelInputCodes = ['ERR_TEXT_TOO_LONG', 'ERR_INVALID_TEXT', 'ERR_INVALID_ROUNDS', 'ERR_INVALID_QR_OPTIONS'];
-
-/**
  * @param {string} code
  * @returns {number} the HTTP status for an error code (500 for an unknown one)
  */
@@ -25,7 +19,6 @@ export function statusFor(code) {
   const registry = offthread.errorRegistry;
   if (Object.hasOwn(registry, code)) return registry[code].status;
   if (Object.hasOwn(serviceErrors, code)) return serviceErrors[/** @type {keyof typeof serviceErrors} */ (code)].status;
-  if (kernelInputCodes.includes(code)) return 400;
   return 500;
 }
 

@@ -3,6 +3,7 @@
 // Kernels are injected (buildServer({ kernels })) so tests can swap them.
 import offthread from 'offthread';
 import QRCode from 'qrcode';
+import qrPng from 'qrcode/lib/renderer/png.js';
 import { HttpError } from './errors.mjs';
 import { md5Blueimp, md5Crypto, md5Loop } from './md5-js.mjs';
 
@@ -34,7 +35,7 @@ export function need(kernels, path) {
   if (typeof f !== 'function') {
     throw new HttpError(
       'ERR_BACKEND_UNAVAILABLE',
-      `offthread.${path} is not available in this offthread build (the qr/md5 kernels come with the qr/md5 release)`,
+      `offthread.${path} is not available in this offthread build (an older offthread without this kernel?)`,
     );
   }
   return f;
@@ -44,19 +45,28 @@ export function need(kernels, path) {
 export const QR_DEFAULTS = Object.freeze({ size: 128, ecc: 'M', margin: 4 });
 
 /**
- * The blog's original: npm `qrcode` on the event loop.
+ * The blog's original: npm `qrcode` on the event loop. Same geometry as offthread's
+ * kernel: a whole number of pixels per module (at least 1), so at most `size` px when
+ * the symbol fits. (qrcode's own `width` option scales by a fraction, which blurs big
+ * symbols past what decoders read.)
  * @param {string} text
  * @param {{ size: number, ecc: string, margin: number }} o
+ * @returns {Promise<string>}
  */
-export async function qrBlocking(text, o) {
+export function qrBlocking(text, o) {
+  let symbol;
   try {
-    return await QRCode.toDataURL(text, { width: o.size, margin: o.margin, errorCorrectionLevel: o.ecc });
+    symbol = QRCode.create(text, { errorCorrectionLevel: o.ecc });
   } catch (err) {
     if (/too big/i.test(String(/** @type {Error} */ (err)?.message))) {
       throw new HttpError('ERR_TEXT_TOO_LONG', `text does not fit in a QR code at ECC ${o.ecc}`);
     }
     throw err;
   }
+  const scale = Math.max(1, Math.floor(o.size / (symbol.modules.size + 2 * o.margin)));
+  return new Promise((resolve, reject) => {
+    qrPng.renderToDataURL(symbol, { scale, margin: o.margin }, (err, url) => (err ? reject(err) : resolve(url)));
+  });
 }
 
 /**
@@ -96,19 +106,18 @@ export const md5Impls = {
   },
   mixed: {
     summary:
-      'native loop in 4 segments: async, sync, async, sync (rounds/4 each, the last takes the rest); ' +
-      'a timing row for the blog model — each segment starts from d₀, so the digest is that of the last segment',
+      'native loop in 4 segments: async, sync, async, sync (rounds/4 each, the last takes the rest), ' +
+      'each resuming from the previous digest (the blog model T + (N−1)·S·W)',
     run: async (k, text, rounds, call) => {
       const iterate = need(k, 'md5.iterate');
       const iterateSync = need(k, 'md5.iterateSync');
       const seg = Math.floor(rounds / 4);
-      let d = '';
+      let start = '';
       for (let i = 0; i < 4; i++) {
         const n = i === 3 ? rounds - 3 * seg : seg;
-        if (n === 0) continue;
-        d = i % 2 === 0 ? await iterate(text, n, call) : iterateSync(text, n);
+        start = i % 2 === 0 ? await iterate(text, n, { ...call, start }) : iterateSync(text, n, { start });
       }
-      return d;
+      return start;
     },
   },
   crypto: {
