@@ -6,7 +6,6 @@ import offthread from 'offthread';
 /** Codes only the HTTP layer raises (not kernel errors, so not in offthread's registry). */
 export const serviceErrors = Object.freeze({
   ERR_NOT_FOUND: { status: 404, summary: 'No route matches the method and path.' },
-  ERR_SHUTTING_DOWN: { status: 503, summary: 'The server is shutting down; retry on another instance.' },
   ERR_INTERNAL: { status: 500, summary: 'An unexpected error; the server logged it and goes on.' },
 });
 
