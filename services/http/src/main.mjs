@@ -2,7 +2,7 @@
 // Starts the service: PORT (default 3000, 0 = any free port), HOST (default 127.0.0.1),
 // `--mode blocking|offload` or MODE (default offload), MAX_QUEUE (pool jobs waiting,
 // default 10,000; beyond it requests get 503 + Retry-After), POOL_THREADS (default: all
-// cores), LOG_LEVEL (default warn). Prints the URL. SIGTERM/SIGINT: stop accepting,
+// cores), LOG_LEVEL (default warn), STATIC_CACHE=0 (stream public/ from disk). Prints the URL. SIGTERM/SIGINT: stop accepting,
 // answer every accepted request, close the pool, exit 0.
 import { parseArgs } from 'node:util';
 import offthread from 'offthread';
@@ -33,6 +33,7 @@ const app = buildServer({
   pool,
   logger: { level: process.env.LOG_LEVEL ?? 'warn' },
   loopResolutionMs: process.env.LOOP_RESOLUTION_MS ? Number(process.env.LOOP_RESOLUTION_MS) : undefined,
+  staticCache: process.env.STATIC_CACHE !== '0',
 });
 
 let stopping = false;

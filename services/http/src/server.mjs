@@ -1,7 +1,10 @@
 // offthread's HTTP service: QR codes, the MD5 loop and π, either offloaded to the
 // offthread pool (mode 'offload') or computed in the handler (mode 'blocking', the
 // original blog services), with Prometheus metrics, loop-delay figures and a live page.
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import Fastify from 'fastify';
@@ -92,7 +95,39 @@ function clientGone(reply) {
  * @property {number} [loopWindowMs] window of GET /loop's recent figures (default 500 ms)
  * @property {boolean} [defaultMetrics] prom-client's process metrics in /metrics (default true)
  * @property {number} [piscinaThreads] worker threads of the md5 piscina row (default: available parallelism)
+ * @property {boolean} [staticCache] serve the files of public/ from memory, read once at start (default true);
+ *   false: @fastify/static streams them from disk on every request
  */
+
+const TYPES = /** @type {Record<string, string>} */ ({
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.wasm': 'application/wasm',
+  '.txt': 'text/plain; charset=utf-8',
+});
+
+/**
+ * Routes serving each file directly in public/ from memory, with an ETag and 304s.
+ * @param {import('fastify').FastifyInstance} app
+ */
+function cachePublicFiles(app) {
+  for (const entry of readdirSync(PUBLIC_DIR, { withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const body = readFileSync(join(PUBLIC_DIR, entry.name));
+    const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
+    const type = TYPES[extname(entry.name)] ?? 'application/octet-stream';
+    app.get(`/static/${entry.name}`, (request, reply) => {
+      reply.header('etag', etag).header('cache-control', 'public, max-age=0');
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      return reply.type(type).send(body);
+    });
+  }
+}
 
 /**
  * Builds the service (not listening). `app.close()` stops its timers and workers; the
@@ -163,6 +198,8 @@ export function buildServer(opts = {}) {
       .send({ error: { code: 'ERR_NOT_FOUND', message: `no route for ${request.method} ${request.url}` } });
   });
 
+  // public/ from memory (opts.staticCache, default) and anything else there from disk.
+  if (opts.staticCache ?? true) cachePublicFiles(app);
   app.register(fastifyStatic, { root: PUBLIC_DIR, prefix: '/static/', index: false });
 
   app.get('/', (_request, reply) => reply.sendFile('index.html'));

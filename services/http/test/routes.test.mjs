@@ -112,17 +112,24 @@ describe('other routes', () => {
     assert.doesNotMatch(r.body, /<script[^>]+src=|<link[^>]+href="http/);
   });
 
-  test('GET /static/bench.html: exactly 8,673 bytes, reproducible from its generator', async (t) => {
-    const { app } = await startServer(t);
-    const r = await get(app, '/static/bench.html');
-    assert.equal(r.status, 200);
-    assert.match(String(r.headers['content-type']), /^text\/html/);
-    assert.equal(r.raw.rawPayload.length, BENCH_HTML_BYTES);
-    assert.equal(BENCH_HTML_BYTES, 8673);
-    assert.equal(readFileSync(`${PUBLIC_DIR}/bench.html`, 'utf8'), benchHtml(), 'run scripts/make-bench-html.mjs');
-    assert.equal((await get(app, '/static/missing.html')).status, 404);
-    assert.equal((await get(app, '/static/../src/server.mjs')).status, 404);
-  });
+  for (const staticCache of [true, false]) {
+    test(`GET /static/bench.html (${staticCache ? 'from memory' : 'from disk'}): exactly 8,673 bytes, reproducible`, async (t) => {
+      const { app } = await startServer(t, { staticCache });
+      const r = await get(app, '/static/bench.html');
+      assert.equal(r.status, 200);
+      assert.match(String(r.headers['content-type']), /^text\/html/);
+      assert.equal(r.raw.rawPayload.length, BENCH_HTML_BYTES);
+      assert.equal(BENCH_HTML_BYTES, 8673);
+      assert.equal(readFileSync(`${PUBLIC_DIR}/bench.html`, 'utf8'), benchHtml(), 'run scripts/make-bench-html.mjs');
+      const etag = String(r.headers.etag);
+      assert.ok(etag);
+      const again = await app.inject({ method: 'GET', url: '/static/bench.html', headers: { 'if-none-match': etag } });
+      assert.equal(again.statusCode, 304);
+      assert.equal((await get(app, '/static/index.html')).status, 200);
+      assert.equal((await get(app, '/static/missing.html')).status, 404);
+      assert.equal((await get(app, '/static/../src/server.mjs')).status, 404);
+    });
+  }
 
   test('GET /loop: resolution, window, totals and recent windows; POST /loop/reset', async (t) => {
     const { app } = await startServer(t, { loopWindowMs: 50 });
