@@ -170,16 +170,29 @@ export function buildServer(opts = {}) {
   const call = (reply) => ({ pool: poolOf(), signal: clientGone(reply) });
 
   app.decorate('offthreadMode', mode);
+  app.decorateRequest('startedAt', 0);
   app.decorate('loopWatch', loop);
 
-  app.addHook('onRequest', async () => {
+  app.addHook('onRequest', async (request) => {
     metrics.inFlight.inc();
+    request.startedAt = performance.now();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  // Each request is counted once: when its response is sent, or (status 499, nginx's
+  // "client closed request") when the client goes away first.
+  const counted = new WeakSet();
+  /**
+   * @param {import('fastify').FastifyRequest} request
+   * @param {number} status
+   * @param {number} ms
+   */
+  const done = (request, status, ms) => {
+    if (counted.has(request)) return;
+    counted.add(request);
     metrics.inFlight.dec();
-    const route = request.routeOptions.url ?? '(unmatched)';
-    metrics.record(request.method, route, reply.statusCode, reply.elapsedTime);
-  });
+    metrics.record(request.method, request.routeOptions.url ?? '(unmatched)', status, ms);
+  };
+  app.addHook('onResponse', async (request, reply) => done(request, reply.statusCode, reply.elapsedTime));
+  app.addHook('onRequestAbort', async (request) => done(request, 499, performance.now() - request.startedAt));
   app.addHook('onClose', async () => {
     loop.stop();
     metrics.stop();
