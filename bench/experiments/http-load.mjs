@@ -24,6 +24,7 @@ function checkLocal(url) {
  * @property {number} reqPerSec   2xx responses per second
  * @property {{ count: number, min: number, p50: number, p95: number, p99: number, max: number, mean: number, stddev: number }} latencyMs
  * @property {Record<string, number>} [autocannon]  autocannon's own figures (whole ms)
+ * @property {{ p50: number, p99: number, max: number }} [sendLagMs]  open loop: how late requests left the generator
  */
 
 /** @param {number[]} lat */
@@ -114,6 +115,8 @@ async function openLoop(url, rate, duration, agent, timeoutMs = 10_000) {
   const interval = 1000 / rate;
   /** @type {number[]} */
   const lat = [];
+  /** @type {number[]} how late the generator sent each request (its own loop's delay) */
+  const lag = [];
   let ok = 0;
   let non2xx = 0;
   let errors = 0;
@@ -142,6 +145,7 @@ async function openLoop(url, rate, duration, agent, timeoutMs = 10_000) {
   while (sent < total) {
     const now = performance.now();
     while (sent < total && t0 + sent * interval <= now) {
+      lag.push(now - (t0 + sent * interval));
       inflight.push(fire(t0 + sent * interval));
       sent++;
     }
@@ -158,6 +162,7 @@ async function openLoop(url, rate, duration, agent, timeoutMs = 10_000) {
     errors,
     reqPerSec: ok / Math.max(duration, durationS),
     latencyMs: latencyStats(lat),
+    sendLagMs: summarize(lag),
   };
 }
 

@@ -117,7 +117,7 @@ export async function run(ctx) {
     },
     notes: [
       'Server: services/http/src/main.mjs in its own process (offthread pool: all cores; fastify, no logging); load generator in another process; both on this machine, 127.0.0.1.',
-      '"open loop": request i is due at i/rate s (constant arrivals, as artillery\'s arrivalRate in the blog); latency counts from when it was due, in fractional ms; 1 s warm-up at the rate first.',
+      '"open loop": request i is due at i/rate s (constant arrivals, as artillery\'s arrivalRate in the blog); latency counts from when it was due, in fractional ms; 1 s warm-up at the rate first. "send lag" is how late the generator itself sent requests (its own loop delay, included in the latency).',
       '"autocannon": overallRate over 50 connections. autocannon releases each connection\'s quota at the start of every second, so arrivals come in bursts and queue behind each other; its own percentiles are whole ms (its average is listed too). Coordinated-omission back-fill off (with a rate it assumes a 1 ms interval).',
       `Loop delay: the server's perf_hooks monitor at ${fixed[0]?.loopResolutionMs ?? 1} ms resolution, reset before each run (an idle loop reads ≈ the resolution).`,
       `Max sustained rate: ${stepS} s per step after 0.5 s warm-up; a step passes with p99 ≤ ${P99_LIMIT_MS} ms, ≥ 99% answered 2xx, no errors, finished on time.` +
@@ -143,6 +143,7 @@ export async function run(ctx) {
           { key: 'loopP95', label: 'loop p95 ms', format: 'sig3' },
           { key: 'loopP99', label: 'loop p99 ms', format: 'sig3' },
           { key: 'serverCores', label: 'server cores', format: 'sig3' },
+          { key: 'sendLagP99', label: 'send lag p99 ms', format: 'sig3' },
         ],
         rows: fixed,
       },
@@ -158,6 +159,7 @@ export async function run(ctx) {
           { key: 'errors', label: 'errors', format: 'int' },
           { key: 'serverCores', label: 'server cores', format: 'sig3' },
           { key: 'generatorCores', label: 'load gen cores', format: 'sig3' },
+          { key: 'sendLagP99', label: 'send lag p99 ms', format: 'sig3' },
           { key: 'pass', label: 'pass' },
         ],
         rows: ladder,
@@ -239,5 +241,6 @@ function flat(r) {
     loopResolutionMs: r.loop.resolutionMs,
     serverCores: r.serverCores,
     generatorCores: r.generatorCores,
+    sendLagP99: r.sendLagMs?.p99 ?? Number.NaN,
   };
 }
