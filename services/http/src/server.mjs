@@ -149,19 +149,18 @@ export function buildServer(opts = {}) {
 
   const loop = createLoopWatch({ resolutionMs: opts.loopResolutionMs ?? 1, windowMs: opts.loopWindowMs ?? 500 });
   const metrics = createMetrics({ pool: poolOf, defaultMetrics: opts.defaultMetrics ?? true });
-  /** @type {any} */
+  /** @type {Promise<any> | undefined} created on the first /md5/piscina request */
   let piscina;
   const md5Ctx = {
-    async piscina() {
-      if (!piscina) {
-        const { Piscina } = await import('piscina');
+    piscina() {
+      piscina ??= import('piscina').then(({ Piscina }) => {
         const threads = opts.piscinaThreads ?? availableParallelism();
-        piscina = new Piscina({
+        return new Piscina({
           filename: new URL('./md5-worker.mjs', import.meta.url).href,
           minThreads: threads,
           maxThreads: threads,
         });
-      }
+      });
       return piscina;
     },
   };
@@ -196,7 +195,7 @@ export function buildServer(opts = {}) {
   app.addHook('onClose', async () => {
     loop.stop();
     metrics.stop();
-    await piscina?.destroy();
+    await (await piscina)?.destroy();
   });
 
   app.setErrorHandler((err, request, reply) => {

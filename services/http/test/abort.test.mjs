@@ -1,5 +1,5 @@
-// A client that goes away cancels its job: the pool counts it as cancelled and the
-// thread is free again well before the work would have finished.
+// A client that goes away cancels its job: the pool counts it as cancelled (not
+// completed) and the thread is free again.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { test } from 'node:test';
@@ -20,13 +20,12 @@ test('client disconnect → the pool job is cancelled', async (t) => {
     assert.ok(Date.now() < deadline, 'the job never started');
     await new Promise((r) => setTimeout(r, 5));
   }
-  const t0 = performance.now();
   req.destroy();
   while (pool.stats().cancelled === 0) {
     assert.ok(Date.now() < deadline, `not cancelled: ${JSON.stringify(pool.stats())}`);
     await new Promise((r) => setTimeout(r, 5));
   }
-  assert.ok(performance.now() - t0 < 500, 'the running kernel should stop at its next check');
+  assert.equal(pool.stats().completed, 0, 'the job ran to the end instead of stopping at its next check');
   // The thread is free: a small request goes through at once.
   const r = await app.inject({ method: 'GET', url: '/md5?text=a&rounds=3' });
   assert.equal(r.statusCode, 200);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import vm from 'node:vm';
 import { BENCH_HTML_BYTES, benchHtml } from '../scripts/make-bench-html.mjs';
 import { LIMITS, PUBLIC_DIR } from '../src/server.mjs';
 import { get, requireKernels, startServer } from '../test-support/helpers.mjs';
@@ -110,6 +111,9 @@ describe('other routes', () => {
     assert.match(String(r.headers['content-type']), /^text\/html/);
     for (const path of ['/qr?', '/md5?', '/pi?', '/loop', '<canvas']) assert.ok(r.body.includes(path), path);
     assert.doesNotMatch(r.body, /<script[^>]+src=|<link[^>]+href="http/);
+    const script = /<script>([\s\S]*)<\/script>/.exec(r.body)?.[1];
+    assert.ok(script, 'inline script');
+    new vm.Script(script); // compiles (a syntax error would break the whole page)
   });
 
   for (const staticCache of [true, false]) {
