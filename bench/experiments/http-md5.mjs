@@ -74,11 +74,15 @@ export async function run(ctx) {
       // --quick: the per-round async row at a tenth of the rounds (it costs a pool round trip per round).
       const rounds = ctx.quick && impl === 'js-native-async' ? ROUNDS / 10 : ROUNDS;
       const url = `${server.url}/md5/${impl}?text=${TEXT}&rounds=${rounds}`;
+      const t0 = performance.now();
       const warm = await fetch(url);
       if (!warm.ok) throw new Error(`${impl}: ${warm.status} ${await warm.text()}`);
-      // Expected single-request time from ns/round; when `users` requests would not fit
-      // in the duration, send a fixed number instead (autocannon drops requests in flight at the end).
-      const singleS = (perRound.find((r) => r.impl === impl).nsPerRound * rounds) / 1e9;
+      await warm.text();
+      // Expected single-request time: the larger of ns/round × rounds and the warm-up
+      // request. When `users` requests would not fit in the duration, send a fixed number
+      // instead (autocannon drops requests in flight when a timed run stops).
+      const warmS = (performance.now() - t0) / 1000;
+      const singleS = Math.max(warmS, (perRound.find((r) => r.impl === impl).nsPerRound * rounds) / 1e9);
       for (const users of USERS) {
         const byAmount = 1.5 * singleS * users > base;
         const load = byAmount

@@ -14,6 +14,7 @@ const RATE = 356;
 const MODES = /** @type {const} */ (['blocking', 'offload']);
 const LADDER = [100, 200, 356, 500, 700, 1000, 1400, 2000, 2800, 4000, 5600, 8000];
 const P99_LIMIT_MS = 50;
+const ATTEMPTS = 2;
 
 /** Per-call times in this process (a child of the runner). */
 export async function kernelTimes(/** @type {{ minTime: number }} */ timing) {
@@ -80,11 +81,16 @@ export async function run(ctx) {
       const ac = await measure(server, 'autocannonLoad', { rate: RATE, duration: acDuration });
       fixed.push({ mode, ...flat(ac) });
       for (const rate of LADDER) {
-        const r = await measure(server, 'openLoopLoad', { rate, duration: stepS, warmup: 0.5 });
-        const kept = r.ok >= 0.99 * r.sent && r.errors === 0 && r.durationS <= stepS + 1;
-        const pass = kept && r.latencyMs.p99 <= P99_LIMIT_MS;
-        ladder.push({ mode, rate, pass, ...flat(r) });
-        ctx.progress(`${mode}: ${rate} req/s → p99 ${r.latencyMs.p99.toFixed(1)} ms ${pass ? 'ok' : 'over'}`);
+        let pass = false;
+        // A step that fails is tried once more: on a shared machine one stall of the
+        // server or of the generator is enough to fail a short step.
+        for (let attempt = 1; attempt <= ATTEMPTS && !pass; attempt++) {
+          const r = await measure(server, 'openLoopLoad', { rate, duration: stepS, warmup: 0.5 });
+          const kept = r.ok >= 0.99 * r.sent && r.errors === 0 && r.durationS <= stepS + 1;
+          pass = kept && r.latencyMs.p99 <= P99_LIMIT_MS;
+          ladder.push({ mode, rate, attempt, pass, ...flat(r) });
+          ctx.progress(`${mode}: ${rate} req/s → p99 ${r.latencyMs.p99.toFixed(1)} ms ${pass ? 'ok' : 'over'}`);
+        }
         if (!pass) break;
       }
     } finally {
@@ -120,7 +126,7 @@ export async function run(ctx) {
       '"open loop": request i is due at i/rate s (constant arrivals, as artillery\'s arrivalRate in the blog); latency counts from when it was due, in fractional ms; 1 s warm-up at the rate first. "send lag" is how late the generator itself sent requests (its own loop delay, included in the latency).',
       '"autocannon": overallRate over 50 connections. autocannon releases each connection\'s quota at the start of every second, so arrivals come in bursts and queue behind each other; its own percentiles are whole ms (its average is listed too). Coordinated-omission back-fill off (with a rate it assumes a 1 ms interval).',
       `Loop delay: the server's perf_hooks monitor at ${fixed[0]?.loopResolutionMs ?? 1} ms resolution, reset before each run (an idle loop reads ≈ the resolution).`,
-      `Max sustained rate: ${stepS} s per step after 0.5 s warm-up; a step passes with p99 ≤ ${P99_LIMIT_MS} ms, ≥ 99% answered 2xx, no errors, finished on time.` +
+      `Max sustained rate: ${stepS} s per step after 0.5 s warm-up; a step passes with p99 ≤ ${P99_LIMIT_MS} ms, ≥ 99% answered 2xx, no errors, finished on time; a failed step is tried ${ATTEMPTS - 1} more time(s) before the ladder stops.` +
         (ceilingHit ? ' Offload passed every step: its maximum is at least the last rate tried.' : ''),
       'Cores = CPU time / wall time (server: /proc of its process, all threads, including child start-up and warm-up; load generator: its process). These machines are shared: a load average above 2 at start means other work competes for both cores.',
       'Kernel per call: tinybench (bench/lib timeFn) in one process; the blog measured npm qrcode ≈1.36 ms and Rust ≈66 µs.',
@@ -152,6 +158,7 @@ export async function run(ctx) {
         columns: [
           { key: 'mode', label: 'mode' },
           { key: 'rate', label: 'offered req/s', format: 'int' },
+          { key: 'attempt', label: 'attempt', format: 'int' },
           { key: 'reqPerSec', label: 'answered req/s', format: 'sig3' },
           { key: 'p50', label: 'p50 ms', format: 'sig3' },
           { key: 'p99', label: 'p99 ms', format: 'sig3' },
@@ -182,7 +189,7 @@ export async function run(ctx) {
         x: { field: 'rate', label: 'offered req/s', log: true },
         y: { field: 'p99', label: 'p99 latency (ms)', log: true },
         series: 'mode',
-        data: ladder,
+        data: ladder.filter((r) => r.pass || !ladder.some((o) => o.mode === r.mode && o.rate === r.rate && o.pass)),
       },
     ],
     ratios: [
