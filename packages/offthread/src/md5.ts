@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { warnFallbackOnce } from './backends/index';
 import { native } from './backends/native';
+import { wasm, wasmCheck, withBytes } from './backends/wasm';
 import { fromNative, makeError } from './errors';
 import { type CallOptions, checkCallOptions, defaultPool } from './pool';
 import { toOptions } from './validate';
@@ -72,6 +73,20 @@ export function iterateReference(text: string, rounds: number, start = ''): stri
   return digest;
 }
 
+/** The loop in the WASM build: the fallback when the native addon is missing. */
+function iterateWasm(text: string, rounds: number, start: string): string {
+  const w = wasm() as NonNullable<ReturnType<typeof wasm>>;
+  const bytes = Buffer.from(text, 'utf8');
+  return withBytes(w, bytes, 32, (ptr) => {
+    const io = ptr + bytes.length;
+    new Uint8Array(w.memory.buffer, io, 32).set(Buffer.from(start.padEnd(32, '0'), 'latin1'));
+    const n = start
+      ? wasmCheck(w, w.md5_iterate_from(ptr, bytes.length, rounds, io))
+      : wasmCheck(w, w.md5_iterate(ptr, bytes.length, rounds, io));
+    return Buffer.from(w.memory.buffer, io, n).toString('latin1');
+  });
+}
+
 /** d_N on the calling thread. */
 export function iterateSync(text: string, rounds: number, options?: IterateOptions): string {
   const t = checkText(text);
@@ -79,7 +94,8 @@ export function iterateSync(text: string, rounds: number, options?: IterateOptio
   const start = checkStart(toOptions<IterateOptions>(options).start);
   if (!native) {
     warnFallbackOnce();
-    return iterateReference(t, n, start);
+    const w = wasm();
+    return w ? iterateWasm(t, n, start) : iterateReference(t, n, start);
   }
   try {
     return native.md5IterateSync(t, n, start);

@@ -36,11 +36,16 @@ export interface PoolStats {
   pending: number;
 }
 
-interface Pending {
-  resolve(value: never): void;
-  reject(err: unknown): void;
-  cleanup: (() => void) | undefined;
-}
+type Resolve = (value: never) => void;
+type Reject = (err: unknown) => void;
+
+/** One executor for every job's Promise: it hands the resolvers out through these. */
+let lastResolve: Resolve;
+let lastReject: Reject;
+const captureResolvers = (resolve: Resolve, reject: Reject) => {
+  lastResolve = resolve;
+  lastReject = reject;
+};
 
 /** Triples per drain call: 1,024 completions per napi call. */
 const DRAIN_BATCH = 1024;
@@ -98,9 +103,18 @@ export function raceAbort<T>(promise: Promise<T>, call: CallOptions): Promise<T>
 
 export class Pool {
   readonly #native: NativePool;
-  readonly #pending = new Map<number, Pending>();
+  /**
+   * Pending jobs by id. An id is a slot index; a slot is freed only when the native
+   * completion for it has been drained (aborted jobs keep theirs until then), so a
+   * late completion can never settle a newer job.
+   */
+  readonly #resolvers: (Resolve | undefined)[] = [];
+  readonly #rejecters: (Reject | undefined)[] = [];
+  readonly #cleanups = new Map<number, () => void>();
+  readonly #freeIds: number[] = [];
+  /** Promises not yet settled on the JS side. */
+  #pending = 0;
   readonly #buffer = new Float64Array(3 * DRAIN_BATCH);
-  #nextId = 1;
   #state: 'open' | 'closed' | 'destroyed' = 'open';
   #idle: (() => void)[] = [];
 
@@ -168,43 +182,52 @@ export class Pool {
     }
     const { signal, timeout } = call;
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const id = this.#nextId;
-    this.#nextId = id >= 0xffff_fffe ? 1 : id + 1;
+    const id = this.#freeIds.pop() ?? this.#resolvers.length;
     try {
       start(id);
     } catch (err) {
+      this.#freeIds.push(id);
       const code = (err as { code?: ErrorCode }).code;
       return Promise.reject(code ? makeError(code, (err as Error).message) : err);
     }
-    return new Promise<T>((resolve, reject) => {
-      const entry: Pending = { resolve: resolve as (v: never) => void, reject, cleanup: undefined };
-      if (signal || timeout !== undefined) {
-        const fail = (err: unknown) => {
-          if (this.#pending.get(id) !== entry) return;
-          this.#native.cancel(id);
-          this.#settle(id, entry);
-          reject(err);
-        };
-        const onAbort = () => fail(abortError(signal as AbortSignal));
-        const timer =
-          timeout === undefined
-            ? undefined
-            : setTimeout(() => fail(makeError('ERR_TIMEOUT', `timed out after ${timeout} ms`)), timeout);
-        signal?.addEventListener('abort', onAbort, { once: true });
-        entry.cleanup = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-        };
-      }
-      if (this.#pending.size === 0) this.#native.keepAlive(true);
-      this.#pending.set(id, entry);
+    const promise = new Promise<T>(captureResolvers);
+    this.#resolvers[id] = lastResolve;
+    this.#rejecters[id] = lastReject;
+    if (this.#pending++ === 0) this.#native.keepAlive(true);
+    if (signal || timeout !== undefined) this.#watch(id, signal, timeout);
+    return promise;
+  }
+
+  /** Rejects job `id` early on abort or timeout, and cancels it natively. */
+  #watch(id: number, signal: AbortSignal | undefined, timeout: number | undefined): void {
+    const fail = (err: unknown) => {
+      const reject = this.#rejecters[id];
+      if (!reject) return;
+      this.#native.cancel(id);
+      this.#settle(id);
+      reject(err);
+    };
+    const onAbort = () => fail(abortError(signal as AbortSignal));
+    const timer =
+      timeout === undefined
+        ? undefined
+        : setTimeout(() => fail(makeError('ERR_TIMEOUT', `timed out after ${timeout} ms`)), timeout);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    this.#cleanups.set(id, () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
     });
   }
 
-  #settle(id: number, entry: Pending): void {
-    this.#pending.delete(id);
-    entry.cleanup?.();
-    if (this.#pending.size === 0) {
+  /** Settles the JS side of job `id` (its slot stays reserved until the completion is drained). */
+  #settle(id: number): void {
+    this.#resolvers[id] = undefined;
+    this.#rejecters[id] = undefined;
+    if (this.#cleanups.size > 0) {
+      this.#cleanups.get(id)?.();
+      this.#cleanups.delete(id);
+    }
+    if (--this.#pending === 0) {
       this.#native.keepAlive(false);
       for (const done of this.#idle.splice(0)) done();
     }
@@ -218,14 +241,16 @@ export class Pool {
         const id = buf[3 * i];
         const kind = buf[3 * i + 1];
         const value = kind === 0 ? buf[3 * i + 2] : this.#native.take(id);
-        const entry = this.#pending.get(id);
-        if (!entry) continue; // settled already (aborted, timed out or destroyed)
-        this.#settle(id, entry);
+        const resolve = this.#resolvers[id];
+        const reject = this.#rejecters[id] as Reject;
+        this.#freeIds.push(id);
+        if (!resolve) continue; // settled already (aborted, timed out or destroyed)
+        this.#settle(id);
         if (kind === 2) {
           const [code, message] = value as [ErrorCode, string];
-          entry.reject(makeError(code, message));
+          reject(makeError(code, message));
         } else {
-          entry.resolve(value as never);
+          resolve(value as never);
         }
       }
       if (n < DRAIN_BATCH) return;
@@ -233,14 +258,14 @@ export class Pool {
   }
 
   stats(): PoolStats {
-    return { ...this.#native.stats(), pending: this.#pending.size };
+    return { ...this.#native.stats(), pending: this.#pending };
   }
 
   /** Stops accepting jobs; resolves once every accepted job has settled. */
   close(): Promise<void> {
     if (this.#state === 'open') this.#state = 'closed';
     this.#native.close();
-    if (this.#pending.size === 0) return Promise.resolve();
+    if (this.#pending === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
@@ -248,9 +273,10 @@ export class Pool {
   destroy(): Promise<void> {
     this.#state = 'destroyed';
     this.#native.destroy();
-    for (const [id, entry] of [...this.#pending]) {
-      this.#settle(id, entry);
-      entry.reject(new OffthreadError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished'));
+    for (const [id, reject] of this.#rejecters.entries()) {
+      if (!reject) continue;
+      this.#settle(id);
+      reject(new OffthreadError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished'));
     }
     return Promise.resolve();
   }

@@ -3,7 +3,9 @@
  * most `size` px with a quiet zone of `margin` modules → data URL, PNG or SVG.
  * Native (fast_qr + png + base64) on the calling thread or on the pool.
  */
+import { warnFallbackOnce } from './backends/index';
 import { native } from './backends/native';
+import { wasm, wasmCheck, withBytes } from './backends/wasm';
 import { fromNative, makeError } from './errors';
 import { type CallOptions, checkCallOptions, defaultPool } from './pool';
 import { toOptions } from './validate';
@@ -45,9 +47,19 @@ function parse(text: unknown, options: unknown): Parsed & { opts: Partial<QrOpti
   return { text, ecc, size, margin, opts };
 }
 
-function requireNative() {
-  if (!native) throw makeError('ERR_BACKEND_UNAVAILABLE', 'QR codes need the native addon (npm run setup)');
-  return native;
+const ECC_INDEX: Record<Ecc, number> = { L: 0, M: 1, Q: 2, H: 3 };
+
+/** One encode in the WASM build (the fallback): returns the output bytes. */
+function encodeWasm(p: Parsed, format: 'qr_data_url' | 'qr_png' | 'qr_svg'): Buffer {
+  const w = wasm();
+  if (!w)
+    throw makeError('ERR_BACKEND_UNAVAILABLE', 'QR codes need the native addon or offthread.wasm (npm run setup)');
+  warnFallbackOnce();
+  const bytes = Buffer.from(p.text, 'utf8');
+  return withBytes(w, bytes, 0, (ptr) => {
+    const len = wasmCheck(w, w[format](ptr, bytes.length, ECC_INDEX[p.ecc], p.size, p.margin));
+    return Buffer.from(new Uint8Array(w.memory.buffer, w.qr_last_ptr(), len));
+  });
 }
 
 function sync<T>(f: () => T): T {
@@ -61,24 +73,30 @@ function sync<T>(f: () => T): T {
 async function onPool<T>(text: unknown, options: unknown, format: number): Promise<T> {
   const { opts, ...p } = parse(text, options);
   const call = checkCallOptions(opts);
-  requireNative();
+  if (!native) {
+    const out = encodeWasm(p, format === FORMAT.png ? 'qr_png' : format === FORMAT.svg ? 'qr_svg' : 'qr_data_url');
+    return (format === FORMAT.png ? out : out.toString('utf8')) as T;
+  }
   return (call.pool ?? defaultPool()).submitQr(p.text, p.ecc, p.size, p.margin, format, call) as Promise<T>;
 }
 
 /** `data:image/png;base64,…` on the calling thread (~70 µs for 128 px). */
 export function toDataURLSync(text: string, options?: QrOptions): string {
   const p = parse(text, options);
-  return sync(() => requireNative().qrDataUrlSync(p.text, p.ecc, p.size, p.margin));
+  if (!native) return encodeWasm(p, 'qr_data_url').toString('utf8');
+  return sync(() => native!.qrDataUrlSync(p.text, p.ecc, p.size, p.margin));
 }
 
 export function toPNGSync(text: string, options?: QrOptions): Buffer {
   const p = parse(text, options);
-  return sync(() => requireNative().qrPngSync(p.text, p.ecc, p.size, p.margin));
+  if (!native) return encodeWasm(p, 'qr_png');
+  return sync(() => native!.qrPngSync(p.text, p.ecc, p.size, p.margin));
 }
 
 export function toSVGSync(text: string, options?: QrOptions): string {
   const p = parse(text, options);
-  return sync(() => requireNative().qrSvgSync(p.text, p.ecc, p.size, p.margin));
+  if (!native) return encodeWasm(p, 'qr_svg').toString('utf8');
+  return sync(() => native!.qrSvgSync(p.text, p.ecc, p.size, p.margin));
 }
 
 /** The data URL, encoded on the pool. */

@@ -4,12 +4,15 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import jsQR from 'jsqr';
+import { md5 } from 'offthread';
+import { PNG } from 'pngjs';
 
 const cwd = fileURLToPath(new URL('..', import.meta.url));
 const script = `
-  const { pi, backendInfo } = require('offthread');
-  Promise.all([pi.estimate(1e5), pi.estimate(1e6, { seed: 3 })]).then(([a, b]) =>
-    console.log(JSON.stringify({ active: backendInfo().active, a: a.inside, av: a.variant, b: b.inside, s: pi.estimateSync(1e5).inside })));`;
+  const { pi, md5, qr, backendInfo } = require('offthread');
+  Promise.all([pi.estimate(1e5), pi.estimate(1e6, { seed: 3 }), md5.iterate('abc', 1000), md5.iterate('abc', 500, { start: md5.iterateSync('abc', 500) })]).then(([a, b, m, m2]) =>
+    console.log(JSON.stringify({ active: backendInfo().active, a: a.inside, av: a.variant, b: b.inside, s: pi.estimateSync(1e5).inside, m, m2, hex: md5.hex('abc') })));`;
 
 for (const [backend, variant] of [
   ['wasm', 'wasm'],
@@ -23,7 +26,36 @@ for (const [backend, variant] of [
     });
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.deepEqual(out, { active: backend, a: 78463, av: variant, b: 785572, s: 78463 });
+    const m = md5.iterateReference('abc', 1000);
+    assert.deepEqual(out, {
+      active: backend,
+      a: 78463,
+      av: variant,
+      b: 785572,
+      s: 78463,
+      m,
+      m2: m,
+      hex: '900150983cd24fb0d6963f7d28e17f72',
+    });
     assert.equal(r.stderr.split('\n').filter((l) => l.includes('native addon unavailable')).length, 1, r.stderr);
   });
 }
+
+test('OFFTHREAD_BACKEND=wasm: QR codes come from the WASM build and decode', () => {
+  const qrScript = `
+    const { qr } = require('offthread');
+    Promise.all([qr.toPNG('wasm fallback ✓'), qr.toDataURL('x'), qr.toSVG('x')]).then(([png, url, svg]) =>
+      console.log(JSON.stringify({ png: png.toString('base64'), url: url.slice(0, 22), svg: svg.slice(0, 4) })));`;
+  const r = spawnSync(process.execPath, ['-e', qrScript], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, OFFTHREAD_BACKEND: 'wasm' },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.url, 'data:image/png;base64,');
+  assert.equal(out.svg, '<svg');
+  const image = PNG.sync.read(Buffer.from(out.png, 'base64'));
+  const code = jsQR(new Uint8ClampedArray(image.data), image.width, image.height);
+  assert.equal(new TextDecoder().decode(new Uint8Array(code.binaryData)), 'wasm fallback ✓');
+});

@@ -61,6 +61,10 @@ fn count_inside_generic(state: u32, samples: u64) -> u64 {
     let mut left = samples;
     let mut inside = 0;
     // Full slices, then one shorter slice for the tail, then the last < LANES samples.
+    // (Tiny inputs go straight to the last step: no jump multipliers to compute.)
+    if left < LANES as u64 {
+        return count_reference(state, left);
+    }
     let full_jump = jump_multiplier(2 * RUN);
     while left >= LANES as u64 * RUN {
         let (count, next) = count_slice(s, RUN, full_jump);

@@ -1,0 +1,71 @@
+//! Batched delivery of finished jobs to one consumer (the JS thread).
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// Many producers [`push`](Self::push), one consumer drains everything at once.
+///
+/// `push` reports the empty → non-empty transition, so the producers wake the consumer
+/// once per batch, not once per item: after a wake-up the consumer drains, and every
+/// item pushed before that drain rides along; the first push after it wakes it again.
+/// No wake-up is lost, at worst one finds the queue already drained (empty batch).
+///
+/// Items from one producer come out in push order. The critical section is a `Vec`
+/// push (or a pointer swap in [`drain_into`](Self::drain_into)), so a plain mutex
+/// beats a lock-free list here: no allocation per item, and contention is short.
+#[derive(Debug)]
+pub struct CompletionQueue<T> {
+    items: Mutex<Vec<T>>,
+}
+
+impl<T> Default for CompletionQueue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> CompletionQueue<T> {
+    pub const fn new() -> Self {
+        Self {
+            items: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<T>> {
+        // A panic cannot happen while the lock is held (only Vec::push / swap).
+        self.items.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends `item`. Returns `true` when the queue was empty before: the caller
+    /// must then wake the consumer.
+    pub fn push(&self, item: T) -> bool {
+        let mut items = self.lock();
+        let was_empty = items.is_empty();
+        items.push(item);
+        was_empty
+    }
+
+    /// Takes every queued item, oldest first.
+    pub fn drain(&self) -> Vec<T> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    /// Appends every queued item to `out`, oldest first. When `out` is empty the two
+    /// buffers are swapped, so a consumer that clears and reuses `out` allocates nothing
+    /// in steady state.
+    pub fn drain_into(&self, out: &mut Vec<T>) {
+        let mut items = self.lock();
+        if out.is_empty() {
+            std::mem::swap(out, &mut *items);
+        } else {
+            out.append(&mut items);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+}

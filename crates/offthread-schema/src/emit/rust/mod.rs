@@ -1,0 +1,223 @@
+//! Rust emitter: per struct a zero-copy `…Ref` reader and an owned value with a
+//! canonical writer; per SoA/AoS item struct a `…Soa`/`…Aos` view; enums as open
+//! newtypes; unions as tagged enums; interfaces as traits (types only).
+
+mod enums;
+mod interfaces;
+mod owned;
+mod reader;
+mod unions;
+
+use std::collections::BTreeSet;
+
+use crate::compiler::diag::Diagnostic;
+use crate::compiler::ir::*;
+use crate::compiler::pascal_case;
+
+/// Where the generated code finds the runtime.
+#[derive(Clone, Debug)]
+pub struct RustOptions {
+    /// Path of the `rt` module: `::offthread_schema::rt` outside this crate.
+    pub runtime: String,
+}
+
+impl Default for RustOptions {
+    fn default() -> Self {
+        Self {
+            runtime: "::offthread_schema::rt".into(),
+        }
+    }
+}
+
+/// Emits one Rust module for `schema`.
+pub fn emit(schema: &Schema, opts: &RustOptions) -> Result<String, Diagnostic> {
+    let cx = Cx { s: schema };
+    let mut out = String::new();
+    out.push_str(super::HEADER);
+    out.push_str("\n#![allow(clippy::all, dead_code, unused_imports)]\n\n");
+    // `use a::rt;` when the path already ends in `rt` (clippy flags `use a::rt as rt`).
+    if opts.runtime.ends_with("::rt") {
+        out.push_str(&format!("use {};\n", opts.runtime));
+    } else {
+        out.push_str(&format!("use {} as rt;\n", opts.runtime));
+    }
+    for item in &schema.order {
+        out.push('\n');
+        match *item {
+            ItemRef::Enum(id) => out.push_str(&enums::emit(&cx, id)),
+            ItemRef::Struct(id) => {
+                out.push_str(&reader::emit_struct(&cx, id));
+                out.push('\n');
+                out.push_str(&owned::emit_struct(&cx, id));
+                if cx.soa_items().contains(&id) {
+                    out.push('\n');
+                    out.push_str(&reader::emit_soa(&cx, id));
+                    out.push('\n');
+                    out.push_str(&owned::emit_soa(&cx, id));
+                }
+                if cx.aos_items().contains(&id) {
+                    out.push('\n');
+                    out.push_str(&reader::emit_aos(&cx, id));
+                }
+            }
+            ItemRef::Union(id) => out.push_str(&unions::emit(&cx, id)),
+            ItemRef::Interface(id) => out.push_str(&interfaces::emit(&cx, id)),
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) struct Cx<'a> {
+    pub s: &'a Schema,
+}
+
+/// Rust keywords a schema name may collide with.
+const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false",
+    "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub",
+    "ref", "return", "static", "struct", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "abstract", "become", "box", "do", "final", "macro", "override", "priv", "try",
+    "typeof", "unsized", "virtual", "yield",
+];
+
+/// A field or method name, escaped when it is a keyword.
+pub(crate) fn ident(name: &str) -> String {
+    match name {
+        "self" | "Self" | "super" | "crate" => format!("{name}_"),
+        n if KEYWORDS.contains(&n) => format!("r#{n}"),
+        n => n.to_string(),
+    }
+}
+
+/// `base + off`, without a `+ 0`.
+pub(crate) fn plus(base: &str, off: usize) -> String {
+    if off == 0 {
+        base.to_string()
+    } else {
+        format!("{base} + {off}")
+    }
+}
+
+/// Rust spelling of a stored scalar (`bool` is stored as `u8`).
+pub(crate) fn storage(s: Scalar) -> &'static str {
+    s.storage().name()
+}
+
+impl Cx<'_> {
+    pub fn struct_name(&self, id: usize) -> String {
+        pascal_case(&self.s.structs[id].name)
+    }
+
+    pub fn enum_name(&self, id: usize) -> String {
+        pascal_case(&self.s.enums[id].name)
+    }
+
+    pub fn union_name(&self, id: usize) -> String {
+        pascal_case(&self.s.unions[id].name)
+    }
+
+    /// Structs that are SoA items (of a `#soa` slice or a `#bovos` union slice).
+    pub fn soa_items(&self) -> BTreeSet<usize> {
+        (0..self.s.structs.len())
+            .filter(|&id| self.s.structs[id].soa.is_some())
+            .collect()
+    }
+
+    /// Structs that are AoS items (of an `#aos` slice or a `#bovoa` union slice).
+    pub fn aos_items(&self) -> BTreeSet<usize> {
+        let mut out = BTreeSet::new();
+        for ty in self.slice_types() {
+            if let Type::Slice { elem, layout, .. } = ty {
+                match (&**elem, layout) {
+                    (Type::Struct(id), SliceLayout::Aos) => {
+                        out.insert(*id);
+                    }
+                    (Type::Union(u), SliceLayout::BoVoA) => {
+                        out.extend(self.s.unions[*u].variants.iter().map(|v| v.struct_id));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// The layouts union `u` is used with in slices.
+    pub fn union_layouts(&self, u: usize) -> Vec<SliceLayout> {
+        let mut out = Vec::new();
+        for ty in self.slice_types() {
+            if let Type::Slice { elem, layout, .. } = ty
+                && **elem == Type::Union(u)
+                && !out.contains(layout)
+            {
+                out.push(layout.clone());
+            }
+        }
+        out
+    }
+
+    /// Every slice type in fields and interface parameters.
+    fn slice_types(&self) -> Vec<&Type> {
+        let fields = self.s.structs.iter().flat_map(|s| &s.fields).map(|f| &f.ty);
+        let params = self
+            .s
+            .interfaces
+            .iter()
+            .flat_map(|i| &i.functions)
+            .flat_map(|f| f.params.iter().chain(&f.results))
+            .map(|p| &p.ty);
+        fields
+            .chain(params)
+            .filter(|t| matches!(t, Type::Slice { .. }))
+            .collect()
+    }
+
+    /// The SoA columns of item struct `id`.
+    pub fn soa_columns(&self, id: usize) -> &[SoaColumn] {
+        self.s.structs[id].soa.as_deref().unwrap_or(&[])
+    }
+
+    /// The owned Rust type of a field.
+    pub fn owned_type(&self, ty: &Type) -> String {
+        match ty {
+            Type::Scalar(s) => s.name().to_string(),
+            Type::Enum(e) => self.enum_name(*e),
+            Type::Struct(id) if self.s.structs[*id].kind == StructKind::Inline => {
+                self.struct_name(*id)
+            }
+            Type::Struct(id) => format!("Option<Box<{}>>", self.struct_name(*id)),
+            Type::Union(u) => format!("Option<{}>", self.union_name(*u)),
+            Type::Fixed { len, elem } => format!("[{}; {len}]", self.owned_type(elem)),
+            Type::Slice {
+                string: Some(_), ..
+            } => "String".into(),
+            Type::Slice { elem, layout, .. } => match (&**elem, layout) {
+                (Type::Struct(id), _) => format!("Vec<{}>", self.struct_name(*id)),
+                // BoV keeps no empty items (each item lives in its variant's array).
+                (Type::Union(u), SliceLayout::BoVoA | SliceLayout::BoVoS) => {
+                    format!("Vec<{}>", self.union_name(*u))
+                }
+                (e, _) => format!("Vec<{}>", self.owned_type(e)),
+            },
+        }
+    }
+
+    /// The default value of a field's owned type.
+    pub fn default_value(&self, ty: &Type) -> String {
+        match ty {
+            Type::Scalar(Scalar::Bool) => "false".into(),
+            Type::Scalar(Scalar::F32 | Scalar::F64) => "0.0".into(),
+            Type::Scalar(_) => "0".into(),
+            Type::Enum(e) => format!("{}(0)", self.enum_name(*e)),
+            Type::Struct(id) if self.s.structs[*id].kind == StructKind::Inline => {
+                format!("{}::default()", self.struct_name(*id))
+            }
+            Type::Struct(_) | Type::Union(_) => "None".into(),
+            Type::Fixed { len, elem } => format!("[{}; {len}]", self.default_value(elem)),
+            Type::Slice {
+                string: Some(_), ..
+            } => "String::new()".into(),
+            Type::Slice { .. } => "Vec::new()".into(),
+        }
+    }
+}

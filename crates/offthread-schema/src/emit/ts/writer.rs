@@ -1,0 +1,253 @@
+//! Top-down `…Writer` classes: allocate the struct, then set fields or allocate
+//! children (a SoA child hands out its columns as typed arrays to fill). `fill(plain)`
+//! writes everything in the canonical order, so `encode…` matches the Rust writer.
+
+use super::{Cx, column_member, member, plus, scalar_type, typed_array};
+use crate::compiler::camel_case;
+use crate::compiler::ir::*;
+use crate::compiler::pascal_case;
+
+pub(super) fn emit_struct(cx: &Cx<'_>, id: usize) -> String {
+    let s = &cx.s.structs[id];
+    let n = cx.name(id);
+    let alloc = match s.kind {
+        StructKind::Dynamic => format!("b.dynamicStruct({})", s.used),
+        StructKind::Inline => format!("b.inlineStruct({})", s.size),
+    };
+    let mut out = format!(
+        "/** Top-down writer for `{}` ({} bytes). */\nexport class {n}Writer {{\n\
+         \x20 static readonly SIZE = {};\n  static readonly USED = {};\n\n\
+         \x20 constructor(readonly builder: rt.Builder, readonly offset: number) {{}}\n\n\
+         \x20 /** Allocates this struct (the root, if it is the builder's first allocation). */\n\
+         \x20 static alloc(b: rt.Builder): {n}Writer {{\n    return new {n}Writer(b, {alloc});\n  }}\n\n\
+         \x20 /** Starts a new message whose root is this struct. */\n\
+         \x20 static create(initialCapacity?: number): {n}Writer {{\n    return {n}Writer.alloc(new rt.Builder(initialCapacity));\n  }}\n\n\
+         \x20 /** The message built so far. */\n  finish(): Uint8Array {{\n    return this.builder.finish();\n  }}\n",
+        s.name, s.size, s.size, s.used
+    );
+    for f in &s.fields {
+        out += &field_methods(cx, f);
+    }
+    out += &fill(cx, id);
+    out += "}\n";
+    out
+}
+
+fn field_methods(cx: &Cx<'_>, f: &Field) -> String {
+    let m = member(&f.name);
+    let p = pascal_case(&f.name);
+    let at = plus("this.offset", f.offset);
+    let doc = format!("\n  /** `{}` at +{}. */\n", f.name, f.offset);
+    let body = match &f.ty {
+        Type::Scalar(sc) => format!(
+            "  set{p}(v: {}): this {{\n    this.builder.{}({at}, v);\n    return this;\n  }}\n",
+            scalar_type(*sc),
+            sc.name()
+        ),
+        Type::Enum(e) => format!(
+            "  set{p}(v: {}): this {{\n    this.builder.{}({at}, v);\n    return this;\n  }}\n",
+            cx.enum_name(*e),
+            cx.s.enums[*e].repr.name()
+        ),
+        Type::Fixed { len, elem } => {
+            let sc = cx.leaf_scalar(elem);
+            format!(
+                "  set{p}(v: ReadonlyArray<{}>): this {{\n    for (let i = 0; i < {len}; i++) this.builder.{}({at} + i * {}, v[i]!);\n    return this;\n  }}\n",
+                scalar_type(if matches!(**elem, Type::Scalar(Scalar::Bool)) {
+                    Scalar::Bool
+                } else {
+                    sc
+                }),
+                if matches!(**elem, Type::Scalar(Scalar::Bool)) {
+                    "bool"
+                } else {
+                    sc.name()
+                },
+                sc.size()
+            )
+        }
+        Type::Struct(id) if cx.s.structs[*id].kind == StructKind::Inline => {
+            format!(
+                "  {m}(): {0}Writer {{\n    return new {0}Writer(this.builder, {at});\n  }}\n",
+                cx.name(*id)
+            )
+        }
+        Type::Struct(id) => format!(
+            "  /** Allocates the `{}` this field points to. */\n  new{p}(): {1}Writer {{\n    const w = {1}Writer.alloc(this.builder);\n    this.builder.u32({at}, w.offset);\n    return w;\n  }}\n",
+            f.name,
+            cx.name(*id)
+        ),
+        Type::Union(u) => format!(
+            "  set{p}(v: {}): this {{\n    write{}(this.builder, {at}, v);\n    return this;\n  }}\n",
+            cx.union_name(*u),
+            cx.union_name(*u)
+        ),
+        Type::Slice {
+            string: Some(k), ..
+        } => {
+            let f = if *k == StringKind::Utf8 {
+                "utf8"
+            } else {
+                "utf16"
+            };
+            format!(
+                "  set{p}(v: string): this {{\n    this.builder.u32({at}, this.builder.{f}(v));\n    return this;\n  }}\n"
+            )
+        }
+        Type::Slice { elem, layout, .. } => match (&**elem, layout) {
+            (Type::Struct(id), SliceLayout::Soa(_)) => {
+                let n = cx.name(*id);
+                format!(
+                    "  /** Allocates a SoA array of `count` items; fill its columns before the next allocation. */\n\
+                     \x20 {m}(count: number): {n}SoaWriter {{\n    const w = {n}SoaWriter.alloc(this.builder, count);\n    this.builder.u32({at}, w.header);\n    return w;\n  }}\n"
+                )
+            }
+            (Type::Struct(id), _) => {
+                let n = cx.name(*id);
+                format!(
+                    "  /** Allocates an AoS array of `count` items. */\n\
+                     \x20 {m}(count: number): {n}AosWriter {{\n    const w = {n}AosWriter.alloc(this.builder, count);\n    this.builder.u32({at}, w.header);\n    return w;\n  }}\n"
+                )
+            }
+            (Type::Union(u), layout) => {
+                let n = cx.union_name(*u);
+                let (suffix, item) = match layout {
+                    SliceLayout::UnionAos => ("Aos", format!("{n} | null")),
+                    SliceLayout::BoVoA => ("Bovoa", n.clone()),
+                    SliceLayout::BoVoS => ("Bovos", n.clone()),
+                    _ => ("Soa", format!("{n} | null")),
+                };
+                format!(
+                    "  set{p}(v: ReadonlyArray<{item}>): this {{\n    this.builder.u32({at}, write{n}{suffix}(this.builder, v));\n    return this;\n  }}\n"
+                )
+            }
+            (Type::Scalar(Scalar::Bool), _) => {
+                format!(
+                    "  set{p}(v: ArrayLike<boolean>): this {{\n    this.builder.u32({at}, this.builder.bools(v));\n    return this;\n  }}\n"
+                )
+            }
+            (e, _) => {
+                let sc = cx.leaf_scalar(e);
+                format!(
+                    "  set{p}(v: ArrayLike<{}>): this {{\n    this.builder.u32({at}, this.builder.scalars('{}', v));\n    return this;\n  }}\n",
+                    scalar_type(sc),
+                    sc.storage().name()
+                )
+            }
+        },
+    };
+    // Methods with their own doc comment get the field note folded into it.
+    match body.strip_prefix("  /** ") {
+        Some(rest) => format!("\n  /** `{}` at +{}: {rest}", f.name, f.offset),
+        None => doc + &body,
+    }
+}
+
+/// `fill(v)`: every field in declaration order, children depth first (canonical order).
+fn fill(cx: &Cx<'_>, id: usize) -> String {
+    let s = &cx.s.structs[id];
+    let mut out = format!(
+        "\n  /** Writes every field of `v`, in the canonical order. */\n  fill(v: {}): this {{\n",
+        cx.name(id)
+    );
+    for f in &s.fields {
+        let m = member(&f.name);
+        let p = pascal_case(&f.name);
+        let v = format!("v.{}", camel_case(&f.name));
+        out += &match &f.ty {
+            Type::Struct(sid) if cx.s.structs[*sid].kind == StructKind::Inline => {
+                format!("    this.{m}().fill({v});\n")
+            }
+            Type::Struct(_) => format!("    if ({v} !== null) this.new{p}().fill({v});\n"),
+            Type::Union(_) => format!("    if ({v} !== null) this.set{p}({v});\n"),
+            Type::Slice {
+                elem, string: None, ..
+            } if matches!(**elem, Type::Struct(_)) => {
+                format!("    this.{m}({v}.length).fill({v});\n")
+            }
+            _ => format!("    this.set{p}({v});\n"),
+        };
+    }
+    out += "    return this;\n  }\n";
+    out
+}
+
+pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
+    let n = cx.name(id);
+    let cols = cx.rust.soa_columns(id);
+    let list: Vec<String> = cols
+        .iter()
+        .map(|c| format!("[{:#010x}, {}]", c.hash, c.item_bytes()))
+        .collect();
+    let mut out = format!(
+        "/** Writes a SoA array of `{}`: allocate with a count, then fill each column. */\n\
+         export class {n}SoaWriter {{\n  static readonly COLUMNS: ReadonlyArray<readonly [number, number]> = [{}];\n\n\
+         \x20 constructor(\n    readonly builder: rt.Builder,\n    readonly header: number,\n    readonly length: number,\n    readonly columns: ReadonlyArray<number>,\n  ) {{}}\n\n\
+         \x20 static alloc(b: rt.Builder, count: number): {n}SoaWriter {{\n\
+         \x20   const a = b.soa(count, {n}SoaWriter.COLUMNS);\n\
+         \x20   return new {n}SoaWriter(b, a === null ? 0 : a.header, count, a === null ? [] : a.columns);\n  }}\n",
+        cx.s.structs[id].name,
+        list.join(", ")
+    );
+    for (k, c) in cols.iter().enumerate() {
+        out += &format!(
+            "\n  /** Column `{}` ({}): a view, valid until the next allocation. */\n  {}(): {} {{\n    return this.builder.view('{}', this.columns[{k}] ?? 0, this.header === 0 ? 0 : this.length * {});\n  }}\n",
+            c.names.join("."),
+            if c.per_item > 1 {
+                format!("{} per item", c.per_item)
+            } else {
+                "one per item".into()
+            },
+            column_member(&c.names),
+            typed_array(c.scalar),
+            c.scalar.storage().name(),
+            c.per_item
+        );
+    }
+    out += &format!(
+        "\n  /** Copies plain items into the columns. */\n  fill(items: ReadonlyArray<{n}>): this {{\n"
+    );
+    for c in cols {
+        let path: Vec<String> = c.names.iter().map(|x| camel_case(x)).collect();
+        let v = format!("items[i]!.{}", path.join("."));
+        let bool_leaf = c.scalar == Scalar::Bool;
+        let conv = |x: String| if bool_leaf { format!("{x} ? 1 : 0") } else { x };
+        let stmt = if c.per_item == 1 {
+            format!("c[i] = {};", conv(v))
+        } else {
+            format!(
+                "for (let j = 0; j < {0}; j++) c[i * {0} + j] = {1};",
+                c.per_item,
+                conv(format!("{v}[j]!"))
+            )
+        };
+        out += &format!(
+            "    {{\n      const c = this.{}();\n      for (let i = 0; i < items.length; i++) {stmt}\n    }}\n",
+            column_member(&c.names)
+        );
+    }
+    out += "    return this;\n  }\n}\n";
+    out
+}
+
+pub(super) fn emit_aos(cx: &Cx<'_>, id: usize) -> String {
+    let n = cx.name(id);
+    let st = &cx.s.structs[id];
+    // Dynamic items each carry a header; write them all up front (no allocation).
+    let headers = match st.kind {
+        StructKind::Dynamic => format!(
+            "    for (let i = 0; i < count; i++) b.u32(data + i * {}, rt.dynamicHeader({}));\n",
+            st.size, st.used
+        ),
+        StructKind::Inline => String::new(),
+    };
+    format!(
+        "/** Writes an AoS array of `{}`. */\nexport class {n}AosWriter {{\n\
+         \x20 constructor(\n    readonly builder: rt.Builder,\n    readonly header: number,\n    readonly data: number,\n    readonly length: number,\n  ) {{}}\n\n\
+         \x20 static alloc(b: rt.Builder, count: number): {n}AosWriter {{\n    const [header, data] = b.aos(count, {});\n{headers}\
+         \x20   return new {n}AosWriter(b, header, data, count);\n  }}\n\n\
+         \x20 /** Writer for item `i`. */\n  get(i: number): {n}Writer {{\n    return new {n}Writer(this.builder, this.data + i * {});\n  }}\n\n\
+         \x20 fill(items: ReadonlyArray<{n}>): this {{\n    items.forEach((item, i) => this.get(i).fill(item));\n    return this;\n  }}\n}}\n",
+        st.name, st.size, st.size
+    )
+}

@@ -1,0 +1,683 @@
+// offthread-schema TS runtime: bounds-checked views over a message and the
+// append-only builder the generated writers fill. Mirrors crates/offthread-schema/src/rt;
+// the byte layout is docs/schema-format.md. Hand-written (not generated).
+
+/** A message: the whole buffer, or a window of one. */
+export type Bytes = ArrayBuffer | SharedArrayBuffer | Uint8Array;
+
+export interface KindArrays {
+  u8: Uint8Array;
+  u16: Uint16Array;
+  u32: Uint32Array;
+  u64: BigUint64Array;
+  i8: Int8Array;
+  i16: Int16Array;
+  i32: Int32Array;
+  i64: BigInt64Array;
+  f32: Float32Array;
+  f64: Float64Array;
+}
+/** A stored scalar kind (`bool` is stored as `u8`). */
+export type Kind = keyof KindArrays;
+
+type AnyCtor = {
+  new (length: number): KindArrays[Kind];
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): KindArrays[Kind];
+  readonly BYTES_PER_ELEMENT: number;
+};
+
+const CTORS: Record<Kind, AnyCtor> = {
+  u8: Uint8Array,
+  u16: Uint16Array,
+  u32: Uint32Array,
+  u64: BigUint64Array,
+  i8: Int8Array,
+  i16: Int16Array,
+  i32: Int32Array,
+  i64: BigInt64Array,
+  f32: Float32Array,
+  f64: Float64Array,
+} as unknown as Record<Kind, AnyCtor>;
+
+export const SIZES: Record<Kind, number> = {
+  u8: 1,
+  u16: 2,
+  u32: 4,
+  u64: 8,
+  i8: 1,
+  i16: 2,
+  i32: 4,
+  i64: 8,
+  f32: 4,
+  f64: 8,
+};
+
+// Typed arrays use the host's byte order; the format is little-endian.
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+export const ARRAY_ALIGN = 64;
+export const STRUCT_ALIGN = 8;
+
+export function alignUp(n: number, align: number): number {
+  return Math.ceil(n / align) * align;
+}
+
+/** Stable codes, the same as Rust's `rt::ReadError::code()` (docs/schema-format.md §3). */
+export type ReadErrorCode =
+  | 'R0001'
+  | 'R0002'
+  | 'R0003'
+  | 'R0004'
+  | 'R0005'
+  | 'R0006'
+  | 'R0007'
+  | 'R0008'
+  | 'R0009'
+  | 'R0010';
+
+export class SchemaReadError extends Error {
+  readonly code: ReadErrorCode;
+  constructor(code: ReadErrorCode, message: string) {
+    super(`${code}: ${message}`);
+    this.name = 'SchemaReadError';
+    this.code = code;
+  }
+}
+
+/**
+ * W0001: past the 32-bit offset limit; W0002: the caller's buffer is too small;
+ * W0003: the caller's buffer does not start 8-byte aligned (columns are typed arrays).
+ */
+export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003';
+
+export class SchemaWriteError extends Error {
+  readonly code: WriteErrorCode;
+  constructor(code: WriteErrorCode, message: string) {
+    super(`${code}: ${message}`);
+    this.name = 'SchemaWriteError';
+    this.code = code;
+  }
+}
+
+export interface ReadOptions {
+  /** Deepest chain of offsets followed from the root (default 64). */
+  maxDepth?: number;
+  /** Most columns a SoA lookup table may list (default 256). */
+  maxSoaColumns?: number;
+  /** Most items a decode to plain objects may visit (default 8 per byte + 1024). */
+  maxTraversal?: number;
+}
+
+/** Items a decode may still visit (stops DAGs of shared offsets). */
+export class Budget {
+  private left: number;
+  constructor(readonly limit: number) {
+    this.left = limit;
+  }
+  spend(n: number): void {
+    this.left -= n;
+    if (this.left < 0) throw new SchemaReadError('R0010', `decoding visited more than ${this.limit} items`);
+  }
+}
+
+/** The message a view reads: its bytes and limits. */
+export class Message {
+  readonly u8: Uint8Array;
+  readonly dv: DataView;
+  readonly maxDepth: number;
+  readonly maxSoaColumns: number;
+  readonly maxTraversal: number;
+
+  constructor(bytes: Bytes, opts: ReadOptions = {}) {
+    this.u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    this.dv = new DataView(this.u8.buffer, this.u8.byteOffset, this.u8.byteLength);
+    this.maxDepth = opts.maxDepth ?? 64;
+    this.maxSoaColumns = opts.maxSoaColumns ?? 256;
+    this.maxTraversal = opts.maxTraversal ?? this.u8.byteLength * 8 + 1024;
+  }
+
+  get length(): number {
+    return this.u8.byteLength;
+  }
+
+  budget(): Budget {
+    return new Budget(this.maxTraversal);
+  }
+
+  /** Throws R0001 unless `len` bytes at `offset` are inside the message. */
+  range(offset: number, len: number): void {
+    if (!(offset + len <= this.u8.byteLength)) {
+      throw new SchemaReadError(
+        'R0001',
+        `${len} bytes at offset ${offset} reach past the end of a ${this.u8.byteLength}-byte buffer`,
+      );
+    }
+  }
+
+  aligned(offset: number, align: number): void {
+    if (offset % align !== 0) throw new SchemaReadError('R0003', `offset ${offset} is not ${align}-byte aligned`);
+  }
+
+  word(offset: number): number {
+    this.range(offset, 4);
+    return this.dv.getUint32(offset, true);
+  }
+
+  /** A zero-copy typed array when aligned (a copy otherwise) of `count` values at `offset`. */
+  typed<K extends Kind>(kind: K, offset: number, count: number): KindArrays[K] {
+    const size = SIZES[kind];
+    this.range(offset, count * size);
+    const ctor = CTORS[kind];
+    const at = this.u8.byteOffset + offset;
+    if (LITTLE_ENDIAN && at % size === 0) return new ctor(this.u8.buffer, at, count) as KindArrays[K];
+    const copy = new ctor(count) as KindArrays[K];
+    new Uint8Array(copy.buffer).set(this.u8.subarray(offset, offset + count * size));
+    if (!LITTLE_ENDIAN) throw new SchemaReadError('R0001', 'big-endian hosts are not supported');
+    return copy;
+  }
+
+  arrayHeader(at: number): { count: number; a: number; b: number } {
+    this.aligned(at, ARRAY_ALIGN);
+    this.range(at, 16);
+    const count = this.dv.getUint32(at, true);
+    const capacity = this.dv.getUint32(at + 4, true);
+    if (count > capacity) throw new SchemaReadError('R0004', `array count ${count} exceeds its capacity ${capacity}`);
+    if (count > this.u8.byteLength) {
+      throw new SchemaReadError('R0009', `array count ${count} is larger than the ${this.u8.byteLength}-byte buffer`);
+    }
+    return { count, a: this.dv.getUint32(at + 8, true), b: this.dv.getUint32(at + 12, true) };
+  }
+}
+
+/** The bytes of one struct; fields past `used` read as zero (older writers). */
+export class StructView {
+  constructor(
+    readonly msg: Message,
+    readonly start: number,
+    readonly used: number,
+    readonly depth: number,
+  ) {}
+
+  static rootDynamic(bytes: Bytes, opts?: ReadOptions): StructView {
+    return StructView.dynamicAt(new Message(bytes, opts), 0, 0);
+  }
+
+  static rootInline(bytes: Bytes, size: number, opts?: ReadOptions): StructView {
+    const msg = new Message(bytes, opts);
+    msg.range(0, size);
+    return new StructView(msg, 0, size, 0);
+  }
+
+  static dynamicAt(msg: Message, at: number, depth: number): StructView {
+    msg.aligned(at, STRUCT_ALIGN);
+    const header = msg.word(at);
+    const size = (header & 0x1fffffff) * 8;
+    const wasted = header >>> 29;
+    if (size < 8 || size - wasted < 4) {
+      throw new SchemaReadError('R0002', `invalid dynamic struct header 0x${header.toString(16)} at offset ${at}`);
+    }
+    msg.range(at, size);
+    return new StructView(msg, at, size - wasted, depth);
+  }
+
+  private childDepth(): number {
+    if (this.depth >= this.msg.maxDepth) throw new SchemaReadError('R0006', `nesting deeper than ${this.msg.maxDepth}`);
+    return this.depth + 1;
+  }
+
+  private has(off: number, size: number): boolean {
+    return off + size <= this.used;
+  }
+
+  u8(off: number): number {
+    return this.has(off, 1) ? this.msg.dv.getUint8(this.start + off) : 0;
+  }
+  u16(off: number): number {
+    return this.has(off, 2) ? this.msg.dv.getUint16(this.start + off, true) : 0;
+  }
+  u32(off: number): number {
+    return this.has(off, 4) ? this.msg.dv.getUint32(this.start + off, true) : 0;
+  }
+  u64(off: number): bigint {
+    return this.has(off, 8) ? this.msg.dv.getBigUint64(this.start + off, true) : 0n;
+  }
+  i8(off: number): number {
+    return this.has(off, 1) ? this.msg.dv.getInt8(this.start + off) : 0;
+  }
+  i16(off: number): number {
+    return this.has(off, 2) ? this.msg.dv.getInt16(this.start + off, true) : 0;
+  }
+  i32(off: number): number {
+    return this.has(off, 4) ? this.msg.dv.getInt32(this.start + off, true) : 0;
+  }
+  i64(off: number): bigint {
+    return this.has(off, 8) ? this.msg.dv.getBigInt64(this.start + off, true) : 0n;
+  }
+  f32(off: number): number {
+    return this.has(off, 4) ? this.msg.dv.getFloat32(this.start + off, true) : 0;
+  }
+  f64(off: number): number {
+    return this.has(off, 8) ? this.msg.dv.getFloat64(this.start + off, true) : 0;
+  }
+  bool(off: number): boolean {
+    return this.u8(off) !== 0;
+  }
+
+  /** The inline struct of `size` bytes embedded at `off`. */
+  inline(off: number, size: number): StructView {
+    const used = Math.min(Math.max(this.used - off, 0), size);
+    return new StructView(this.msg, used === 0 ? this.start : this.start + off, used, this.depth);
+  }
+
+  /** The dynamic struct the offset at `off` points to, or null. */
+  dynamic(off: number): StructView | null {
+    return this.derefDynamic(this.u32(off));
+  }
+
+  derefDynamic(ptr: number): StructView | null {
+    if (ptr === 0) return null;
+    return StructView.dynamicAt(this.msg, ptr, this.childDepth());
+  }
+
+  derefInline(ptr: number, size: number): StructView | null {
+    if (ptr === 0) return null;
+    const depth = this.childDepth();
+    this.msg.aligned(ptr, STRUCT_ALIGN);
+    this.msg.range(ptr, size);
+    return new StructView(this.msg, ptr, size, depth);
+  }
+
+  /** Tag (0 = empty) and absolute value offset of the union at `off`. */
+  unionTagPtr(off: number, tag: 'u8' | 'u16' | 'u32'): [number, number] {
+    return [this[tag](off), this.u32(off + 4)];
+  }
+
+  /** The scalar slice at `off` as a typed array (a view when aligned). */
+  scalars<K extends Kind>(off: number, kind: K): KindArrays[K] {
+    const ptr = this.u32(off);
+    if (ptr === 0) return new CTORS[kind](0) as KindArrays[K];
+    this.childDepth();
+    const h = this.msg.arrayHeader(ptr);
+    if (h.b !== SIZES[kind])
+      throw new SchemaReadError('R0007', `array element size ${h.b}, the schema says ${SIZES[kind]}`);
+    this.msg.aligned(h.a, ARRAY_ALIGN);
+    return this.msg.typed(kind, h.a, h.count);
+  }
+
+  utf8(off: number): string {
+    const bytes = this.scalars(off, 'u8');
+    try {
+      return UTF8.decode(unshared(bytes));
+    } catch {
+      throw new SchemaReadError('R0008', `invalid string at offset ${this.u32(off)}`);
+    }
+  }
+
+  utf16(off: number): string {
+    const units = this.scalars(off, 'u16');
+    try {
+      return UTF16.decode(unshared(new Uint8Array(units.buffer, units.byteOffset, units.byteLength)));
+    } catch {
+      throw new SchemaReadError('R0008', `invalid string at offset ${this.u32(off)}`);
+    }
+  }
+
+  aos(off: number, itemSize: number, evolving: boolean): AosView {
+    return this.aosAt(this.u32(off), itemSize, evolving);
+  }
+
+  /** `aos` for the array header at absolute offset `ptr` (0: empty). */
+  aosAt(ptr: number, itemSize: number, evolving: boolean): AosView {
+    const depth = this.childDepth();
+    if (ptr === 0) return new AosView(this.msg, 0, 0, itemSize, depth);
+    const h = this.msg.arrayHeader(ptr);
+    const ok = evolving ? h.b >= 8 && h.b % STRUCT_ALIGN === 0 : h.b === itemSize;
+    if (!ok) throw new SchemaReadError('R0007', `array element size ${h.b}, the schema says ${itemSize}`);
+    this.msg.aligned(h.a, ARRAY_ALIGN);
+    this.msg.range(h.a, h.count * h.b);
+    return new AosView(this.msg, h.a, h.count, h.b, depth);
+  }
+
+  soa(off: number): SoaView {
+    return this.soaAt(this.u32(off));
+  }
+
+  /** `soa` for the array header at absolute offset `ptr` (0: empty). */
+  soaAt(ptr: number): SoaView {
+    if (ptr === 0) return new SoaView(this.msg, 0, 0, 0, 0);
+    this.childDepth();
+    const h = this.msg.arrayHeader(ptr);
+    if (h.a > this.msg.maxSoaColumns) {
+      throw new SchemaReadError('R0005', `SoA table has ${h.a} columns, the limit is ${this.msg.maxSoaColumns}`);
+    }
+    this.msg.aligned(h.b, ARRAY_ALIGN);
+    this.msg.range(h.b, h.a * 4);
+    const blocks = h.b + alignUp(h.a * 4, ARRAY_ALIGN);
+    this.msg.range(blocks, h.a * 4);
+    return new SoaView(this.msg, h.count, h.a, h.b, blocks);
+  }
+}
+
+export type TagKind = 'u8' | 'u16' | 'u32';
+
+/** The tag and offset columns of a SoA union slice at `off` of `view`. */
+export function unionSoa<K extends TagKind>(view: StructView, off: number, tag: K): [KindArrays[K], Uint32Array] {
+  const ptr = view.u32(off);
+  if (ptr === 0) return [new CTORS[tag](0) as KindArrays[K], new Uint32Array(0)];
+  if (view.depth >= view.msg.maxDepth) throw new SchemaReadError('R0006', `nesting deeper than ${view.msg.maxDepth}`);
+  const h = view.msg.arrayHeader(ptr);
+  view.msg.aligned(h.a, ARRAY_ALIGN);
+  view.msg.aligned(h.b, ARRAY_ALIGN);
+  return [view.msg.typed(tag, h.a, h.count), view.msg.typed('u32', h.b, h.count)];
+}
+
+/** The (tag, array offset) table of a BoVoA / BoVoS union slice. */
+export class VariantTable {
+  constructor(
+    readonly view: StructView,
+    readonly length: number,
+    readonly entries: number,
+    readonly variants: number,
+  ) {}
+
+  static read(view: StructView, off: number): VariantTable {
+    const ptr = view.u32(off);
+    if (ptr === 0) return new VariantTable(view, 0, 0, 0);
+    if (view.depth >= view.msg.maxDepth) throw new SchemaReadError('R0006', `nesting deeper than ${view.msg.maxDepth}`);
+    const h = view.msg.arrayHeader(ptr);
+    if (h.a > view.msg.maxSoaColumns) {
+      throw new SchemaReadError('R0005', `SoA table has ${h.a} columns, the limit is ${view.msg.maxSoaColumns}`);
+    }
+    view.msg.aligned(h.b, ARRAY_ALIGN);
+    view.msg.range(h.b, h.a * 8);
+    return new VariantTable(view, h.count, h.b, h.a);
+  }
+
+  private array(tag: number): number {
+    for (let i = 0; i < this.variants; i++) {
+      if (this.view.msg.dv.getUint32(this.entries + i * 8, true) === tag) {
+        return this.view.msg.dv.getUint32(this.entries + i * 8 + 4, true);
+      }
+    }
+    return 0;
+  }
+
+  aos(tag: number, itemSize: number, evolving: boolean): AosView {
+    return this.view.aosAt(this.array(tag), itemSize, evolving);
+  }
+
+  soa(tag: number): SoaView {
+    return this.view.soaAt(this.array(tag));
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const UTF16 = new TextDecoder('utf-16le', { fatal: true, ignoreBOM: true });
+
+/** TextDecoder refuses views of a SharedArrayBuffer: copy those first. */
+function unshared(bytes: Uint8Array): Uint8Array {
+  return typeof SharedArrayBuffer !== 'undefined' && bytes.buffer instanceof SharedArrayBuffer ? bytes.slice() : bytes;
+}
+
+export class AosView {
+  constructor(
+    readonly msg: Message,
+    readonly data: number,
+    readonly length: number,
+    readonly stride: number,
+    readonly depth: number,
+  ) {}
+
+  get(i: number): StructView | undefined {
+    if (!(i >= 0 && i < this.length)) return undefined;
+    return new StructView(this.msg, this.data + i * this.stride, this.stride, this.depth);
+  }
+}
+
+export class SoaView {
+  constructor(
+    readonly msg: Message,
+    readonly length: number,
+    readonly columns: number,
+    readonly hashes: number,
+    readonly blocks: number,
+  ) {}
+
+  /** Column `hash` as `length × perItem` values; zeros when the writer had no such column. */
+  column<K extends Kind>(hash: number, kind: K, perItem: number): KindArrays[K] {
+    const len = this.length * perItem;
+    for (let i = 0; i < this.columns; i++) {
+      if (this.msg.dv.getUint32(this.hashes + i * 4, true) === hash) {
+        const start = this.msg.dv.getUint32(this.blocks + i * 4, true) * ARRAY_ALIGN;
+        return this.msg.typed(kind, start, len);
+      }
+    }
+    return new CTORS[kind](len) as KindArrays[K];
+  }
+}
+
+/** The header word of a dynamic struct whose fields end at `used`. */
+export function dynamicHeader(used: number): number {
+  const size = alignUp(used, STRUCT_ALIGN);
+  return ((size / 8) | ((size - used) << 29)) >>> 0;
+}
+
+/**
+ * Append-only, zero-filled output: a growing private buffer (`new Builder()`), or a
+ * caller's buffer written in place (`Builder.onBuffer`, e.g. a SharedArrayBuffer a
+ * worker reads). Typed-array views it hands out (SoA columns) stay valid until the
+ * next allocation, which may move a growing buffer: fill them first.
+ */
+export class Builder {
+  private buf: Uint8Array;
+  private dv: DataView;
+  private len = 0;
+  private readonly fixed: boolean;
+
+  /** A growing builder (a number: initial capacity) or one over a fixed `Uint8Array`. */
+  constructor(initialCapacity: number | Uint8Array = 1024) {
+    this.fixed = initialCapacity instanceof Uint8Array;
+    this.buf = initialCapacity instanceof Uint8Array ? initialCapacity : new Uint8Array(Math.max(64, initialCapacity));
+    this.dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+  }
+
+  /**
+   * Writes in place into `out` from its start (never grows; W0002 when it is too small).
+   * Allocated bytes are zeroed first, so stale contents never leak into padding. The
+   * start must be 8-byte aligned (W0003) so columns can be typed arrays; 64 is best.
+   */
+  static onBuffer(out: Bytes): Builder {
+    const u8 = out instanceof Uint8Array ? out : new Uint8Array(out);
+    if (u8.byteOffset % 8 !== 0) {
+      throw new SchemaWriteError(
+        'W0003',
+        `output starts at byte ${u8.byteOffset} of its buffer, not on an 8-byte boundary`,
+      );
+    }
+    return new Builder(u8);
+  }
+
+  get length(): number {
+    return this.len;
+  }
+
+  alloc(size: number, align: number): number {
+    const at = alignUp(this.len, align);
+    const end = at + size;
+    if (end > 0xffffffff)
+      throw new SchemaWriteError('W0001', `message needs ${end} bytes, past the 32-bit offset limit`);
+    if (end > this.buf.byteLength) {
+      if (this.fixed) {
+        throw new SchemaWriteError(
+          'W0002',
+          `message needs at least ${end} bytes, the output has ${this.buf.byteLength}`,
+        );
+      }
+      const next = new Uint8Array(Math.max(end, this.buf.byteLength * 2));
+      next.set(this.buf.subarray(0, this.len));
+      this.buf = next;
+      this.dv = new DataView(next.buffer);
+    }
+    // Zero what we hand out: a caller's buffer, or ours after reset(), may be dirty.
+    this.buf.fill(0, this.len, end);
+    this.len = end;
+    return at;
+  }
+
+  /** Forgets the message so the same buffer encodes the next one (no reallocation). */
+  reset(): void {
+    this.len = 0;
+  }
+
+  u8(at: number, v: number): void {
+    this.dv.setUint8(at, v);
+  }
+  u16(at: number, v: number): void {
+    this.dv.setUint16(at, v, true);
+  }
+  u32(at: number, v: number): void {
+    this.dv.setUint32(at, v, true);
+  }
+  u64(at: number, v: bigint): void {
+    this.dv.setBigUint64(at, v, true);
+  }
+  i8(at: number, v: number): void {
+    this.dv.setInt8(at, v);
+  }
+  i16(at: number, v: number): void {
+    this.dv.setInt16(at, v, true);
+  }
+  i32(at: number, v: number): void {
+    this.dv.setInt32(at, v, true);
+  }
+  i64(at: number, v: bigint): void {
+    this.dv.setBigInt64(at, v, true);
+  }
+  f32(at: number, v: number): void {
+    this.dv.setFloat32(at, v, true);
+  }
+  f64(at: number, v: number): void {
+    this.dv.setFloat64(at, v, true);
+  }
+  bool(at: number, v: boolean): void {
+    this.dv.setUint8(at, v ? 1 : 0);
+  }
+
+  dynamicStruct(used: number): number {
+    const at = this.alloc(alignUp(used, STRUCT_ALIGN), STRUCT_ALIGN);
+    this.u32(at, dynamicHeader(used));
+    return at;
+  }
+
+  inlineStruct(size: number): number {
+    return this.alloc(size, STRUCT_ALIGN);
+  }
+
+  private arrayHeader(count: number, a: number, b: number): number {
+    const at = this.alloc(16, ARRAY_ALIGN);
+    this.u32(at, count);
+    this.u32(at + 4, count);
+    this.u32(at + 8, a);
+    this.u32(at + 12, b);
+    return at;
+  }
+
+  /** A typed-array view of `count` values at `at` (valid until the next allocation). */
+  view<K extends Kind>(kind: K, at: number, count: number): KindArrays[K] {
+    const abs = this.buf.byteOffset + at;
+    if (LITTLE_ENDIAN && abs % SIZES[kind] === 0) return new CTORS[kind](this.buf.buffer, abs, count) as KindArrays[K];
+    throw new SchemaWriteError('W0003', `column at byte ${abs} is not aligned for ${kind}`);
+  }
+
+  /** Reserves a scalar slice of `count` values; returns [header (0 if empty), data]. */
+  scalarSlice(kind: Kind, count: number): [number, number] {
+    if (count === 0) return [0, 0];
+    const size = SIZES[kind];
+    const header = this.arrayHeader(count, 0, size);
+    const data = this.alloc(alignUp(count * size, ARRAY_ALIGN), ARRAY_ALIGN);
+    this.u32(header + 8, data);
+    return [header, data];
+  }
+
+  /** Writes a scalar slice; returns its header offset (0 when empty). */
+  scalars<K extends Kind>(kind: K, values: ArrayLike<number> | ArrayLike<bigint>): number {
+    const [header, data] = this.scalarSlice(kind, values.length);
+    if (header !== 0)
+      (this.view(kind, data, values.length) as { set(v: ArrayLike<number | bigint>): void }).set(values);
+    return header;
+  }
+
+  bools(values: ArrayLike<boolean>): number {
+    const [header, data] = this.scalarSlice('u8', values.length);
+    for (let i = 0; i < values.length; i++) this.buf[data + i] = values[i] ? 1 : 0;
+    return header;
+  }
+
+  utf8(s: string): number {
+    return this.scalars('u8', UTF8_ENC.encode(s));
+  }
+
+  utf16(s: string): number {
+    const units = new Uint16Array(s.length);
+    for (let i = 0; i < s.length; i++) units[i] = s.charCodeAt(i);
+    return this.scalars('u16', units);
+  }
+
+  /** Reserves an AoS array; returns [header, data] ([0, 0] when empty). */
+  aos(count: number, stride: number): [number, number] {
+    if (count === 0) return [0, 0];
+    const header = this.arrayHeader(count, 0, stride);
+    const data = this.alloc(alignUp(count * stride, ARRAY_ALIGN), ARRAY_ALIGN);
+    this.u32(header + 8, data);
+    return [header, data];
+  }
+
+  /** Reserves a SoA array: header, lookup table, one column per [hash, bytes per item]. */
+  soa(count: number, columns: ReadonlyArray<readonly [number, number]>): { header: number; columns: number[] } | null {
+    if (count === 0) return null;
+    const n = columns.length;
+    const header = this.arrayHeader(count, n, 0);
+    const tableBytes = alignUp(n * 4, ARRAY_ALIGN);
+    const table = this.alloc(2 * tableBytes, ARRAY_ALIGN);
+    this.u32(header + 12, table);
+    const offsets: number[] = [];
+    columns.forEach(([hash, itemBytes], i) => {
+      const at = this.alloc(alignUp(count * itemBytes, ARRAY_ALIGN), ARRAY_ALIGN);
+      this.u32(table + i * 4, hash);
+      this.u32(table + tableBytes + i * 4, at / ARRAY_ALIGN);
+      offsets.push(at);
+    });
+    return { header, columns: offsets };
+  }
+
+  /** Reserves a SoA union slice: header, tag column, offset column (null when empty). */
+  unionSoa(count: number, tagSize: number): { header: number; tags: number; ptrs: number } | null {
+    if (count === 0) return null;
+    const header = this.arrayHeader(count, 0, 0);
+    const tags = this.alloc(alignUp(count * tagSize, ARRAY_ALIGN), ARRAY_ALIGN);
+    const ptrs = this.alloc(alignUp(count * 4, ARRAY_ALIGN), ARRAY_ALIGN);
+    this.u32(header + 8, tags);
+    this.u32(header + 12, ptrs);
+    return { header, tags, ptrs };
+  }
+
+  /** Reserves a BoVoA/BoVoS slice: header and `variants` (tag, offset) entries. */
+  variantTable(count: number, variants: number): [number, number] {
+    if (count === 0) return [0, 0];
+    const header = this.arrayHeader(count, variants, 0);
+    const table = this.alloc(variants * 8, ARRAY_ALIGN);
+    this.u32(header + 12, table);
+    return [header, table];
+  }
+
+  /**
+   * The message, without a copy: a view of the first `length` bytes of the builder's
+   * buffer (its `.buffer` may be larger). After `reset()` the builder writes over the
+   * same memory, so `.slice()` what you keep when you reuse a builder.
+   */
+  finish(): Uint8Array {
+    return this.buf.subarray(0, this.len);
+  }
+}
+
+const UTF8_ENC = new TextEncoder();
