@@ -1,0 +1,131 @@
+// The work behind the routes. Offload mode calls offthread's kernels on its pool;
+// blocking mode runs the npm packages the original blog posts used, in the handler.
+// Kernels are injected (buildServer({ kernels })) so tests can swap them.
+import offthread from 'offthread';
+import QRCode from 'qrcode';
+import qrPng from 'qrcode/lib/renderer/png.js';
+import { HttpError } from './errors.mjs';
+import { md5Blueimp, md5Crypto, md5Loop } from './md5-js.mjs';
+
+export { md5Blueimp, md5Crypto, md5Loop };
+
+/**
+ * @typedef {{ pool?: unknown, signal?: AbortSignal, timeout?: number }} CallOptions
+ * @typedef {{
+ *   pi?: { estimate: Function, estimateSync: Function },
+ *   qr?: { toDataURL: Function, toDataURLSync?: Function },
+ *   md5?: { hex: Function, hexAsync: Function, iterate: Function, iterateSync: Function },
+ * }} Kernels
+ */
+
+/** @returns {Kernels} offthread's kernels (qr and md5 are absent from builds before them) */
+export function defaultKernels() {
+  return { pi: offthread.pi, qr: offthread.qr, md5: offthread.md5 };
+}
+
+/**
+ * The kernel `name` (e.g. 'qr.toDataURL'), or a 503 that says it is missing.
+ * @param {Kernels} kernels
+ * @param {string} path
+ * @returns {Function}
+ */
+export function need(kernels, path) {
+  const [ns, fn] = path.split('.');
+  const f = /** @type {Record<string, Record<string, unknown>>} */ (kernels)[ns]?.[fn];
+  if (typeof f !== 'function') {
+    throw new HttpError(
+      'ERR_BACKEND_UNAVAILABLE',
+      `offthread.${path} is not available in this offthread build (an older offthread without this kernel?)`,
+    );
+  }
+  return f;
+}
+
+/** QR: 128 px, ECC M, quiet zone 4 modules (DESIGN.md), in both modes. */
+export const QR_DEFAULTS = Object.freeze({ size: 128, ecc: 'M', margin: 4 });
+
+/**
+ * The blog's original: npm `qrcode` on the event loop. Same geometry as offthread's
+ * kernel: a whole number of pixels per module (at least 1), so at most `size` px when
+ * the symbol fits. (qrcode's own `width` option scales by a fraction, which blurs big
+ * symbols past what decoders read.)
+ * @param {string} text
+ * @param {{ size: number, ecc: string, margin: number }} o
+ * @returns {Promise<string>}
+ */
+export function qrBlocking(text, o) {
+  let symbol;
+  try {
+    symbol = QRCode.create(text, { errorCorrectionLevel: o.ecc });
+  } catch (err) {
+    if (/too big/i.test(String(/** @type {Error} */ (err)?.message))) {
+      throw new HttpError('ERR_TEXT_TOO_LONG', `text does not fit in a QR code at ECC ${o.ecc}`);
+    }
+    throw err;
+  }
+  const scale = Math.max(1, Math.floor(o.size / (symbol.modules.size + 2 * o.margin)));
+  return new Promise((resolve, reject) => {
+    qrPng.renderToDataURL(symbol, { scale, margin: o.margin }, (err, url) => (err ? reject(err) : resolve(url)));
+  });
+}
+
+/**
+ * One row of the http-md5 experiment each (EXPERIMENTS.md). `run` gets the kernels,
+ * the parsed input and per-request call options; every row returns the hex digest of
+ * `rounds` rounds, except `mixed` (see its summary).
+ * @type {Record<string, { summary: string, run(k: Kernels, text: string, rounds: number, call: CallOptions, ctx: { piscina(): Promise<any> }): Promise<string> | string }>}
+ */
+export const md5Impls = {
+  js: {
+    summary: 'JS loop, JS MD5 (blueimp-md5), sync on the event loop',
+    run: (_k, text, rounds) => md5Loop(md5Blueimp, text, rounds),
+  },
+  'js-native': {
+    summary: 'JS loop, native MD5 per round (md5.hex), sync',
+    run: (k, text, rounds) => {
+      const hex = need(k, 'md5.hex');
+      return md5Loop((s) => hex(s), text, rounds);
+    },
+  },
+  'js-native-async': {
+    summary: 'JS loop, native MD5 per round as one pool job each (md5.hexAsync), async',
+    run: async (k, text, rounds, call) => {
+      const hexAsync = need(k, 'md5.hexAsync');
+      let d = '';
+      for (let i = 0; i < rounds; i++) d = await hexAsync(text + d, call);
+      return d;
+    },
+  },
+  native: {
+    summary: 'native loop (md5.iterateSync), sync on the event loop',
+    run: (k, text, rounds) => need(k, 'md5.iterateSync')(text, rounds),
+  },
+  'native-async': {
+    summary: 'native loop on the offthread pool (md5.iterate), async',
+    run: (k, text, rounds, call) => need(k, 'md5.iterate')(text, rounds, call),
+  },
+  mixed: {
+    summary:
+      'native loop in 4 segments: async, sync, async, sync (rounds/4 each, the last takes the rest), ' +
+      'each resuming from the previous digest (the blog model T + (N−1)·S·W)',
+    run: async (k, text, rounds, call) => {
+      const iterate = need(k, 'md5.iterate');
+      const iterateSync = need(k, 'md5.iterateSync');
+      const seg = Math.floor(rounds / 4);
+      let start = '';
+      for (let i = 0; i < 4; i++) {
+        const n = i === 3 ? rounds - 3 * seg : seg;
+        start = i % 2 === 0 ? await iterate(text, n, { ...call, start }) : iterateSync(text, n, { start });
+      }
+      return start;
+    },
+  },
+  crypto: {
+    summary: "JS loop, node:crypto createHash('md5') per round, sync",
+    run: (_k, text, rounds) => md5Loop(md5Crypto, text, rounds),
+  },
+  piscina: {
+    summary: 'the JS loop (blueimp-md5) in a piscina worker thread',
+    run: async (_k, text, rounds, call, ctx) => (await ctx.piscina()).run({ text, rounds }, { signal: call.signal }),
+  },
+};

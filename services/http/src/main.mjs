@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// Starts the service: PORT (default 3000, 0 = any free port), HOST (default 127.0.0.1),
+// `--mode blocking|offload` or MODE (default offload), MAX_QUEUE (pool jobs waiting,
+// default 10,000; beyond it requests get 503 + Retry-After), POOL_THREADS (default: all
+// cores), LOG_LEVEL (default warn), STATIC_CACHE=0 (stream public/ from disk). Prints the URL. SIGTERM/SIGINT: stop accepting,
+// answer every accepted request, close the pool, exit 0.
+import { parseArgs } from 'node:util';
+import offthread from 'offthread';
+import { buildServer } from './server.mjs';
+
+const { values } = parseArgs({
+  options: {
+    mode: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+  },
+});
+
+const mode = values.mode ?? process.env.MODE ?? 'offload';
+if (mode !== 'offload' && mode !== 'blocking') {
+  console.error(`offthread-http: --mode must be offload or blocking, got ${mode}`);
+  process.exit(2);
+}
+const port = Number(values.port ?? process.env.PORT ?? 3000);
+const host = values.host ?? process.env.HOST ?? '127.0.0.1';
+const maxQueue = Number(process.env.MAX_QUEUE ?? 10_000);
+const threads = process.env.POOL_THREADS ? Number(process.env.POOL_THREADS) : undefined;
+const shutdownTimeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 30_000);
+
+const pool = new offthread.Pool({ maxQueue, threads });
+const app = buildServer({
+  mode,
+  pool,
+  logger: { level: process.env.LOG_LEVEL ?? 'warn' },
+  loopResolutionMs: process.env.LOOP_RESOLUTION_MS ? Number(process.env.LOOP_RESOLUTION_MS) : undefined,
+  staticCache: process.env.STATIC_CACHE !== '0',
+});
+
+let stopping = false;
+/** @param {NodeJS.Signals} signal */
+async function shutdown(signal) {
+  if (stopping) {
+    console.error(`offthread-http: ${signal} again, exiting now`);
+    process.exit(1);
+  }
+  stopping = true;
+  console.log(`offthread-http: ${signal}, finishing accepted requests`);
+  const force = setTimeout(() => {
+    console.error(`offthread-http: shutdown took over ${shutdownTimeoutMs} ms, exiting`);
+    process.exit(1);
+  }, shutdownTimeoutMs);
+  force.unref();
+  try {
+    await app.close(); // stops listening, closes idle connections, waits for in-flight requests
+    await pool.close(); // every accepted job has settled by now; refuse new ones
+    console.log('offthread-http: stopped');
+    process.exit(0);
+  } catch (err) {
+    console.error('offthread-http: shutdown failed', err);
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);
+
+try {
+  const address = await app.listen({ port, host });
+  console.log(`offthread-http (${mode}) listening on ${address}`);
+} catch (err) {
+  console.error(`offthread-http: cannot listen on ${host}:${port}: ${/** @type {Error} */ (err).message}`);
+  process.exit(1);
+}

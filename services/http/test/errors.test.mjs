@@ -1,0 +1,75 @@
+// Failures map to the registry's status and never take the server down: a full pool
+// queue is 503 + Retry-After, a kernel panic 500, an unexpected throw 500, a missing
+// kernel 503.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import offthread from 'offthread';
+import { describeError, statusFor } from '../src/errors.mjs';
+import { get, startServer } from '../test-support/helpers.mjs';
+
+test('statusFor follows errorRegistry; service codes have their own', () => {
+  for (const [code, { status }] of Object.entries(offthread.errorRegistry)) assert.equal(statusFor(code), status, code);
+  assert.equal(statusFor('ERR_NOT_FOUND'), 404);
+  assert.equal(statusFor('ERR_SOMETHING_ELSE'), 500);
+  assert.deepEqual(describeError(new Error('boom')), { status: 500, code: 'ERR_INTERNAL', message: 'boom' });
+});
+
+test('pool queue full → 503 ERR_QUEUE_FULL with Retry-After: 1; the others succeed', async (t) => {
+  const pool = new offthread.Pool({ threads: 1, maxQueue: 1 });
+  t.after(() => pool.close());
+  const { app } = await startServer(t, { pool });
+  const all = await Promise.all(Array.from({ length: 8 }, () => get(app, '/pi?samples=20000000')));
+  const full = all.filter((r) => r.status === 503);
+  const ok = all.filter((r) => r.status === 200);
+  assert.ok(full.length >= 1, `statuses: ${all.map((r) => r.status)}`);
+  assert.ok(ok.length >= 1, `statuses: ${all.map((r) => r.status)}`);
+  assert.equal(ok.length + full.length, all.length);
+  for (const r of full) {
+    assert.equal(r.body.error.code, 'ERR_QUEUE_FULL');
+    assert.equal(r.headers['retry-after'], '1');
+  }
+  assert.equal((await get(app, '/pi?samples=10')).status, 200);
+});
+
+test('kernel panic → 500 ERR_KERNEL_PANIC; the server and the pool go on', async (t) => {
+  const pool = new offthread.Pool({ threads: 1 });
+  t.after(() => pool.close());
+  const kernels = {
+    ...{ qr: offthread.qr, md5: offthread.md5 },
+    pi: { estimate: () => pool._testPanic(), estimateSync: offthread.pi.estimateSync },
+  };
+  const { app } = await startServer(t, { kernels, pool });
+  const r = await get(app, '/pi?samples=10');
+  assert.equal(r.status, 500);
+  assert.equal(r.body.error.code, 'ERR_KERNEL_PANIC');
+  assert.equal((await get(app, '/md5?text=a&rounds=3')).status, 200);
+});
+
+test('an unexpected throw → 500 ERR_INTERNAL; a missing kernel → 503 ERR_BACKEND_UNAVAILABLE', async (t) => {
+  const kernels = {
+    pi: {
+      estimate: async () => {
+        throw new Error('unexpected');
+      },
+      estimateSync: () => null,
+    },
+  };
+  const { app } = await startServer(t, { kernels });
+  const r = await get(app, '/pi?samples=10');
+  assert.equal(r.status, 500);
+  assert.deepEqual(r.body, { error: { code: 'ERR_INTERNAL', message: 'unexpected' } });
+  const missing = await get(app, '/qr?text=a');
+  assert.equal(missing.status, 503);
+  assert.equal(missing.body.error.code, 'ERR_BACKEND_UNAVAILABLE');
+  assert.match(missing.body.error.message, /qr\.toDataURL/);
+});
+
+test('a closed pool → 503 ERR_POOL_CLOSED with Retry-After', async (t) => {
+  const pool = new offthread.Pool({ threads: 1 });
+  await pool.close();
+  const { app } = await startServer(t, { pool });
+  const r = await get(app, '/md5?text=a&rounds=3');
+  assert.equal(r.status, 503);
+  assert.equal(r.body.error.code, 'ERR_POOL_CLOSED');
+  assert.equal(r.headers['retry-after'], '1');
+});
