@@ -32,7 +32,13 @@ const mtime = (p) => (existsSync(p) ? statSync(p).mtimeMs : 0);
 
 step('npm dependencies', () => {
   const marker = join(root, 'node_modules', '.package-lock.json');
-  const manifests = ['package.json', 'package-lock.json', 'packages/offthread/package.json', 'bench/package.json'];
+  const manifests = [
+    'package.json',
+    'package-lock.json',
+    'packages/offthread/package.json',
+    'bench/package.json',
+    'services/http/package.json',
+  ];
   const newest = Math.max(...manifests.map((m) => mtime(join(root, m))));
   if (mtime(marker) >= newest) return;
   // `npm install`, not `npm ci`: it installs the locked versions too, and npm 11 here
