@@ -10,7 +10,7 @@
 import * as md5 from './md5';
 import * as pi from './pi';
 import * as qr from './qr';
-import * as schema from './schema/generated/temperature';
+import * as schema from './schema/index';
 import * as stats from './stats';
 
 export { type BackendInfo, type BackendName, backendInfo } from './backends/index';

@@ -1,0 +1,74 @@
+// Experiment `schema` (EXPERIMENTS.md; Silva et al. 2024 §5): the paper's
+// TemperatureBatch at 10 and 10,000 readings. Write: offthread-schema's TS writer vs
+// JSON.stringify vs flatbuffers (npm). Read + analyse (average, min, max): the native
+// kernel over the buffer without copy, the TS reader, JSON.parse + loop, flatbuffers.
+import { fileURLToPath } from 'node:url';
+import { runInChild } from '../lib/measure.mjs';
+
+const child = fileURLToPath(new URL('./schema-child.mjs', import.meta.url));
+const SIZES = [10, 10_000];
+
+export async function run(ctx) {
+  const { value: rows } = await runInChild(child, 'measure', [{ sizes: SIZES, quick: ctx.quick }], {
+    progress: ctx.progress,
+  });
+  const get = (op, impl, n) => rows.find((r) => r.op === op && r.impl === impl && r.items === n);
+  const ratio = (label, op, a, b, n, target) => ({
+    label,
+    value: get(op, b, n).medianNs / get(op, a, n).medianNs,
+    target,
+  });
+  const ratios = [
+    ratio('TS write vs JSON.stringify at 10,000', 'write', 'offthread TS writer', 'JSON.stringify', 10_000, 10),
+    ratio('TS write vs flatbuffers at 10,000', 'write', 'offthread TS writer', 'flatbuffers', 10_000, 3),
+    ratio('TS write vs JSON.stringify at 10', 'write', 'offthread TS writer', 'JSON.stringify', 10),
+    ratio('TS write vs flatbuffers at 10', 'write', 'offthread TS writer', 'flatbuffers', 10),
+    ratio('native read vs JSON.parse + loop at 10,000', 'read', 'offthread native (zero copy)', 'JSON.parse + loop', 10_000, 20),
+    ratio('native read vs JSON.parse + loop at 10', 'read', 'offthread native (zero copy)', 'JSON.parse + loop', 10),
+    ratio('native read vs flatbuffers at 10,000', 'read', 'offthread native (zero copy)', 'flatbuffers', 10_000),
+    ratio('TS read vs JSON.parse + loop at 10,000', 'read', 'offthread TS reader', 'JSON.parse + loop', 10_000),
+  ];
+  const paper = {
+    'write 10': 'Karmem 194.9 ns · FlatBuffers 1,215.5 ns · JSON 5,383 ns (Go)',
+    'write 10000': 'Karmem 77.19 µs · FlatBuffers 928.70 µs · JSON 4,308.86 µs (Go)',
+    'read 10': 'WASM Karmem 316.4 ns vs JSON 5,787 ns',
+    'read 10000': 'WASM Karmem 68.15 µs vs JSON 1,325.57 µs',
+  };
+  return {
+    title: 'schema: TemperatureBatch write and read + analyse',
+    params: { sizes: SIZES, quick: ctx.quick },
+    notes: [
+      'Write input: one JS array of { timestamp: number, value: number } objects for every format; i64 timestamps become BigInt for offthread and flatbuffers (JSON keeps numbers).',
+      'flatbuffers: the npm runtime driven as flatc generates it for `struct Reading { timestamp: long; value: float; }` in a vector (16 B per reading).',
+      'Builders are reused across iterations (offthread `Builder.reset()`, flatbuffers `clear()`); JSON.stringify returns a string (not encoded to bytes — generous to JSON).',
+      'Read: the native kernel is `stats.temperatureSync(buf)` — napi borrows the Uint8Array, the generated Rust reader views the `value` column as `&[f32]` in place.',
+      'The WASM read row is not measured yet (no WASM export of the stats kernel).',
+      `Paper (Go, different machine): ${Object.entries(paper).map(([k, v]) => `${k}: ${v}`).join('; ')}.`,
+    ],
+    tables: [
+      {
+        title: 'median time per operation',
+        columns: [
+          { key: 'op', label: 'op' },
+          { key: 'impl', label: 'implementation' },
+          { key: 'items', label: 'readings' },
+          { key: 'medianNs', label: 'median', format: 'ns' },
+          { key: 'opsPerSec', label: 'ops/s', format: 'ops' },
+          { key: 'bytes', label: 'encoded bytes', format: 'int' },
+        ],
+        rows,
+      },
+    ],
+    charts: [
+      {
+        title: 'schema: ops/s by readings (write and read)',
+        x: { field: 'items', label: 'readings', log: true },
+        y: { field: 'opsPerSec', label: 'ops/s', log: true },
+        series: 'series',
+        data: rows.map((r) => ({ ...r, series: `${r.op}: ${r.impl}` })),
+      },
+    ],
+    ratios,
+    raw: rows,
+  };
+}
