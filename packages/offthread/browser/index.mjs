@@ -204,11 +204,11 @@ async function estimate(samples, options) {
   }
   let chosen = variant;
   if (variant === 'auto') {
-    if (!kernels) chosen = 'jsBitwise';
-    else chosen = n <= AUTO_INLINE_MAX ? 'wasm' : 'wasmWorkers';
-    if (chosen === 'wasm') {
+    // Without offthread.wasm the workers cannot start: the last resort runs JS inline.
+    chosen = !kernels ? 'jsBitwise' : n <= AUTO_INLINE_MAX ? 'wasm' : 'wasmWorkers';
+    if (chosen !== 'wasmWorkers') {
       call.signal?.throwIfAborted();
-      return piResult(n, seed, countSync('wasm', n, seed), 'wasm');
+      return piResult(n, seed, countSync(chosen, n, seed), chosen);
     }
   }
   if (n === 0) return piResult(0, seed, 0, chosen);

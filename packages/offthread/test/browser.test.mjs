@@ -340,6 +340,43 @@ for (const isolated of [false, true]) {
       assert.ok(ink > 2000, `only ${ink} dark pixels`);
     });
 
+    test('without offthread.wasm: π falls back to JS, MD5/QR and pools fail typed; init() restores', async () => {
+      const got = await inPage(async (o) => {
+        const code = async (f) => {
+          try {
+            await f();
+            return null;
+          } catch (e) {
+            return e.code;
+          }
+        };
+        const info = await o.init({ wasm: new URL('./offthread/wasm/missing.wasm', location.href).href });
+        const out = {
+          info,
+          auto: o.pi.estimateSync(100_003, { seed: 2 }),
+          autoAsync: await o.pi.estimate(100_003, { seed: 2 }),
+          wasm: await code(() => o.pi.estimateSync(10, { variant: 'wasm' })),
+          md5: await code(() => o.md5.hex('x')),
+          qr: await code(() => o.qr.toDataURLSync('x')),
+          pool: await code(() => o.pi.estimate(10, { variant: 'wasmWorkers' })),
+        };
+        out.restored = await o.init();
+        out.after = (await o.pi.estimate(100_003, { seed: 2, variant: 'wasmWorkers' })).inside;
+        return out;
+      });
+      assert.equal(got.info.backend, 'js');
+      assert.match(got.info.wasmError, /HTTP 404/);
+      const want = nodeInside(100_003, 2);
+      assert.deepEqual([got.auto.variant, got.auto.inside], ['jsBitwise', want]);
+      assert.deepEqual([got.autoAsync.variant, got.autoAsync.inside], ['jsBitwise', want]);
+      assert.equal(got.wasm, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.md5, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.qr, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.pool, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.restored.backend, 'wasm');
+      assert.equal(got.after, want);
+    });
+
     test('no uncaught page errors', () => {
       assert.deepEqual(errors, []);
     });
