@@ -282,6 +282,37 @@ for (const isolated of [false, true]) {
       assert.equal(got.closed, 'ERR_POOL_CLOSED');
     });
 
+    test('many calls in flight all settle with their own results; maxQueue bounds the queue', async () => {
+      const got = await inPage(async (o) => {
+        const { md5, pi, Pool } = o;
+        const pool = new Pool({ threads: 3 });
+        const texts = Array.from({ length: 200 }, (_, i) => `t${i}`);
+        const hexes = await Promise.all(texts.map((t) => md5.hexAsync(t, { pool })));
+        const ok = hexes.every((h, i) => h === md5.hex(texts[i]));
+        const pis = await Promise.all(
+          [1, 2, 3, 4, 5].map((seed) => pi.estimate(300_007, { pool, seed, variant: 'wasmWorkers' })),
+        );
+        const small = new Pool({ threads: 1, maxQueue: 2 });
+        await md5.iterate('warm', 1, { pool: small }); // its worker is up: the next call runs at once
+        const first = md5.iterate('q', 1_000_000, { pool: small });
+        const queued = [md5.iterate('q', 1, { pool: small }), md5.iterate('q', 1, { pool: small })];
+        await new Promise((r) => setTimeout(r, 20));
+        const full = await md5.iterate('q', 1, { pool: small }).then(
+          () => null,
+          (e) => e.code,
+        );
+        await Promise.all([first, ...queued]);
+        await Promise.all([pool.close(), small.close()]);
+        return { ok, pis: pis.map((r) => r.inside), full, stats: pool.stats() };
+      });
+      assert.ok(got.ok);
+      assert.deepEqual(
+        got.pis,
+        [1, 2, 3, 4, 5].map((seed) => nodeInside(300_007, seed)),
+      );
+      assert.equal(got.full, 'ERR_QUEUE_FULL');
+    });
+
     test('a crashed worker rejects its call and is replaced; the next call succeeds', async () => {
       const got = await inPage(async (o) => {
         const { pi, md5, Pool } = o;
