@@ -8,6 +8,7 @@ use offthread_kernels::pi::{self, Method, PiOptions};
 
 pub mod abi;
 pub mod md5;
+pub mod pi_simd;
 pub mod qr;
 
 fn to_u64(x: f64) -> Option<u64> {
@@ -28,11 +29,14 @@ fn count(first: f64, samples: f64, seed: f64, method: Method) -> f64 {
     if (PiOptions { samples, seed }).validate().is_err() {
         return -1.0;
     }
-    pi::count_range(seed, first, samples, method) as f64
+    match method {
+        Method::Fast => pi_simd::count_inside(pi::state_at(seed, first), samples) as f64,
+        Method::Reference => pi::count_range(seed, first, samples, method) as f64,
+    }
 }
 
 /// `inside` for samples [first, first + samples) of the stream for `seed`,
-/// fast (division-free, SIMD) method.
+/// fast method (f64x2 lanes, `pi_simd`).
 #[unsafe(no_mangle)]
 pub extern "C" fn pi_count_range(first: f64, samples: f64, seed: f64) -> f64 {
     count(first, samples, seed, Method::Fast)

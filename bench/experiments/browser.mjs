@@ -1,0 +1,172 @@
+// Experiment `browser` (EXPERIMENTS.md `pi`, browser rows; the paper's Figure 9): the
+// benchmark page bench/browser/ in headless Chromium (js, jsBitwise, wasm on the page's
+// thread, wasmWorkers on every worker) and, in the same run, Node's nativeBitwise, wasm
+// and jsBitwise single-thread for the ratios.
+//   npm run bench -- browser [--quick] [--no-isolation]
+// --no-isolation serves the page without COOP/COEP (no SharedArrayBuffer; timers 100 µs).
+import { fileURLToPath } from 'node:url';
+import { launchChromium, startServer } from '../../packages/offthread/test/browser-server.mjs';
+import { runInChild } from '../lib/measure.mjs';
+
+const BROWSER_VARIANTS = ['js', 'jsBitwise', 'wasm', 'wasmWorkers'];
+const NODE_VARIANTS = ['nativeBitwise', 'wasm', 'jsBitwise'];
+const piChild = fileURLToPath(new URL('./pi-child.mjs', import.meta.url));
+
+const at = (rows, series, samples) => rows.find((r) => r.series === series && r.samples === samples);
+
+function ratio(rows, label, num, den, samples, target) {
+  const a = at(rows, num, samples);
+  const b = at(rows, den, samples);
+  if (!a || !b) return null;
+  const value = a.opsPerSec / b.opsPerSec;
+  return { label, value, target, pass: target === undefined ? undefined : value >= target };
+}
+
+/** @param {import('../run.mjs').ExperimentContext} ctx */
+export async function run(ctx) {
+  const isolated = !ctx.argv.includes('--no-isolation');
+  const maxExp = ctx.full ? 9 : 8;
+  const sizes = Array.from({ length: maxExp }, (_, i) => 10 ** (i + 1));
+  const pageOptions = {
+    variants: BROWSER_VARIANTS,
+    minExp: 1,
+    maxExp,
+    minTime: ctx.quick ? 150 : 500,
+    // --quick: skip a variant's larger sizes once one call would pass 1.5 s.
+    maxCallMs: ctx.quick ? 1500 : 60_000,
+  };
+
+  ctx.progress(`chromium: serving bench/browser ${isolated ? 'with' : 'without'} COOP/COEP`);
+  const server = await startServer({ isolated });
+  const browser = await launchChromium();
+  let page;
+  let pageResult;
+  const version = browser.context.browser()?.version() ?? null;
+  try {
+    page = await browser.context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(server.url);
+    await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 30_000 });
+    let shown = '';
+    const timer = setInterval(async () => {
+      const s = await page.evaluate(() => document.getElementById('status')?.textContent ?? '').catch(() => '');
+      if (s && s !== shown) {
+        shown = s;
+        ctx.progress(`chromium: ${s}`);
+      }
+    }, 2000);
+    try {
+      pageResult = await page.evaluate((o) => globalThis.runBench(o), pageOptions);
+    } finally {
+      clearInterval(timer);
+    }
+    if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+
+  const rows = pageResult.rows.map((r) => ({ ...r, series: `chromium ${r.variant}`, runtime: 'chromium' }));
+  for (const variant of NODE_VARIANTS) {
+    ctx.progress(`node: ${variant}`);
+    const nodeSizes = variant === 'nativeBitwise' ? sizes : sizes.filter((n) => !ctx.quick || n <= 1e7);
+    const { value } = await runInChild(piChild, 'measureVariant', [{ variant, sizes: nodeSizes, quick: ctx.quick }], {
+      timeoutMs: 30 * 60_000,
+      progress: ctx.progress,
+    });
+    for (const r of value) {
+      rows.push({
+        variant,
+        series: `node ${variant}`,
+        runtime: 'node',
+        samples: r.samples,
+        opsPerSec: r.opsPerSec,
+        medianMs: r.medianNs / 1e6,
+        nsPerSample: r.nsPerSample,
+        inside: r.inside,
+        samplesNs: r.samplesNs,
+      });
+    }
+  }
+
+  const mismatches = rows
+    .filter((r) => r.inside !== at(rows, 'node nativeBitwise', r.samples)?.inside)
+    .map((r) => `${r.series} at ${r.samples}: ${r.inside}`);
+
+  const ratios = [
+    ratio(rows, 'Chromium wasm / jsBitwise at 10^6', 'chromium wasm', 'chromium jsBitwise', 1e6, 3),
+    ratio(rows, 'Chromium wasm / jsBitwise at 10^7', 'chromium wasm', 'chromium jsBitwise', 1e7, 3),
+    ratio(
+      rows,
+      'Chromium wasm / Node nativeBitwise (1 thread) at 10^7',
+      'chromium wasm',
+      'node nativeBitwise',
+      1e7,
+      0.9,
+    ),
+    ratio(
+      rows,
+      'Chromium wasm / Node nativeBitwise (1 thread) at 10^8',
+      'chromium wasm',
+      'node nativeBitwise',
+      1e8,
+      0.9,
+    ),
+    ratio(rows, 'Chromium wasmWorkers / wasm at 10^7', 'chromium wasmWorkers', 'chromium wasm', 1e7, 1.8),
+    ratio(rows, 'Chromium wasmWorkers / wasm at 10^8', 'chromium wasmWorkers', 'chromium wasm', 1e8, 1.8),
+    ratio(rows, 'Chromium wasm / Node wasm at 10^7 (paper: 0.935)', 'chromium wasm', 'node wasm', 1e7),
+    ratio(rows, 'Chromium jsBitwise / Node jsBitwise at 10^7', 'chromium jsBitwise', 'node jsBitwise', 1e7),
+  ].filter(Boolean);
+
+  const series = [...BROWSER_VARIANTS.map((v) => `chromium ${v}`), ...NODE_VARIANTS.map((v) => `node ${v}`)];
+  const table = (metric, title, format) => ({
+    title,
+    columns: [
+      { key: 'series', label: 'variant' },
+      ...sizes.map((s) => ({ key: String(s), label: `10^${Math.log10(s)}`, format })),
+    ],
+    rows: series.map((name) =>
+      Object.fromEntries([['series', name], ...sizes.map((s) => [String(s), at(rows, name, s)?.[metric] ?? null])]),
+    ),
+  });
+
+  return {
+    title: 'Monte Carlo π in Chromium: JS vs WebAssembly vs WebAssembly on every worker',
+    params: {
+      sizes,
+      page: pageOptions,
+      crossOriginIsolated: pageResult.crossOriginIsolated,
+      transport: pageResult.backend.transport,
+      hardwareConcurrency: pageResult.hardwareConcurrency,
+      chromium: version,
+      userAgent: pageResult.userAgent,
+      quick: ctx.quick,
+      seed: 1,
+    },
+    notes: [
+      'Chromium rows: bench/browser/ in headless /usr/bin/chromium (playwright-core). js, jsBitwise and wasm are ' +
+        'pi.estimateSync on the page thread; wasmWorkers is pi.estimate on navigator.hardwareConcurrency workers ' +
+        '(jump-ahead chunks, one awaited call at a time). ops/s = 1 / median per-call time over batches of ≥ 10 ms.',
+      'Node rows: the same run, bench/experiments/pi-child.mjs in a child process (single-thread variants).',
+      pageResult.skipped.length
+        ? `Skipped in Chromium (one call too long for this mode): ${pageResult.skipped.map((s) => `${s.variant} 10^${Math.log10(s.samples)}`).join(', ')}.`
+        : 'No size skipped.',
+      mismatches.length === 0
+        ? 'Identity: every row returned the same `inside` as Node nativeBitwise.'
+        : `IDENTITY FAILURES: ${mismatches.join('; ')}`,
+    ],
+    tables: [table('opsPerSec', 'ops/s (higher is better)', 'ops'), table('nsPerSample', 'ns per sample', 'sig3')],
+    charts: [
+      {
+        title: 'π in Chromium and Node: ops/s vs samples (log–log)',
+        x: { field: 'samples', label: 'samples', log: true },
+        y: { field: 'opsPerSec', label: 'ops/s', log: true },
+        series: 'series',
+        data: rows.map(({ samplesNs: _, ...r }) => r),
+      },
+    ],
+    ratios,
+    raw: { page: pageResult, rows },
+  };
+}

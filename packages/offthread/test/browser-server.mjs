@@ -1,0 +1,154 @@
+// A tiny static server for the browser tests and the benchmark page (node:http only).
+//   /                       bench/browser/index.html (and the page's other files)
+//   /offthread/browser/…    packages/offthread/browser/
+//   /offthread/wasm/…       packages/offthread/wasm/
+// With `isolated`, every response carries COOP/COEP, so the page is cross-origin
+// isolated (SharedArrayBuffer available); without, it is not. Run by hand:
+//   node packages/offthread/test/browser-server.mjs [--isolated] [--port 8080]
+import { execFileSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const MOUNTS = [
+  ['/offthread/browser/', join(root, 'packages/offthread/browser')],
+  ['/offthread/wasm/', join(root, 'packages/offthread/wasm')],
+  ['/', join(root, 'bench/browser')],
+];
+export const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.ts': 'text/plain; charset=utf-8',
+  '.md': 'text/plain; charset=utf-8',
+};
+
+function resolve(pathname) {
+  for (const [prefix, dir] of MOUNTS) {
+    if (!pathname.startsWith(prefix)) continue;
+    const rel = normalize(decodeURIComponent(pathname.slice(prefix.length)) || 'index.html');
+    const file = join(dir, rel);
+    return file === dir || file.startsWith(dir + sep) ? file : null;
+  }
+  return null;
+}
+
+/**
+ * Starts a server on 127.0.0.1. Resolves `{ url, close() }`; `url` ends with '/'.
+ * @param {{ port?: number, isolated?: boolean }} [options]
+ */
+export async function startServer({ port = 0, isolated = false } = {}) {
+  const server = createServer(async (req, res) => {
+    const headers = { 'cache-control': 'no-store' };
+    if (isolated) {
+      headers['cross-origin-opener-policy'] = 'same-origin';
+      headers['cross-origin-embedder-policy'] = 'require-corp';
+      headers['cross-origin-resource-policy'] = 'same-origin';
+    }
+    const { pathname } = new URL(req.url ?? '/', 'http://localhost');
+    const file = resolve(pathname);
+    const info = file && (await stat(file).catch(() => null));
+    if (!info?.isFile() || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(info ? 405 : 404, { ...headers, 'content-type': 'text/plain' }).end(info ? 'method' : 'not found');
+      return;
+    }
+    res.writeHead(200, {
+      ...headers,
+      'content-type': MIME[extname(file)] ?? 'application/octet-stream',
+      'content-length': info.size,
+    });
+    if (req.method === 'HEAD') res.end();
+    else createReadStream(file).pipe(res);
+  });
+  await new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', ok);
+  });
+  const { port: actual } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  return {
+    url: `http://127.0.0.1:${actual}/`,
+    isolated,
+    close: () =>
+      new Promise((ok) => {
+        server.closeAllConnections?.();
+        server.close(() => ok(undefined));
+      }),
+  };
+}
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** The flags TOOLCHAIN.md lists for headless Chromium on these machines. */
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Makes sure /usr/bin/chromium exists: installs it with apt-get when root, else throws. */
+export function ensureChromium() {
+  if (existsSync(CHROMIUM)) return CHROMIUM;
+  if (process.getuid?.() !== 0) {
+    throw new Error(`${CHROMIUM} is missing and this is not root: run \`sudo apt-get install -y chromium\``);
+  }
+  try {
+    execFileSync('apt-get', ['update'], { stdio: 'ignore' });
+    execFileSync('apt-get', ['install', '-y', 'chromium'], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  } catch (err) {
+    throw new Error(`cannot install Chromium (\`apt-get install -y chromium\` failed: ${err.message})`);
+  }
+  if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium but ${CHROMIUM} is still missing`);
+  return CHROMIUM;
+}
+
+/**
+ * Headless Chromium through playwright-core with a fresh profile under os.tmpdir().
+ * Resolves `{ context, close() }` (close also deletes the profile).
+ */
+export async function launchChromium() {
+  const executablePath = ensureChromium();
+  let chromium;
+  try {
+    ({ chromium } = await import('playwright-core'));
+  } catch {
+    throw new Error('the browser tests need the npm package playwright-core: `npm i -D playwright-core` at the root');
+  }
+  const profile = mkdtempSync(join(tmpdir(), 'offthread-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: CHROMIUM_FLAGS.filter((f) => f !== '--headless'), // playwright adds its own
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+// (node --test runs every file under test/: only start when run directly, not as a test file.)
+if (process.argv[1] === fileURLToPath(import.meta.url) && !process.env.NODE_TEST_CONTEXT) {
+  const { values } = parseArgs({
+    options: { isolated: { type: 'boolean', default: false }, port: { type: 'string', default: '8080' } },
+  });
+  const s = await startServer({ port: Number(values.port), isolated: values.isolated });
+  console.log(`serving ${s.url} (${s.isolated ? 'cross-origin isolated' : 'not isolated'})`);
+}

@@ -1,0 +1,424 @@
+// offthread/browser in a real headless Chromium (playwright-core, /usr/bin/chromium),
+// on a page served with and without COOP/COEP: π equals Node's `inside` bit for bit,
+// MD5 equals node:crypto, QR data URLs decode (jsQR + pngjs) to their text, abort and a
+// crashed worker reject their call and the pool goes on. Screenshot of the benchmark
+// chart in test-artifacts/.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import jsQR from 'jsqr';
+import { PNG } from 'pngjs';
+import { launchChromium, startServer } from './browser-server.mjs';
+
+const require = createRequire(import.meta.url);
+const node = require('offthread');
+const { errorRegistry } = node;
+const artifacts = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
+
+/** (samples, seed) cases: sizes not divisible by 2, 3 or 4 workers, odd seeds. */
+const PI_CASES = [
+  [0, 1],
+  [1, 1],
+  [10, 1],
+  [100_000, 1],
+  [100_003, 7],
+  [1_000_001, 42],
+  [3_333_331, -5],
+  [2 ** 21 + 3, 123_456_789_012],
+  [10_000_019, 2 ** 40 + 1],
+];
+
+const nodeInside = (n, seed) => node.pi.estimateSync(n, { seed, variant: 'nativeBitwise' }).inside;
+
+function decodeQR(png) {
+  const image = PNG.sync.read(png);
+  const code = jsQR(new Uint8ClampedArray(image.data), image.width, image.height);
+  return { text: code?.data, width: image.width };
+}
+
+const dataURLToPNG = (url) => {
+  assert.match(url, /^data:image\/png;base64,/);
+  return Buffer.from(url.slice('data:image/png;base64,'.length), 'base64');
+};
+
+let browser;
+before(async () => {
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+});
+
+for (const isolated of [false, true]) {
+  describe(`browser entry, ${isolated ? 'cross-origin isolated (COOP/COEP)' : 'not isolated'}`, () => {
+    let server;
+    let page;
+    const errors = [];
+    /** Runs `fn(offthread, arg)` in the page. */
+    const inPage = (fn, arg) =>
+      page.evaluate(([src, a]) => new Function(`return (${src})`)()(globalThis.offthread, a), [fn.toString(), arg]);
+
+    before(async () => {
+      server = await startServer({ isolated });
+      page = await browser.context.newPage();
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(server.url);
+      await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 20_000 });
+    });
+    after(async () => {
+      await page?.close();
+      await server?.close();
+    });
+
+    test(`crossOriginIsolated is ${isolated}; the wasm backend and transport follow`, async () => {
+      const info = await inPage((o) => ({ coi: globalThis.crossOriginIsolated, ...o.backendInfo() }));
+      assert.equal(info.coi, isolated);
+      assert.equal(info.crossOriginIsolated, isolated);
+      assert.equal(info.backend, 'wasm', info.wasmError);
+      assert.equal(info.transport, isolated ? 'shared' : 'message');
+      assert.ok(info.threads >= 1);
+    });
+
+    test("π: every variant, sync and async, returns Node's inside bit for bit", async () => {
+      const got = await inPage(async (o, cases) => {
+        const { pi, Pool } = o;
+        const three = new Pool({ threads: 3 });
+        const out = [];
+        for (const [n, seed] of cases) {
+          const row = { n, seed };
+          row.wasm = pi.estimateSync(n, { seed, variant: 'wasm' });
+          row.auto = pi.estimateSync(n, { seed });
+          if (n <= 1_000_001) {
+            row.js = pi.estimateSync(n, { seed, variant: 'js' }).inside;
+            row.jsBitwise = pi.estimateSync(n, { seed, variant: 'jsBitwise' }).inside;
+            row.jsAsync = (await pi.estimate(n, { seed, variant: 'jsBitwise' })).inside;
+          }
+          row.wasmAsync = (await pi.estimate(n, { seed, variant: 'wasm' })).inside;
+          row.workers = await pi.estimate(n, { seed, variant: 'wasmWorkers' });
+          row.chunks7 = (await pi.estimate(n, { seed, variant: 'wasmWorkers', chunks: 7 })).inside;
+          row.three = (await pi.estimate(n, { seed, variant: 'wasmWorkers', pool: three, chunks: 3 })).inside;
+          row.autoAsync = await pi.estimate(n, { seed });
+          out.push(row);
+        }
+        await three.close();
+        return out;
+      }, PI_CASES);
+      for (const row of got) {
+        const want = nodeInside(row.n, row.seed);
+        const at = `n=${row.n} seed=${row.seed}`;
+        const nodeResult = node.pi.estimateSync(row.n, { seed: row.seed, variant: 'nativeBitwise' });
+        assert.deepEqual({ ...row.wasm, variant: 'nativeBitwise' }, nodeResult, at);
+        assert.equal(row.wasm.variant, 'wasm');
+        assert.equal(row.auto.inside, want, `auto ${at}`);
+        assert.equal(row.auto.variant, 'wasm');
+        for (const k of ['js', 'jsBitwise', 'jsAsync', 'wasmAsync', 'chunks7', 'three']) {
+          if (row[k] !== undefined) assert.equal(row[k], want, `${k} ${at}`);
+        }
+        assert.deepEqual(row.workers, { ...nodeResult, variant: 'wasmWorkers' }, at);
+        assert.equal(row.autoAsync.inside, want, `auto async ${at}`);
+        assert.equal(row.autoAsync.variant, row.n <= 2 ** 16 ? 'wasm' : 'wasmWorkers');
+      }
+      assert.equal(got.find((r) => r.n === 100_000 && r.seed === 1).wasm.inside, 78463);
+    });
+
+    test('π input errors carry the Node codes; bigint samples and seeds work', async () => {
+      const got = await inPage(async (o) => {
+        const codes = [];
+        const tryIt = async (f) => {
+          try {
+            await f();
+            codes.push(null);
+          } catch (e) {
+            codes.push([e.code, e.name]);
+          }
+        };
+        await tryIt(() => o.pi.estimateSync(-1));
+        await tryIt(() => o.pi.estimateSync(1.5));
+        await tryIt(() => o.pi.estimateSync(2 ** 53 + 2));
+        await tryIt(() => o.pi.estimateSync('10'));
+        await tryIt(() => o.pi.estimateSync(10, { seed: 2 ** 60 }));
+        await tryIt(() => o.pi.estimateSync(10, { variant: 'nope' }));
+        await tryIt(() => o.pi.estimateSync(10, { variant: 'wasmWorkers' }));
+        await tryIt(() => o.pi.estimate(10, { variant: 'wasmWorkers', chunks: 0 }));
+        const big = (await o.pi.estimate(12345n, { seed: 99n, variant: 'wasmWorkers' })).inside;
+        return { codes, big };
+      });
+      assert.deepEqual(got.codes, [
+        ['ERR_INVALID_SAMPLES', 'RangeError'],
+        ['ERR_INVALID_SAMPLES', 'RangeError'],
+        ['ERR_INVALID_SAMPLES', 'RangeError'],
+        ['ERR_INVALID_ARG', 'TypeError'],
+        ['ERR_INVALID_SEED', 'RangeError'],
+        ['ERR_INVALID_VARIANT', 'RangeError'],
+        ['ERR_INVALID_VARIANT', 'RangeError'],
+        ['ERR_INVALID_ARG', 'TypeError'],
+      ]);
+      assert.equal(got.big, nodeInside(12345, 99));
+    });
+
+    test('MD5 equals node:crypto (hex and the loop, sync and on workers)', async () => {
+      const texts = ['', 'abc', 'héllo wörld ✓ 日本 🎉', 'x'.repeat(1000)];
+      const got = await inPage(async (o, ts) => {
+        const out = [];
+        for (const t of ts) {
+          out.push({
+            hex: o.md5.hex(t),
+            bytes: o.md5.hex(new TextEncoder().encode(t)),
+            hexAsync: await o.md5.hexAsync(t),
+            it: await o.md5.iterate(t, 5000),
+            itSync: o.md5.iterateSync(t, 5000),
+            zero: await o.md5.iterate(t, 0),
+            resumed: await o.md5.iterate(t, 3000, { start: o.md5.iterateSync(t, 2000) }),
+          });
+        }
+        return out;
+      }, texts);
+      texts.forEach((t, i) => {
+        const hex = createHash('md5').update(t).digest('hex');
+        let d = '';
+        for (let r = 0; r < 5000; r++)
+          d = createHash('md5')
+            .update(t + d)
+            .digest('hex');
+        assert.deepEqual(got[i], { hex, bytes: hex, hexAsync: hex, it: d, itSync: d, zero: '', resumed: d }, t);
+      });
+    });
+
+    test('QR data URLs and PNGs decode (jsQR) to the input; errors are typed', async () => {
+      const texts = ['hello', 'https://example.com/?q=offthread&n=128', 'héllo wörld ✓ 日本', 'A'.repeat(300)];
+      const got = await inPage(async (o, ts) => {
+        const out = [];
+        for (const t of ts) {
+          out.push({
+            url: await o.qr.toDataURL(t),
+            sync: o.qr.toDataURLSync(t),
+            png: Array.from(await o.qr.toPNG(t, { ecc: 'H', size: 200, margin: 2 })),
+            svg: (await o.qr.toSVG(t)).slice(0, 5),
+          });
+        }
+        let tooLong = null;
+        try {
+          await o.qr.toDataURL('a'.repeat(3000));
+        } catch (e) {
+          tooLong = [e.code, e.name, e.message];
+        }
+        let badSize = null;
+        try {
+          o.qr.toDataURLSync('x', { size: 0 });
+        } catch (e) {
+          badSize = e.code;
+        }
+        return { out, tooLong, badSize };
+      }, texts);
+      texts.forEach((t, i) => {
+        const { url, sync, png, svg } = got.out[i];
+        assert.equal(url, sync);
+        assert.equal(url, node.qr.toDataURLSync(t), 'same bytes as the Node binding');
+        const decoded = decodeQR(dataURLToPNG(url));
+        assert.equal(decoded.text, t);
+        assert.ok(decoded.width <= 128);
+        const big = decodeQR(Buffer.from(png));
+        assert.equal(big.text, t);
+        assert.ok(big.width <= 200);
+        assert.match(svg, /^<(svg|\?xml)/);
+      });
+      assert.equal(got.tooLong[0], 'ERR_TEXT_TOO_LONG');
+      assert.equal(got.tooLong[1], 'RangeError');
+      assert.match(got.tooLong[2], /2331/);
+      assert.equal(got.badSize, 'ERR_INVALID_QR_OPTIONS');
+    });
+
+    test('abort and timeout reject the call; the pool goes on', async () => {
+      const got = await inPage(async (o) => {
+        const { md5, pi, Pool } = o;
+        const pool = new Pool({ threads: 2 });
+        await md5.iterate('warm', 1, { pool });
+        const ac = new AbortController();
+        const t0 = performance.now();
+        const long = md5.iterate('abort me', 100_000_000, { pool, signal: ac.signal });
+        setTimeout(() => ac.abort(new Error('stop')), 50);
+        const aborted = await long.then(
+          () => null,
+          (e) => [e.code, e.name, performance.now() - t0],
+        );
+        const timedOut = await pi.estimate(2 ** 40, { pool, variant: 'wasmWorkers', timeout: 50 }).then(
+          () => null,
+          (e) => e.code,
+        );
+        const pre = new AbortController();
+        pre.abort();
+        const preAborted = await pi.estimate(10, { pool, variant: 'wasm', signal: pre.signal }).then(
+          () => null,
+          (e) => e.code,
+        );
+        const after = (await pi.estimate(1_000_003, { pool, seed: 3, variant: 'wasmWorkers' })).inside;
+        await new Promise((r) => setTimeout(r, 100));
+        const stats = pool.stats();
+        await pool.close();
+        let closed = null;
+        try {
+          await md5.iterate('x', 1, { pool });
+        } catch (e) {
+          closed = e.code;
+        }
+        return { aborted, timedOut, preAborted, after, stats, closed };
+      });
+      assert.equal(got.aborted[0], 'ERR_ABORTED');
+      assert.equal(got.aborted[1], 'AbortError');
+      assert.ok(got.aborted[2] < 5000, `abort took ${got.aborted[2]} ms`);
+      assert.equal(got.timedOut, 'ERR_TIMEOUT');
+      assert.equal(got.preAborted, 'ERR_ABORTED');
+      assert.equal(got.after, nodeInside(1_000_003, 3));
+      assert.equal(got.stats.running, 0, JSON.stringify(got.stats));
+      assert.equal(got.stats.queued, 0);
+      assert.ok(got.stats.cancelled >= 2, JSON.stringify(got.stats));
+      if (isolated) assert.equal(got.stats.replaced, 0, 'shared memory cancels without replacing workers');
+      else
+        assert.ok(got.stats.replaced >= 1, 'without shared memory a running task is stopped by replacing its worker');
+      assert.equal(got.closed, 'ERR_POOL_CLOSED');
+    });
+
+    test('many calls in flight all settle with their own results; maxQueue bounds the queue', async () => {
+      const got = await inPage(async (o) => {
+        const { md5, pi, Pool } = o;
+        const pool = new Pool({ threads: 3 });
+        const texts = Array.from({ length: 200 }, (_, i) => `t${i}`);
+        const hexes = await Promise.all(texts.map((t) => md5.hexAsync(t, { pool })));
+        const ok = hexes.every((h, i) => h === md5.hex(texts[i]));
+        const pis = await Promise.all(
+          [1, 2, 3, 4, 5].map((seed) => pi.estimate(300_007, { pool, seed, variant: 'wasmWorkers' })),
+        );
+        const small = new Pool({ threads: 1, maxQueue: 2 });
+        await md5.iterate('warm', 1, { pool: small }); // its worker is up: the next call runs at once
+        const first = md5.iterate('q', 1_000_000, { pool: small });
+        const queued = [md5.iterate('q', 1, { pool: small }), md5.iterate('q', 1, { pool: small })];
+        await new Promise((r) => setTimeout(r, 20));
+        const full = await md5.iterate('q', 1, { pool: small }).then(
+          () => null,
+          (e) => e.code,
+        );
+        await Promise.all([first, ...queued]);
+        await Promise.all([pool.close(), small.close()]);
+        return { ok, pis: pis.map((r) => r.inside), full, stats: pool.stats() };
+      });
+      assert.ok(got.ok);
+      assert.deepEqual(
+        got.pis,
+        [1, 2, 3, 4, 5].map((seed) => nodeInside(300_007, seed)),
+      );
+      assert.equal(got.full, 'ERR_QUEUE_FULL');
+    });
+
+    test('a crashed worker rejects its call and is replaced; the next call succeeds', async () => {
+      const got = await inPage(async (o) => {
+        const { pi, md5, Pool } = o;
+        const pool = new Pool({ threads: 2 });
+        const before = (await pi.estimate(500_001, { pool, variant: 'wasmWorkers' })).inside;
+        pool.crashNextTask();
+        const crashed = await md5.iterate('crash', 10, { pool }).then(
+          (v) => ['resolved', v],
+          (e) => [e.code, e.message],
+        );
+        pool.crashNextTask();
+        const crashedPi = await pi.estimate(4_000_037, { pool, variant: 'wasmWorkers' }).then(
+          () => 'resolved',
+          (e) => e.code,
+        );
+        const next = await md5.iterate('abc', 1000, { pool });
+        const nextPi = (await pi.estimate(4_000_037, { pool, variant: 'wasmWorkers', seed: 9 })).inside;
+        const stats = pool.stats();
+        await pool.close();
+        return { before, crashed, crashedPi, next, nextPi, stats };
+      });
+      assert.equal(got.before, nodeInside(500_001, 1));
+      assert.equal(got.crashed[0], 'ERR_KERNEL_PANIC');
+      assert.match(got.crashed[1], /crash/);
+      assert.equal(got.crashedPi, 'ERR_KERNEL_PANIC');
+      assert.equal(got.next, node.md5.iterateSync('abc', 1000));
+      assert.equal(got.nextPi, nodeInside(4_000_037, 9));
+      assert.equal(got.stats.crashed, 2);
+      assert.ok(got.stats.replaced >= 2);
+      assert.equal(got.stats.threads, 2);
+    });
+
+    test('the benchmark page runs every variant and draws its chart (screenshot in test-artifacts/)', async () => {
+      const result = await page.evaluate(() =>
+        globalThis.runBench({
+          minExp: 1,
+          maxExp: 5,
+          minTime: 20,
+          variants: ['js', 'jsBitwise', 'wasm', 'wasmWorkers'],
+        }),
+      );
+      assert.equal(result.crossOriginIsolated, isolated);
+      assert.equal(result.rows.length, 4 * 5);
+      for (const r of result.rows) {
+        assert.ok(r.opsPerSec > 0, JSON.stringify(r));
+        assert.equal(r.inside, nodeInside(r.samples, 1), `${r.variant} at ${r.samples}`);
+      }
+      mkdirSync(artifacts, { recursive: true });
+      const file = join(artifacts, `browser-chart${isolated ? '-isolated' : ''}.png`);
+      const png = await page.locator('#chart').screenshot({ path: file });
+      const image = PNG.sync.read(png);
+      assert.ok(image.width >= 700 && image.height >= 400);
+      // The chart is drawn: many non-white pixels.
+      let ink = 0;
+      for (let i = 0; i < image.data.length; i += 4) if (image.data[i] < 200) ink++;
+      assert.ok(ink > 2000, `only ${ink} dark pixels`);
+    });
+
+    test('without offthread.wasm: π falls back to JS, MD5/QR and pools fail typed; init() restores', async () => {
+      const got = await inPage(async (o) => {
+        const code = async (f) => {
+          try {
+            await f();
+            return null;
+          } catch (e) {
+            return e.code;
+          }
+        };
+        const info = await o.init({ wasm: new URL('./offthread/wasm/missing.wasm', location.href).href });
+        const out = {
+          info,
+          auto: o.pi.estimateSync(100_003, { seed: 2 }),
+          autoAsync: await o.pi.estimate(100_003, { seed: 2 }),
+          wasm: await code(() => o.pi.estimateSync(10, { variant: 'wasm' })),
+          md5: await code(() => o.md5.hex('x')),
+          qr: await code(() => o.qr.toDataURLSync('x')),
+          pool: await code(() => o.pi.estimate(10, { variant: 'wasmWorkers' })),
+        };
+        out.restored = await o.init();
+        out.after = (await o.pi.estimate(100_003, { seed: 2, variant: 'wasmWorkers' })).inside;
+        return out;
+      });
+      assert.equal(got.info.backend, 'js');
+      assert.match(got.info.wasmError, /HTTP 404/);
+      const want = nodeInside(100_003, 2);
+      assert.deepEqual([got.auto.variant, got.auto.inside], ['jsBitwise', want]);
+      assert.deepEqual([got.autoAsync.variant, got.autoAsync.inside], ['jsBitwise', want]);
+      assert.equal(got.wasm, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.md5, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.qr, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.pool, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.restored.backend, 'wasm');
+      assert.equal(got.after, want);
+    });
+
+    test('no uncaught page errors', () => {
+      assert.deepEqual(errors, []);
+    });
+  });
+}
+
+test('every error code the browser entry uses is in the Node registry', async () => {
+  const { errorKinds, WASM_ERRORS } = await import('../browser/errors.mjs');
+  for (const [code, kind] of Object.entries(errorKinds)) {
+    assert.ok(code in errorRegistry, code);
+    assert.equal(errorRegistry[code].kind, kind, code);
+  }
+  for (const code of WASM_ERRORS) assert.ok(code in errorRegistry, code);
+});
