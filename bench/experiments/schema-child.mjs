@@ -6,7 +6,10 @@ import { schema, stats } from 'offthread';
 import { progress, timeFn } from '../lib/measure.mjs';
 
 function source(n) {
-  return Array.from({ length: n }, (_, i) => ({ timestamp: 1_700_000_000_000 + i * 1000, value: 15 + ((i * 7919) % 200) / 10 }));
+  return Array.from({ length: n }, (_, i) => ({
+    timestamp: 1_700_000_000_000 + i * 1000,
+    value: 15 + ((i * 7919) % 200) / 10,
+  }));
 }
 
 // FlatBuffers, written as flatc would generate it for:

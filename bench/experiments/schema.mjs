@@ -23,7 +23,14 @@ export async function run(ctx) {
     ratio('TS write vs flatbuffers at 10,000', 'write', 'offthread TS writer', 'flatbuffers', 10_000, 3),
     ratio('TS write vs JSON.stringify at 10', 'write', 'offthread TS writer', 'JSON.stringify', 10),
     ratio('TS write vs flatbuffers at 10', 'write', 'offthread TS writer', 'flatbuffers', 10),
-    ratio('native read vs JSON.parse + loop at 10,000', 'read', 'offthread native (zero copy)', 'JSON.parse + loop', 10_000, 20),
+    ratio(
+      'native read vs JSON.parse + loop at 10,000',
+      'read',
+      'offthread native (zero copy)',
+      'JSON.parse + loop',
+      10_000,
+      20,
+    ),
     ratio('native read vs JSON.parse + loop at 10', 'read', 'offthread native (zero copy)', 'JSON.parse + loop', 10),
     ratio('native read vs flatbuffers at 10,000', 'read', 'offthread native (zero copy)', 'flatbuffers', 10_000),
     ratio('TS read vs JSON.parse + loop at 10,000', 'read', 'offthread TS reader', 'JSON.parse + loop', 10_000),
@@ -43,7 +50,9 @@ export async function run(ctx) {
       'Builders are reused across iterations (offthread `Builder.reset()`, flatbuffers `clear()`); JSON.stringify returns a string (not encoded to bytes — generous to JSON).',
       'Read: the native kernel is `stats.temperatureSync(buf)` — napi borrows the Uint8Array, the generated Rust reader views the `value` column as `&[f32]` in place.',
       'The WASM read row is not measured yet (no WASM export of the stats kernel).',
-      `Paper (Go, different machine): ${Object.entries(paper).map(([k, v]) => `${k}: ${v}`).join('; ')}.`,
+      `Paper (Go, different machine): ${Object.entries(paper)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ')}.`,
     ],
     tables: [
       {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import Fastify from 'fastify';
 import offthread from 'offthread';
+import { registerBenchPage } from './bench-page.mjs';
 import { describeError, HttpError } from './errors.mjs';
 import { defaultKernels, md5Blueimp, md5Impls, md5Loop, need, QR_DEFAULTS, qrBlocking } from './kernels.mjs';
 import { createLoopWatch } from './loop.mjs';
@@ -213,6 +214,7 @@ export function buildServer(opts = {}) {
   // public/ from memory (opts.staticCache, default) and anything else there from disk.
   if (opts.staticCache ?? true) cachePublicFiles(app);
   app.register(fastifyStatic, { root: PUBLIC_DIR, prefix: '/static/', index: false });
+  registerBenchPage(app);
 
   app.get('/', (_request, reply) => reply.sendFile('index.html'));
 

@@ -3,6 +3,7 @@
  * TemperatureBatch readers/writers at the top level, the runtime as `rt`, the Scooter
  * layout schema as `scooter`.
  */
-export * from './generated/temperature';
+
 export * as scooter from './generated/scooter';
+export * from './generated/temperature';
 export * as rt from './runtime';
