@@ -152,6 +152,31 @@ fn parallel_equals_sequential() {
     }
 }
 
+#[cfg(feature = "parallel")]
+#[test]
+fn work_sharing_with_the_caller_equals_sequential() {
+    for &(n, seed) in &[
+        (0u64, 1i64),
+        (1, 1),
+        (100_000, 1),
+        (3_000_017, 5),
+        (10_000_000, -8),
+    ] {
+        let seq = pi::estimate(opts(n, seed), Method::Fast, &Never).unwrap();
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let shared = pi::estimate_shared(opts(n, seed), &pool).unwrap();
+            assert_eq!(
+                shared.inside, seq.inside,
+                "n {n} seed {seed} threads {threads}"
+            );
+        }
+    }
+}
+
 #[test]
 fn zero_samples_is_nan_with_zero_inside() {
     let r = pi::estimate(opts(0, 1), Method::Fast, &Never).unwrap();

@@ -3,7 +3,6 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use offthread_kernels::Never;
 use offthread_kernels::pi::{self, Method, PiOptions};
 
 use crate::error::{Code, CodedResult, from_kernel, guard};
@@ -59,12 +58,13 @@ pub fn pi_count_range_sync(first: f64, count: f64, seed: f64) -> Result<f64, Cod
     count_impl(first, count, seed, true)
 }
 
-/// Work-stealing count on the offthread pool; blocks the calling thread.
+/// Work-shared count: the calling thread and the sync pool's threads pull chunks of one
+/// stream; blocks the calling thread.
 #[napi]
 pub fn pi_count_parallel_sync(samples: f64, seed: f64) -> Result<f64, Code> {
     let opts = options(samples, seed)?;
     guard(|| {
-        runtime::install(|| pi::estimate_parallel(opts, &Never))
+        pi::estimate_shared(opts, runtime::sync_pool_ref())
             .map(|r| r.inside as f64)
             .map_err(from_kernel)
     })

@@ -79,9 +79,9 @@ fn sync_pool() -> &'static rayon::ThreadPool {
     })
 }
 
-/// Runs `f` inside the sync pool (its `par_iter`s use the pool's threads) and waits.
-pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    sync_pool().install(f)
+/// The pool the sync `parallel` variant shares its work with.
+pub fn sync_pool_ref() -> &'static rayon::ThreadPool {
+    sync_pool()
 }
 
 /// A pool of native threads whose jobs resolve JS promises in batches.

@@ -95,7 +95,10 @@ export interface NativePoolStats {
   runTime: LatencyStats
 }
 
-/** Work-stealing count on the offthread pool; blocks the calling thread. */
+/**
+ * Work-shared count: the calling thread and the sync pool's threads pull chunks of one
+ * stream; blocks the calling thread.
+ */
 export declare function piCountParallelSync(samples: number, seed: number): number
 
 /** `inside` for samples [first, first + count): the unit of every chunked variant. */

@@ -44,12 +44,13 @@ export interface PiResult {
 
 /**
  * `auto` thresholds, from `npm run bench -- pi` on 2 cores: below AUTO_NATIVE_MIN the
- * JIT-compiled JS loop beats the napi call; from AUTO_PARALLEL_MIN the work-stealing
- * pool pays for its fan-out. Async calls up to AUTO_INLINE_MAX samples (≲ 20 µs) are
+ * JIT-compiled JS loop beats the napi call; from AUTO_PARALLEL_MIN (two 2^14-sample
+ * chunks) `parallel` shares the work between the caller and the pool (below it, one
+ * chunk: the caller does it all, so `parallel` is never slower than `nativeBitwise`). Async calls up to AUTO_INLINE_MAX samples (≲ 20 µs) are
  * computed inline: a pool round trip would cost more than the work.
  */
 export const AUTO_NATIVE_MIN = 4;
-export const AUTO_PARALLEL_MIN = 1 << 19;
+export const AUTO_PARALLEL_MIN = 1 << 15;
 export const AUTO_INLINE_MAX = 1 << 14;
 
 function result(samples: number, seed: number, inside: number, variant: PiResult['variant']): PiResult {

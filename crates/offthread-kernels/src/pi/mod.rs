@@ -135,3 +135,66 @@ pub fn estimate_parallel(
         .try_reduce(|| 0, |a, b| Ok(a + b))?;
     Ok(result(opts, inside))
 }
+
+/// Work-sharing estimate for a *blocked caller* (the sync `parallel` variant): the
+/// calling thread and `pool.current_num_threads() - 1` helper tasks pull chunks from
+/// one atomic counter. The caller never waits for a helper to wake up — a helper that
+/// starts late finds no work — only for chunks already claimed (≤ one chunk's time).
+#[cfg(feature = "parallel")]
+pub fn estimate_shared(opts: PiOptions, pool: &rayon::ThreadPool) -> Result<PiResult, KernelError> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    struct Shared {
+        seed: i64,
+        samples: u64,
+        chunk: u64,
+        chunks: u64,
+        next: AtomicU64,
+        done: AtomicU64,
+        inside: AtomicU64,
+    }
+
+    impl Shared {
+        /// Claims and counts chunks until none are left.
+        fn work(&self) {
+            loop {
+                let i = self.next.fetch_add(1, Ordering::Relaxed);
+                if i >= self.chunks {
+                    return;
+                }
+                let first = i * self.chunk;
+                let n = (self.samples - first).min(self.chunk);
+                let c = count_range(self.seed, first, n, Method::Fast);
+                self.inside.fetch_add(c, Ordering::Relaxed);
+                self.done.fetch_add(1, Ordering::Release);
+            }
+        }
+    }
+
+    let opts = opts.validate()?;
+    let threads = pool.current_num_threads().max(1) as u64;
+    // ≈ 8 chunks per thread; 2^14 samples (≈ 10 µs) at least, CHUNK_SAMPLES at most.
+    let chunk = opts
+        .samples
+        .div_ceil(threads * 8)
+        .clamp(1 << 14, CHUNK_SAMPLES);
+    let shared = Arc::new(Shared {
+        seed: opts.seed,
+        samples: opts.samples,
+        chunk,
+        chunks: opts.samples.div_ceil(chunk),
+        next: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        inside: AtomicU64::new(0),
+    });
+    for _ in 1..threads.min(shared.chunks) {
+        let helper = Arc::clone(&shared);
+        pool.spawn(move || helper.work());
+    }
+    shared.work();
+    while shared.done.load(Ordering::Acquire) < shared.chunks {
+        std::thread::yield_now();
+    }
+    Ok(result(opts, shared.inside.load(Ordering::Relaxed)))
+}
