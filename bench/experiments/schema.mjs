@@ -21,7 +21,13 @@ export async function run(ctx) {
   const ratios = [
     ratio('TS write vs JSON.stringify at 10,000', 'write', 'offthread TS writer', 'JSON.stringify', 10_000, 10),
     ratio('TS write vs flatbuffers at 10,000', 'write', 'offthread TS writer', 'flatbuffers', 10_000, 3),
-    ratio('TS write (i64 as u32 halves) vs flatbuffers at 10,000', 'write', 'offthread TS writer, i64 as u32 halves', 'flatbuffers', 10_000),
+    ratio(
+      'TS write (i64 as u32 halves) vs flatbuffers at 10,000',
+      'write',
+      'offthread TS writer, i64 as u32 halves',
+      'flatbuffers',
+      10_000,
+    ),
     ratio('TS write vs JSON.stringify at 10', 'write', 'offthread TS writer', 'JSON.stringify', 10),
     ratio('TS write vs flatbuffers at 10', 'write', 'offthread TS writer', 'flatbuffers', 10),
     ratio(
