@@ -126,12 +126,25 @@ export async function measure({ sizes, quick }) {
         throw new Error(`readers disagree at n=${n}: ${JSON.stringify(got)} vs ${JSON.stringify(expected)}`);
       }
     }
+    // WASM: the batch placed once in linear memory (64-byte aligned), read there.
+    const { wasm } = await import('../../packages/offthread/dist/backends/wasm.js');
+    const w = wasm();
+    const wasmPtr = w.alloc(encoded.offthread.length + 64);
+    const wasmAt = (wasmPtr + 63) & ~63;
+    new Uint8Array(w.memory.buffer, wasmAt, encoded.offthread.length).set(encoded.offthread);
+    const inWasm = stats.temperatureInWasmMemory(wasmAt, encoded.offthread.length);
+    if (inWasm.count !== expected.count || inWasm.max !== expected.max) throw new Error('WASM reader disagrees');
     const cases = [
       ['write', 'offthread TS writer', () => offthreadWrite(ours, readings)],
       ['write', 'offthread TS writer, i64 as u32 halves', () => offthreadWriteHalves(ours, readings)],
       ['write', 'flatbuffers', () => flatbuffersWrite(fb, readings)],
       ['write', 'JSON.stringify', () => JSON.stringify({ readings })],
       ['read', 'offthread native (zero copy)', () => stats.temperatureSync(encoded.offthread)],
+      [
+        'read',
+        'offthread WASM (batch in linear memory)',
+        () => stats.temperatureInWasmMemory(wasmAt, encoded.offthread.length),
+      ],
       ['read', 'offthread TS reader', () => stats.temperatureReference(encoded.offthread)],
       ['read', 'flatbuffers', () => flatbuffersAnalyse(encoded.flatbuffers)],
       ['read', 'JSON.parse + loop', () => jsonAnalyse(encoded.json)],

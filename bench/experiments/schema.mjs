@@ -41,6 +41,20 @@ export async function run(ctx) {
     ratio('native read vs JSON.parse + loop at 10', 'read', 'offthread native (zero copy)', 'JSON.parse + loop', 10),
     ratio('native read vs flatbuffers at 10,000', 'read', 'offthread native (zero copy)', 'flatbuffers', 10_000),
     ratio('TS read vs JSON.parse + loop at 10,000', 'read', 'offthread TS reader', 'JSON.parse + loop', 10_000),
+    ratio(
+      'WASM read vs JSON.parse + loop at 10,000',
+      'read',
+      'offthread WASM (batch in linear memory)',
+      'JSON.parse + loop',
+      10_000,
+    ),
+    ratio(
+      'WASM read vs JSON.parse + loop at 10',
+      'read',
+      'offthread WASM (batch in linear memory)',
+      'JSON.parse + loop',
+      10,
+    ),
   ];
   const paper = {
     'write 10': 'Karmem 194.9 ns · FlatBuffers 1,215.5 ns · JSON 5,383 ns (Go)',
@@ -57,7 +71,7 @@ export async function run(ctx) {
       'The headline writer row fills the i64 column with one BigInt per value (what the generated BigInt64Array invites; flatbuffers pays the same). The "u32 halves" row fills the same column through a Uint32Array view of its memory — byte-identical output (checked), no BigInt.',
       'Builders are reused across iterations (offthread `Builder.reset()`, flatbuffers `clear()`); JSON.stringify returns a string (not encoded to bytes — generous to JSON).',
       'Read: the native kernel is `stats.temperatureSync(buf)` — napi borrows the Uint8Array, the generated Rust reader views the `value` column as `&[f32]` in place.',
-      'The WASM read row is not measured yet (no WASM export of the stats kernel).',
+      "WASM read: the batch is placed once (64-byte aligned) in the instance's linear memory, as a WASM writer would leave it; the timed call is `stats_temperature(ptr, len, out)` plus reading 4 f64 back.",
       `Paper (Go, different machine): ${Object.entries(paper)
         .map(([k, v]) => `${k}: ${v}`)
         .join('; ')}.`,

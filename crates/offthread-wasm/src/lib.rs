@@ -10,6 +10,7 @@ pub mod abi;
 pub mod md5;
 pub mod pi_simd;
 pub mod qr;
+pub mod stats;
 
 fn to_u64(x: f64) -> Option<u64> {
     (x >= 0.0 && x.fract() == 0.0 && x <= pi::MAX_SAMPLES as f64).then_some(x as u64)

@@ -5,6 +5,7 @@
  * `TemperatureBatchWriter` or `encodeTemperatureBatch`).
  */
 import { native } from './backends/native';
+import { wasm, wasmCheck, withBytes } from './backends/wasm';
 import { fromNative, makeError } from './errors';
 import { type CallOptions, checkCallOptions, defaultPool } from './pool';
 import { TemperatureBatchReader } from './schema/generated/temperature';
@@ -45,10 +46,38 @@ export function temperatureReference(buf: Uint8Array): TemperatureSummary {
     : { count, average: sum / count, min, max };
 }
 
+/** The WASM kernel over a batch at `ptr` (`len` bytes) already in the instance's memory. */
+export function temperatureInWasmMemory(ptr: number, len: number): TemperatureSummary {
+  const w = wasm();
+  if (!w) throw makeError('ERR_BACKEND_UNAVAILABLE', 'offthread.wasm is not built (npm run setup)');
+  const out = w.alloc(32 + 8);
+  try {
+    const aligned = (out + 7) & ~7;
+    wasmCheck(w, w.stats_temperature(ptr, len, aligned));
+    const [count, average, min, max] = new Float64Array(w.memory.buffer, aligned, 4);
+    return { count, average, min, max };
+  } finally {
+    w.dealloc(out, 32 + 8);
+  }
+}
+
+/** The WASM kernel: copies `buf` into linear memory, then reads it there. */
+export function temperatureWasm(buf: Uint8Array): TemperatureSummary {
+  const bytes = checkBuffer(buf);
+  const w = wasm();
+  if (!w) throw makeError('ERR_BACKEND_UNAVAILABLE', 'offthread.wasm is not built (npm run setup)');
+  // Schema arrays are 64-byte aligned relative to the buffer start: keep that in memory.
+  return withBytes(w, new Uint8Array(bytes.length + 64), 0, (ptr) => {
+    const at = (ptr + 63) & ~63;
+    new Uint8Array(w.memory.buffer, at, bytes.length).set(bytes);
+    return temperatureInWasmMemory(at, bytes.length);
+  });
+}
+
 /** Average/min/max on the calling thread, reading `buf` in place. */
 export function temperatureSync(buf: Uint8Array): TemperatureSummary {
   const bytes = checkBuffer(buf);
-  if (!native) return temperatureReference(bytes);
+  if (!native) return wasm() ? temperatureWasm(bytes) : temperatureReference(bytes);
   try {
     return native.statsTemperatureSync(bytes);
   } catch (err) {

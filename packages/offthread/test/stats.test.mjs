@@ -22,6 +22,7 @@ test('native sync and async agree with the TS reference', async () => {
   assert.ok(Math.abs(expected.max - 79.9) < 1e-4);
   assert.deepEqual(stats.temperatureSync(buf), expected);
   assert.deepEqual(await stats.temperature(buf), expected);
+  assert.deepEqual(stats.temperatureWasm(buf), expected);
 });
 
 test('the kernel updates the buffer in place and JS sees it (zero copy)', () => {
@@ -49,6 +50,7 @@ test('malformed buffers are ERR_INVALID_BUFFER, sync and async; wrong types ERR_
   assert.throws(() => stats.temperatureSync(new Uint8Array(0)), { code: 'ERR_INVALID_BUFFER' });
   assert.throws(() => stats.temperatureSync(good.subarray(0, 40)), { code: 'ERR_INVALID_BUFFER' });
   await assert.rejects(stats.temperature(good.subarray(0, 40)), { code: 'ERR_INVALID_BUFFER' });
+  assert.throws(() => stats.temperatureWasm(good.subarray(0, 40)), { code: 'ERR_INVALID_BUFFER' });
   let seed = 1;
   for (let i = 0; i < 20_000; i++) {
     const bad = good.slice();

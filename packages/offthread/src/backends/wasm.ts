@@ -22,6 +22,7 @@ export interface WasmExports {
   qr_svg(text: number, len: number, ecc: number, size: number, margin: number): number;
   qr_last_ptr(): number;
   qr_last_len(): number;
+  stats_temperature(buf: number, len: number, out: number): number;
 }
 
 export const wasmPath = join(__dirname, '..', '..', 'wasm', 'offthread.wasm');
