@@ -151,14 +151,14 @@ export async function measure({ sizes, quick }) {
     ];
     for (const [op, impl, fn] of cases) {
       const t = await timeFn(fn, budget);
-      rows.push({ op, impl, items: n, medianNs: t.median, opsPerSec: t.opsPerSec, bytes: byteSize(op, impl, encoded) });
+      rows.push({ op, impl, items: n, medianNs: t.median, opsPerSec: t.opsPerSec, bytes: byteSize(impl, encoded) });
       progress(`${op} ${impl} ×${n}: ${t.median.toFixed(0)} ns`);
     }
   }
   return rows;
 }
 
-function byteSize(op, impl, encoded) {
+function byteSize(impl, encoded) {
   if (impl.startsWith('JSON')) return Buffer.byteLength(encoded.json);
   if (impl.startsWith('flatbuffers')) return encoded.flatbuffers.length;
   return encoded.offthread.length;

@@ -13,6 +13,7 @@
 
 mod error;
 mod interrupt;
+pub mod layout;
 pub mod md5;
 pub mod pi;
 pub mod qr;

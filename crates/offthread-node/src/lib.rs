@@ -8,6 +8,7 @@
 
 mod error;
 mod ffi;
+mod layout;
 mod md5;
 mod pi;
 mod qr;

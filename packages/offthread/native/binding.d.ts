@@ -73,6 +73,12 @@ export interface LatencyStats {
   max: number
 }
 
+/**
+ * Runs layout variant `variant` (0 native … 6 aop) `reps` times over `n` scooters;
+ * returns the distances' checksum, or −1 for an unknown variant.
+ */
+export declare function layoutRunSync(variant: number, n: number, reps: number, speed: number): number
+
 /** MD5 of bytes (borrowed from JS, no copy), lowercase hex. */
 export declare function md5HexBytes(data: Uint8Array): string
 

@@ -23,6 +23,7 @@ export interface WasmExports {
   qr_last_ptr(): number;
   qr_last_len(): number;
   stats_temperature(buf: number, len: number, out: number): number;
+  layout_run(variant: number, n: number, reps: number, speed: number): number;
 }
 
 export const wasmPath = join(__dirname, '..', '..', 'wasm', 'offthread.wasm');
