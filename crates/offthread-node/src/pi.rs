@@ -64,7 +64,7 @@ pub fn pi_count_range_sync(first: f64, count: f64, seed: f64) -> Result<f64, Cod
 pub fn pi_count_parallel_sync(samples: f64, seed: f64) -> Result<f64, Code> {
     let opts = options(samples, seed)?;
     guard(|| {
-        pi::estimate_shared(opts, runtime::sync_pool_ref())
+        pi::estimate_shared(opts, runtime::sync_pool())
             .map(|r| r.inside as f64)
             .map_err(from_kernel)
     })

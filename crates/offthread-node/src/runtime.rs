@@ -69,7 +69,7 @@ struct Shared {
 
 /// The process-wide pool used by sync work-stealing calls (`parallel`): the caller
 /// blocks on it, so it runs at normal priority.
-fn sync_pool() -> &'static rayon::ThreadPool {
+pub fn sync_pool() -> &'static rayon::ThreadPool {
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
@@ -77,11 +77,6 @@ fn sync_pool() -> &'static rayon::ThreadPool {
             .build()
             .expect("cannot start the offthread pool")
     })
-}
-
-/// The pool the sync `parallel` variant shares its work with.
-pub fn sync_pool_ref() -> &'static rayon::ThreadPool {
-    sync_pool()
 }
 
 /// A pool of native threads whose jobs resolve JS promises in batches.

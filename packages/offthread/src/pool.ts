@@ -70,16 +70,13 @@ const captureResolvers = (resolve: Resolve, reject: Reject) => {
 /** Triples per drain call: 1,024 completions per napi call. */
 const DRAIN_BATCH = 1024;
 
-function checkPositiveInt(value: unknown, name: string, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw makeError('ERR_INVALID_POOL_OPTIONS', `${name} must be an integer from 1 to ${max}, got ${String(value)}`);
-  }
-  return value;
-}
-
-function checkNice(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 19) {
-    throw makeError('ERR_INVALID_POOL_OPTIONS', `nice must be an integer from 0 to 19, got ${String(value)}`);
+/** A pool option that must be an integer from `min` to `max`. */
+function checkPoolInt(value: unknown, name: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw makeError(
+      'ERR_INVALID_POOL_OPTIONS',
+      `${name} must be an integer from ${min} to ${max}, got ${String(value)}`,
+    );
   }
   return value;
 }
@@ -147,12 +144,12 @@ export class Pool {
 
   constructor(options?: PoolOptions) {
     const opts = toOptions<PoolOptions>(options, 'pool options');
-    const threads = opts.threads === undefined ? 0 : checkPositiveInt(opts.threads, 'threads', 1024);
+    const threads = opts.threads === undefined ? 0 : checkPoolInt(opts.threads, 'threads', 1, 1024);
     const maxQueue =
       opts.maxQueue === undefined || opts.maxQueue === Number.POSITIVE_INFINITY
         ? 0
-        : checkPositiveInt(opts.maxQueue, 'maxQueue', 2 ** 32 - 1);
-    const nice = opts.nice === undefined ? 10 : checkNice(opts.nice);
+        : checkPoolInt(opts.maxQueue, 'maxQueue', 1, 2 ** 32 - 1);
+    const nice = opts.nice === undefined ? 10 : checkPoolInt(opts.nice, 'nice', 0, 19);
     if (!binding) throw makeError('ERR_BACKEND_UNAVAILABLE', 'Pool needs the native addon (npm run setup)');
     this.#native = new binding.NativePool(threads, maxQueue, nice, () => this.#drain());
   }

@@ -5,7 +5,7 @@
  * `TemperatureBatchWriter` or `encodeTemperatureBatch`).
  */
 import { native } from './backends/native';
-import { wasm, wasmCheck, withBytes } from './backends/wasm';
+import { wasm, wasmCheck } from './backends/wasm';
 import { fromNative, makeError } from './errors';
 import { type CallOptions, checkCallOptions, defaultPool } from './pool';
 import { TemperatureBatchReader } from './schema/generated/temperature';
@@ -67,11 +67,16 @@ export function temperatureWasm(buf: Uint8Array): TemperatureSummary {
   const w = wasm();
   if (!w) throw makeError('ERR_BACKEND_UNAVAILABLE', 'offthread.wasm is not built (npm run setup)');
   // Schema arrays are 64-byte aligned relative to the buffer start: keep that in memory.
-  return withBytes(w, new Uint8Array(bytes.length + 64), 0, (ptr) => {
+  const len = bytes.length + 64;
+  const ptr = w.alloc(len);
+  if (ptr === 0) throw makeError('ERR_BACKEND_UNAVAILABLE', 'WebAssembly memory exhausted');
+  try {
     const at = (ptr + 63) & ~63;
     new Uint8Array(w.memory.buffer, at, bytes.length).set(bytes);
     return temperatureInWasmMemory(at, bytes.length);
-  });
+  } finally {
+    w.dealloc(ptr, len);
+  }
 }
 
 /** Average/min/max on the calling thread, reading `buf` in place. */
