@@ -2,8 +2,8 @@
 // export runs in its own process (runInChild), never in the server's, and only ever
 // targets 127.0.0.1. Latencies are measured per response in fractional ms (autocannon's
 // own histogram is whole ms), and summarised with bench/lib's summarize().
-import http from 'node:http';
 import autocannon from 'autocannon';
+import { Pool } from 'undici';
 import { summarize } from '../lib/measure.mjs';
 
 /** @param {string} url */
@@ -93,31 +93,40 @@ export async function autocannonLoad(o) {
 /**
  * Open-loop load at a constant arrival rate: request i is due at i/rate s; each
  * response's latency counts from when it was due (no coordinated omission), over a
- * keep-alive pool that opens connections as needed (up to maxSockets).
+ * keep-alive undici pool that opens connections as needed (up to maxSockets).
+ * undici, not node:http's client: about a fifth less CPU per request (0.44 vs 0.56 cores
+ * at 8,000 req/s), and the generator shares this machine's two cores with the server.
  * `warmup` seconds at the same rate first (connections opened, JIT warm), not counted.
  * @param {{ url: string, rate: number, duration: number, warmup?: number, maxSockets?: number, timeoutMs?: number }} o
  * @returns {Promise<LoadResult>}
  */
 export async function openLoopLoad(o) {
   checkLocal(o.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: o.maxSockets ?? 512 });
+  const { origin, pathname, search } = new URL(o.url);
+  const timeoutMs = o.timeoutMs ?? 10_000;
+  const pool = new Pool(origin, {
+    connections: o.maxSockets ?? 512,
+    pipelining: 1,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
   try {
-    if (o.warmup) await openLoop(o.url, o.rate, o.warmup, agent, o.timeoutMs);
-    return await openLoop(o.url, o.rate, o.duration, agent, o.timeoutMs);
+    const path = pathname + search;
+    if (o.warmup) await openLoop(pool, path, o.rate, o.warmup);
+    return await openLoop(pool, path, o.rate, o.duration);
   } finally {
-    agent.destroy();
+    await pool.destroy();
   }
 }
 
 /**
- * @param {string} url
+ * @param {Pool} pool
+ * @param {string} path
  * @param {number} rate
  * @param {number} duration
- * @param {http.Agent} agent
- * @param {number} [timeoutMs]
  * @returns {Promise<LoadResult>}
  */
-async function openLoop(url, rate, duration, agent, timeoutMs = 10_000) {
+async function openLoop(pool, path, rate, duration) {
   const total = Math.round(rate * duration);
   const interval = 1000 / rate;
   /** @type {number[]} */
@@ -130,24 +139,18 @@ async function openLoop(url, rate, duration, agent, timeoutMs = 10_000) {
   let sent = 0;
   /** @type {Promise<void>[]} */
   const inflight = [];
-  const fire = (/** @type {number} */ due) =>
-    new Promise((resolve) => {
-      const req = http.get(url, { agent, timeout: timeoutMs }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          if (res.statusCode && res.statusCode >= 200 && res.statusCode < 300) {
-            ok++;
-            lat.push(performance.now() - due);
-          } else non2xx++;
-          resolve(undefined);
-        });
-      });
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', () => {
-        errors++;
-        resolve(undefined);
-      });
-    });
+  const fire = async (/** @type {number} */ due) => {
+    try {
+      const { statusCode, body } = await pool.request({ path, method: 'GET' });
+      await body.dump();
+      if (statusCode >= 200 && statusCode < 300) {
+        ok++;
+        lat.push(performance.now() - due);
+      } else non2xx++;
+    } catch {
+      errors++;
+    }
+  };
   const t0 = performance.now();
   while (sent < total) {
     const now = performance.now();
