@@ -3,6 +3,7 @@
 // refused (never left hanging), and the process exits 0.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -120,4 +121,35 @@ test('main.mjs refuses an unknown --mode', async () => {
   const code = await new Promise((r) => bad.once('exit', r));
   assert.equal(code, 2);
   assert.match(err, /--mode must be offload or blocking/);
+});
+
+/** Nice values of the process's threads named offthread-N (its pool's workers), from /proc. */
+function poolWorkerNices(/** @type {number} */ pid) {
+  const nices = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    // fields after "(comm) ": state is field 3, nice is field 19
+    if (/^offthread-\d+$/.test(name)) nices.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return nices;
+}
+
+test('main.mjs runs the pool at POOL_NICE (default 0)', { skip: process.platform !== 'linux' }, async (t) => {
+  requireKernels();
+  for (const [env, want] of [
+    [{}, 0],
+    [{ POOL_NICE: '7' }, 7],
+  ]) {
+    const main = startMain(env);
+    t.after(() => main.child.kill('SIGKILL'));
+    const base = await main.url;
+    const r = await request(`${base}/pi?samples=1000`); // the pool's threads start with its first job
+    assert.equal(r.status, 200, JSON.stringify(r));
+    const nices = poolWorkerNices(/** @type {number} */ (main.child.pid));
+    assert.ok(nices.length > 0, 'no offthread-N worker threads found');
+    assert.deepEqual(new Set(nices), new Set([want]), `POOL_NICE ${JSON.stringify(env)}`);
+    main.child.kill('SIGTERM');
+    assert.deepEqual(await main.exit, { code: 0, signal: null });
+  }
 });
