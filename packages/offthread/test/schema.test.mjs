@@ -47,6 +47,69 @@ test('TemperatureBatch: top-down writer (create array of N, fill columns) matche
   assert.deepEqual(w.finish(), golden('temperature_10'));
 });
 
+test('64-bit fields take safe-integer numbers too: same bytes as bigint, no rounding', () => {
+  const edges = [
+    0,
+    1,
+    -1,
+    2 ** 32 - 1,
+    2 ** 32,
+    -(2 ** 32),
+    -(2 ** 32) - 1,
+    Number.MAX_SAFE_INTEGER,
+    Number.MIN_SAFE_INTEGER,
+  ];
+  const big = edges.map((t, i) => ({ timestamp: BigInt(t), value: i }));
+  const num = edges.map((t, i) => ({ timestamp: t, value: i }));
+  const mixed = edges.map((t, i) => ({ timestamp: i % 2 ? BigInt(t) : t, value: i }));
+  const want = temperature.encodeTemperatureBatch({ readings: big }).slice();
+  assert.deepEqual(temperature.encodeTemperatureBatch({ readings: num }), want, 'SoA column from numbers');
+  assert.deepEqual(temperature.encodeTemperatureBatch({ readings: mixed }), want, 'SoA column, mixed');
+  assert.deepEqual(temperature.decodeTemperatureBatch(want).readings, big, 'reads back as bigint');
+  for (const t of edges) {
+    assert.deepEqual(
+      temperature.encodeTemperatureReading({ timestamp: t, value: 1 }),
+      temperature.encodeTemperatureReading({ timestamp: BigInt(t), value: 1 }),
+      `struct field ${t}`,
+    );
+  }
+  // Struct fields (u64, i64) and AoS items: the Rust golden bytes again.
+  const sink = kitchenSink();
+  const numeric = {
+    ...sink,
+    aI64: Number(sink.aI64),
+    head: { ...sink.head, id: 1, next: { ...sink.head.next, id: 2 } },
+    nodes: sink.nodes.map((n) => ({ ...n, id: Number(n.id), next: n.next && { ...n.next, id: Number(n.next.id) } })),
+  };
+  assert.deepEqual(ks.encodeKitchenSink(numeric), golden('kitchen_sink'));
+  // A []i64 / []u64 slice.
+  const fromNumbers = slice('i64', [5, -7, 2 ** 40]);
+  assert.deepEqual(fromNumbers, slice('i64', BigInt64Array.of(5n, -7n, 2n ** 40n)));
+  assert.deepEqual(fromNumbers, slice('i64', [5n, -7, 2n ** 40n]));
+  assert.notDeepEqual(fromNumbers, slice('i64', [5, -7, 2 ** 40 + 1]));
+  assert.deepEqual(slice('u64', [2 ** 53 - 1]), slice('u64', [2n ** 53n - 1n]));
+});
+
+/** A message with a root struct and then one scalar slice (header 0 would mean "empty"). */
+function slice(kind, values) {
+  const b = new rt.Builder();
+  b.dynamicStruct(8);
+  b.scalars(kind, values);
+  return b.finish().slice();
+}
+
+test('64-bit fields refuse numbers a bigint would be needed for (W0004)', () => {
+  const w0004 = { name: 'SchemaWriteError', code: 'W0004' };
+  for (const t of [2 ** 53, -(2 ** 53), 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+    assert.throws(() => temperature.encodeTemperatureBatch({ readings: [{ timestamp: t, value: 0 }] }), w0004, `${t}`);
+    assert.throws(() => temperature.encodeTemperatureReading({ timestamp: t, value: 0 }), w0004, `${t}`);
+    assert.throws(() => slice('i64', [t]), w0004, `${t}`);
+  }
+  assert.throws(() => ks.encodeKitchenSink({ ...kitchenSink(), aU64: -1 }), w0004, 'u64 refuses negatives');
+  assert.throws(() => slice('u64', [-1]), w0004);
+  assert.throws(() => temperature.encodeTemperatureBatch({ readings: [{ timestamp: 2 ** 60, value: 0 }] }), /bigint/);
+});
+
 test('TemperatureBatch: columns are typed-array views over the input, no copy', () => {
   for (const Buf of [ArrayBuffer, SharedArrayBuffer]) {
     const u8 = aligned(golden('temperature_10'), Buf);

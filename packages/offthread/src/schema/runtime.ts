@@ -86,9 +86,10 @@ export class SchemaReadError extends Error {
 
 /**
  * W0001: past the 32-bit offset limit; W0002: the caller's buffer is too small;
- * W0003: the caller's buffer does not start 8-byte aligned (columns are typed arrays).
+ * W0003: the caller's buffer does not start 8-byte aligned (columns are typed arrays);
+ * W0004: a number given for a 64-bit field is not a safe integer (or is negative for u64).
  */
-export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003';
+export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003' | 'W0004';
 
 export class SchemaWriteError extends Error {
   readonly code: WriteErrorCode;
@@ -96,6 +97,61 @@ export class SchemaWriteError extends Error {
     super(`${code}: ${message}`);
     this.name = 'SchemaWriteError';
     this.code = code;
+  }
+}
+
+/**
+ * What writers accept for a plain type `T`: 64-bit integers as `bigint` or as a `number`
+ * that is a safe integer (|n| ≤ 2^53 − 1; JS timestamps, counters). Numbers skip the
+ * BigInt allocation per value; anything a number cannot hold exactly is refused (W0004),
+ * never rounded. Readers always return `bigint`.
+ */
+export type Writable<T> = T extends bigint
+  ? bigint | number
+  : T extends string | number | boolean | null | undefined
+    ? T
+    : T extends ReadonlyArray<infer E>
+      ? ReadonlyArray<Writable<E>>
+      : T extends ArrayLike<infer E>
+        ? ArrayLike<Writable<E>>
+        : { [K in keyof T]: Writable<T[K]> };
+
+const TWO_32 = 4294967296;
+
+function notInt64(v: number, unsigned: boolean): SchemaWriteError {
+  return new SchemaWriteError(
+    'W0004',
+    `${v} is not a safe integer${unsigned ? ' ≥ 0' : ''}: pass a bigint for 64-bit values beyond ±2^53`,
+  );
+}
+
+/**
+ * Stores number `v` as the 64-bit integer at index `i` of `halves`, a Uint32Array over a
+ * little-endian i64/u64 column (two entries per value). Exact for every safe integer:
+ * `>>> 0` keeps v mod 2^32, and the floored quotient is the (two's-complement) high word.
+ */
+export function putInt64Number(halves: Uint32Array, i: number, v: number, unsigned: boolean): void {
+  if (!Number.isSafeInteger(v) || (unsigned && v < 0)) throw notInt64(v, unsigned);
+  halves[2 * i] = v >>> 0;
+  halves[2 * i + 1] = Math.floor(v / TWO_32) >>> 0;
+}
+
+/** The Uint32Array over the same memory as a 64-bit column (for `putInt64Number`). */
+export function halvesOf(column: BigInt64Array | BigUint64Array): Uint32Array {
+  return new Uint32Array(column.buffer, column.byteOffset, column.length * 2);
+}
+
+/** Writes 64-bit `values` (bigints or safe-integer numbers) into `column`. */
+export function putInt64s(
+  column: BigInt64Array | BigUint64Array,
+  values: ArrayLike<bigint | number>,
+  unsigned: boolean,
+): void {
+  const halves = halvesOf(column);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (typeof v === 'number') putInt64Number(halves, i, v, unsigned);
+    else column[i] = v;
   }
 }
 
@@ -538,8 +594,9 @@ export class Builder {
   u32(at: number, v: number): void {
     this.dv.setUint32(at, v, true);
   }
-  u64(at: number, v: bigint): void {
-    this.dv.setBigUint64(at, v, true);
+  u64(at: number, v: bigint | number): void {
+    if (typeof v === 'bigint') this.dv.setBigUint64(at, v, true);
+    else this.int64Number(at, v, true);
   }
   i8(at: number, v: number): void {
     this.dv.setInt8(at, v);
@@ -550,8 +607,14 @@ export class Builder {
   i32(at: number, v: number): void {
     this.dv.setInt32(at, v, true);
   }
-  i64(at: number, v: bigint): void {
-    this.dv.setBigInt64(at, v, true);
+  i64(at: number, v: bigint | number): void {
+    if (typeof v === 'bigint') this.dv.setBigInt64(at, v, true);
+    else this.int64Number(at, v, false);
+  }
+  private int64Number(at: number, v: number, unsigned: boolean): void {
+    if (!Number.isSafeInteger(v) || (unsigned && v < 0)) throw notInt64(v, unsigned);
+    this.dv.setUint32(at, v >>> 0, true);
+    this.dv.setUint32(at + 4, Math.floor(v / TWO_32) >>> 0, true);
   }
   f32(at: number, v: number): void {
     this.dv.setFloat32(at, v, true);
@@ -600,10 +663,14 @@ export class Builder {
   }
 
   /** Writes a scalar slice; returns its header offset (0 when empty). */
-  scalars<K extends Kind>(kind: K, values: ArrayLike<number> | ArrayLike<bigint>): number {
+  scalars<K extends Kind>(kind: K, values: ArrayLike<number> | ArrayLike<bigint | number>): number {
     const [header, data] = this.scalarSlice(kind, values.length);
-    if (header !== 0)
-      (this.view(kind, data, values.length) as { set(v: ArrayLike<number | bigint>): void }).set(values);
+    if (header === 0) return header;
+    const view = this.view(kind, data, values.length);
+    const bigints = values instanceof BigInt64Array || values instanceof BigUint64Array;
+    if (!bigints && (view instanceof BigInt64Array || view instanceof BigUint64Array)) {
+      putInt64s(view, values, kind === 'u64');
+    } else (view as { set(v: ArrayLike<number | bigint>): void }).set(values);
     return header;
   }
 

@@ -135,6 +135,14 @@ pub(crate) fn scalar_type(s: Scalar) -> &'static str {
     }
 }
 
+/// TS type a writer accepts for a scalar: 64-bit integers also as safe-integer numbers.
+pub(crate) fn writable_scalar_type(s: Scalar) -> &'static str {
+    match s {
+        Scalar::U64 | Scalar::I64 => "bigint | number",
+        _ => scalar_type(s),
+    }
+}
+
 /// Typed array holding a stored scalar.
 pub(crate) fn typed_array(s: Scalar) -> &'static str {
     match s.storage() {
@@ -217,7 +225,7 @@ fn codec_functions(cx: &Cx<'_>, id: usize) -> String {
     let n = cx.name(id);
     format!(
         "/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */\n\
-         export function encode{n}(value: {n}, builder: rt.Builder = new rt.Builder()): Uint8Array {{\n\
+         export function encode{n}(value: rt.Writable<{n}>, builder: rt.Builder = new rt.Builder()): Uint8Array {{\n\
          \x20 return {n}Writer.alloc(builder).fill(value).finish();\n}}\n\n\
          /** Decodes a whole message whose root is `{}` into plain objects. */\n\
          export function decode{n}(bytes: rt.Bytes, opts?: rt.ReadOptions): {n} {{\n\

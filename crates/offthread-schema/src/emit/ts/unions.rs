@@ -74,7 +74,7 @@ fn single(cx: &Cx<'_>, id: usize) -> String {
     out += "    default:\n      return { tag: 'unknown', raw: tag };\n  }\n}\n\n";
     out += &format!(
         "/** Writes the variant's struct out of line; returns [tag, offset]. */\n\
-         export function write{n}Value(b: rt.Builder, v: {n}): [number, number] {{\n  switch (v.tag) {{\n"
+         export function write{n}Value(b: rt.Builder, v: rt.Writable<{n}>): [number, number] {{\n  switch (v.tag) {{\n"
     );
     for v in &u.variants {
         out += &format!(
@@ -86,7 +86,7 @@ fn single(cx: &Cx<'_>, id: usize) -> String {
     }
     out += &format!(
         "  }}\n}}\n\n/** Writes the value out of line, then tag and offset at `at`. */\n\
-         export function write{n}(b: rt.Builder, at: number, v: {n}): void {{\n  const [tag, ptr] = write{n}Value(b, v);\n  b.{tag}(at, tag);\n  b.u32(at + 4, ptr);\n}}\n\n\
+         export function write{n}(b: rt.Builder, at: number, v: rt.Writable<{n}>): void {{\n  const [tag, ptr] = write{n}Value(b, v);\n  b.{tag}(at, tag);\n  b.u32(at + 4, ptr);\n}}\n\n\
          /** `null` for an empty union or a tag this schema does not know. */\n\
          export function decode{n}(r: {n}Ref, budget: rt.Budget): {n} | null {{\n  switch (r.tag) {{\n"
     );
@@ -110,7 +110,7 @@ fn aos(cx: &Cx<'_>, id: usize) -> String {
          \x20 toPlain(budget: rt.Budget = this.aos.msg.budget()): ({n} | null)[] {{\n    budget.spend(this.length);\n\
          \x20   const out: ({n} | null)[] = [];\n    for (let i = 0; i < this.length; i++) out.push(decode{n}(this.get(i)!, budget));\n    return out;\n  }}\n}}\n\n\
          /** Writes a `#aos` slice of `{}`; returns the header offset (0 when empty). */\n\
-         export function write{n}Aos(b: rt.Builder, items: ReadonlyArray<{n} | null>): number {{\n\
+         export function write{n}Aos(b: rt.Builder, items: ReadonlyArray<rt.Writable<{n}> | null>): number {{\n\
          \x20 const [header, data] = b.aos(items.length, 8);\n\
          \x20 items.forEach((x, i) => {{\n    if (x === null) return;\n    const [tag, ptr] = write{n}Value(b, x);\n    b.{tag}(data + i * 8, tag);\n    b.u32(data + i * 8 + 4, ptr);\n  }});\n  return header;\n}}\n",
         cx.s.unions[id].name, cx.s.unions[id].name
@@ -132,7 +132,7 @@ fn soa(cx: &Cx<'_>, id: usize) -> String {
          \x20 toPlain(budget: rt.Budget = this.view.msg.budget()): ({n} | null)[] {{\n    budget.spend(this.length);\n\
          \x20   const out: ({n} | null)[] = [];\n    for (let i = 0; i < this.length; i++) out.push(decode{n}(this.get(i)!, budget));\n    return out;\n  }}\n}}\n\n\
          /** Writes a `#soa` slice of `{}`; returns the header offset (0 when empty). */\n\
-         export function write{n}Soa(b: rt.Builder, items: ReadonlyArray<{n} | null>): number {{\n\
+         export function write{n}Soa(b: rt.Builder, items: ReadonlyArray<rt.Writable<{n}> | null>): number {{\n\
          \x20 const cols = b.unionSoa(items.length, {size});\n  if (cols === null) return 0;\n\
          \x20 items.forEach((x, i) => {{\n    if (x === null) return;\n    const [tag, ptr] = write{n}Value(b, x);\n    b.{tag}(cols.tags + i * {size}, tag);\n    b.u32(cols.ptrs + i * 4, ptr);\n  }});\n  return cols.header;\n}}\n",
         u.name, u.name
@@ -185,7 +185,7 @@ fn bov(cx: &Cx<'_>, id: usize, aos: bool) -> String {
     out += "    ];\n  }\n}\n\n";
     out += &format!(
         "/** Writes a `{ann}` slice of `{}`, grouping items by variant; returns the header offset. */\n\
-         export function write{n}{kind}(b: rt.Builder, items: ReadonlyArray<{n}>): number {{\n\
+         export function write{n}{kind}(b: rt.Builder, items: ReadonlyArray<rt.Writable<{n}>>): number {{\n\
          \x20 const [header, table] = b.variantTable(items.length, {});\n  if (header === 0) return 0;\n",
         u.name,
         u.variants.len()

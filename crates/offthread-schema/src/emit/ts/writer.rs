@@ -2,7 +2,7 @@
 //! children (a SoA child hands out its columns as typed arrays to fill). `fill(plain)`
 //! writes everything in the canonical order, so `encode…` matches the Rust writer.
 
-use super::{Cx, column_member, member, plus, scalar_type, typed_array};
+use super::{Cx, column_member, member, plus, typed_array, writable_scalar_type};
 use crate::compiler::camel_case;
 use crate::compiler::ir::*;
 use crate::compiler::pascal_case;
@@ -41,7 +41,7 @@ fn field_methods(cx: &Cx<'_>, f: &Field) -> String {
     let body = match &f.ty {
         Type::Scalar(sc) => format!(
             "  set{p}(v: {}): this {{\n    this.builder.{}({at}, v);\n    return this;\n  }}\n",
-            scalar_type(*sc),
+            writable_scalar_type(*sc),
             sc.name()
         ),
         Type::Enum(e) => format!(
@@ -53,7 +53,7 @@ fn field_methods(cx: &Cx<'_>, f: &Field) -> String {
             let sc = cx.leaf_scalar(elem);
             format!(
                 "  set{p}(v: ReadonlyArray<{}>): this {{\n    for (let i = 0; i < {len}; i++) this.builder.{}({at} + i * {}, v[i]!);\n    return this;\n  }}\n",
-                scalar_type(if matches!(**elem, Type::Scalar(Scalar::Bool)) {
+                writable_scalar_type(if matches!(**elem, Type::Scalar(Scalar::Bool)) {
                     Scalar::Bool
                 } else {
                     sc
@@ -130,7 +130,7 @@ fn field_methods(cx: &Cx<'_>, f: &Field) -> String {
                 let sc = cx.leaf_scalar(e);
                 format!(
                     "  set{p}(v: ArrayLike<{}>): this {{\n    this.builder.u32({at}, this.builder.scalars('{}', v));\n    return this;\n  }}\n",
-                    scalar_type(sc),
+                    writable_scalar_type(sc),
                     sc.storage().name()
                 )
             }
@@ -147,7 +147,7 @@ fn field_methods(cx: &Cx<'_>, f: &Field) -> String {
 fn fill(cx: &Cx<'_>, id: usize) -> String {
     let s = &cx.s.structs[id];
     let mut out = format!(
-        "\n  /** Writes every field of `v`, in the canonical order. */\n  fill(v: {}): this {{\n",
+        "\n  /** Writes every field of `v`, in the canonical order. */\n  fill(v: rt.Writable<{}>): this {{\n",
         cx.name(id)
     );
     for f in &s.fields {
@@ -205,25 +205,47 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
         );
     }
     out += &format!(
-        "\n  /** Copies plain items into the columns. */\n  fill(items: ReadonlyArray<{n}>): this {{\n"
+        "\n  /** Copies plain items into the columns (64-bit integers: bigint or safe-integer number). */\n  fill(items: ReadonlyArray<rt.Writable<{n}>>): this {{\n"
     );
     for c in cols {
         let path: Vec<String> = c.names.iter().map(|x| camel_case(x)).collect();
         let v = format!("items[i]!.{}", path.join("."));
-        let bool_leaf = c.scalar == Scalar::Bool;
-        let conv = |x: String| if bool_leaf { format!("{x} ? 1 : 0") } else { x };
-        let stmt = if c.per_item == 1 {
-            format!("c[i] = {};", conv(v))
+        let col = column_member(&c.names);
+        let index = |i: &str| {
+            if c.per_item == 1 {
+                i.to_string()
+            } else {
+                format!("i * {} + j", c.per_item)
+            }
+        };
+        let elem = if c.per_item == 1 {
+            v.clone()
         } else {
-            format!(
-                "for (let j = 0; j < {0}; j++) c[i * {0} + j] = {1};",
-                c.per_item,
-                conv(format!("{v}[j]!"))
-            )
+            format!("{v}[j]!")
+        };
+        let stmt = match c.scalar {
+            Scalar::Bool => format!("c[{}] = {elem} ? 1 : 0;", index("i")),
+            // 64-bit: a number goes in as two u32 halves (no BigInt per value).
+            Scalar::I64 | Scalar::U64 => format!(
+                "{{\n        const x = {elem};\n        if (typeof x === 'number') rt.putInt64Number(h, {}, x, {});\n        else c[{}] = x;\n      }}",
+                index("i"),
+                c.scalar == Scalar::U64,
+                index("i")
+            ),
+            _ => format!("c[{}] = {elem};", index("i")),
+        };
+        let stmt = if c.per_item == 1 {
+            stmt
+        } else {
+            format!("for (let j = 0; j < {}; j++) {stmt}", c.per_item)
+        };
+        let halves = if matches!(c.scalar, Scalar::I64 | Scalar::U64) {
+            "\n      const h = rt.halvesOf(c);"
+        } else {
+            ""
         };
         out += &format!(
-            "    {{\n      const c = this.{}();\n      for (let i = 0; i < items.length; i++) {stmt}\n    }}\n",
-            column_member(&c.names)
+            "    {{\n      const c = this.{col}();{halves}\n      for (let i = 0; i < items.length; i++) {stmt}\n    }}\n"
         );
     }
     out += "    return this;\n  }\n}\n";
@@ -247,7 +269,7 @@ pub(super) fn emit_aos(cx: &Cx<'_>, id: usize) -> String {
          \x20 static alloc(b: rt.Builder, count: number): {n}AosWriter {{\n    const [header, data] = b.aos(count, {});\n{headers}\
          \x20   return new {n}AosWriter(b, header, data, count);\n  }}\n\n\
          \x20 /** Writer for item `i`. */\n  get(i: number): {n}Writer {{\n    return new {n}Writer(this.builder, this.data + i * {});\n  }}\n\n\
-         \x20 fill(items: ReadonlyArray<{n}>): this {{\n    items.forEach((item, i) => this.get(i).fill(item));\n    return this;\n  }}\n}}\n",
+         \x20 fill(items: ReadonlyArray<rt.Writable<{n}>>): this {{\n    items.forEach((item, i) => this.get(i).fill(item));\n    return this;\n  }}\n}}\n",
         st.name, st.size, st.size
     )
 }

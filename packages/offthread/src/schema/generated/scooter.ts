@@ -72,7 +72,7 @@ export class ScooterWriter {
   }
 
   /** Writes every field of `v`, in the canonical order. */
-  fill(v: Scooter): this {
+  fill(v: rt.Writable<Scooter>): this {
     this.setId(v.id);
     this.setDistance(v.distance);
     return this;
@@ -138,8 +138,8 @@ export class ScooterSoaWriter {
     return this.builder.view('u32', this.columns[1] ?? 0, this.header === 0 ? 0 : this.length * 1);
   }
 
-  /** Copies plain items into the columns. */
-  fill(items: ReadonlyArray<Scooter>): this {
+  /** Copies plain items into the columns (64-bit integers: bigint or safe-integer number). */
+  fill(items: ReadonlyArray<rt.Writable<Scooter>>): this {
     {
       const c = this.id();
       for (let i = 0; i < items.length; i++) c[i] = items[i]!.id;
@@ -196,14 +196,14 @@ export class ScooterAosWriter {
     return new ScooterWriter(this.builder, this.data + i * 8);
   }
 
-  fill(items: ReadonlyArray<Scooter>): this {
+  fill(items: ReadonlyArray<rt.Writable<Scooter>>): this {
     items.forEach((item, i) => this.get(i).fill(item));
     return this;
   }
 }
 
 /** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeScooter(value: Scooter, builder: rt.Builder = new rt.Builder()): Uint8Array {
+export function encodeScooter(value: rt.Writable<Scooter>, builder: rt.Builder = new rt.Builder()): Uint8Array {
   return ScooterWriter.alloc(builder).fill(value).finish();
 }
 
@@ -284,7 +284,7 @@ export class ScooterFleetWriter {
   }
 
   /** Writes every field of `v`, in the canonical order. */
-  fill(v: ScooterFleet): this {
+  fill(v: rt.Writable<ScooterFleet>): this {
     this.soa(v.soa.length).fill(v.soa);
     this.aos(v.aos.length).fill(v.aos);
     return this;
@@ -292,7 +292,7 @@ export class ScooterFleetWriter {
 }
 
 /** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeScooterFleet(value: ScooterFleet, builder: rt.Builder = new rt.Builder()): Uint8Array {
+export function encodeScooterFleet(value: rt.Writable<ScooterFleet>, builder: rt.Builder = new rt.Builder()): Uint8Array {
   return ScooterFleetWriter.alloc(builder).fill(value).finish();
 }
 

@@ -60,7 +60,7 @@ export class TemperatureReadingWriter {
   }
 
   /** `timestamp` at +8. */
-  setTimestamp(v: bigint): this {
+  setTimestamp(v: bigint | number): this {
     this.builder.i64(this.offset + 8, v);
     return this;
   }
@@ -72,7 +72,7 @@ export class TemperatureReadingWriter {
   }
 
   /** Writes every field of `v`, in the canonical order. */
-  fill(v: TemperatureReading): this {
+  fill(v: rt.Writable<TemperatureReading>): this {
     this.setTimestamp(v.timestamp);
     this.setValue(v.value);
     return this;
@@ -138,11 +138,16 @@ export class TemperatureReadingSoaWriter {
     return this.builder.view('f32', this.columns[1] ?? 0, this.header === 0 ? 0 : this.length * 1);
   }
 
-  /** Copies plain items into the columns. */
-  fill(items: ReadonlyArray<TemperatureReading>): this {
+  /** Copies plain items into the columns (64-bit integers: bigint or safe-integer number). */
+  fill(items: ReadonlyArray<rt.Writable<TemperatureReading>>): this {
     {
       const c = this.timestamp();
-      for (let i = 0; i < items.length; i++) c[i] = items[i]!.timestamp;
+      const h = rt.halvesOf(c);
+      for (let i = 0; i < items.length; i++) {
+        const x = items[i]!.timestamp;
+        if (typeof x === 'number') rt.putInt64Number(h, i, x, false);
+        else c[i] = x;
+      }
     }
     {
       const c = this.value();
@@ -153,7 +158,7 @@ export class TemperatureReadingSoaWriter {
 }
 
 /** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeTemperatureReading(value: TemperatureReading, builder: rt.Builder = new rt.Builder()): Uint8Array {
+export function encodeTemperatureReading(value: rt.Writable<TemperatureReading>, builder: rt.Builder = new rt.Builder()): Uint8Array {
   return TemperatureReadingWriter.alloc(builder).fill(value).finish();
 }
 
@@ -220,14 +225,14 @@ export class TemperatureBatchWriter {
   }
 
   /** Writes every field of `v`, in the canonical order. */
-  fill(v: TemperatureBatch): this {
+  fill(v: rt.Writable<TemperatureBatch>): this {
     this.readings(v.readings.length).fill(v.readings);
     return this;
   }
 }
 
 /** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeTemperatureBatch(value: TemperatureBatch, builder: rt.Builder = new rt.Builder()): Uint8Array {
+export function encodeTemperatureBatch(value: rt.Writable<TemperatureBatch>, builder: rt.Builder = new rt.Builder()): Uint8Array {
   return TemperatureBatchWriter.alloc(builder).fill(value).finish();
 }
 
@@ -319,7 +324,7 @@ export class AnalysisResultWriter {
   }
 
   /** Writes every field of `v`, in the canonical order. */
-  fill(v: AnalysisResult): this {
+  fill(v: rt.Writable<AnalysisResult>): this {
     this.setAverageTemperature(v.averageTemperature);
     this.setMaxTemperature(v.maxTemperature);
     this.setMinTemperature(v.minTemperature);
@@ -328,7 +333,7 @@ export class AnalysisResultWriter {
 }
 
 /** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeAnalysisResult(value: AnalysisResult, builder: rt.Builder = new rt.Builder()): Uint8Array {
+export function encodeAnalysisResult(value: rt.Writable<AnalysisResult>, builder: rt.Builder = new rt.Builder()): Uint8Array {
   return AnalysisResultWriter.alloc(builder).fill(value).finish();
 }
 
