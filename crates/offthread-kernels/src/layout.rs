@@ -21,59 +21,71 @@ pub struct Scooter {
     pub distance: u32,
 }
 
-const STRIDE: usize = 8;
-const DISTANCE: usize = 4;
+// Each variant follows the paper's Zig code (its Figures 21–29) line for line: the
+// "u32" variants index a u32 view of the scooter array, as the paper's
+// `scooters_aos_u32`, with Rust's bounds-checked indexing standing in for Zig's.
 
-/// Variant 1: A native struct array: the compiler knows the layout.
+/// Words per scooter in the u32 view, and the word holding `distance`.
+const STRIDE: usize = 2;
+const OFFSET: usize = 1;
+
+/// Variant 1 (Fig. 21): the native struct array: the compiler knows the layout.
 fn native(items: &mut [Scooter], speed: u32) {
     for s in items {
         s.distance = s.distance.wrapping_add(speed);
     }
 }
 
-/// Variant 2: A byte buffer read as generated accessors do: fixed stride and offset known at
-/// compile time, each field decoded little-endian from its bytes.
-fn fixed(buf: &mut [u8], speed: u32) {
-    for item in buf.chunks_exact_mut(STRIDE) {
-        let d = u32::from_le_bytes([
-            item[DISTANCE],
-            item[DISTANCE + 1],
-            item[DISTANCE + 2],
-            item[DISTANCE + 3],
-        ]);
-        item[DISTANCE..DISTANCE + 4].copy_from_slice(&d.wrapping_add(speed).to_le_bytes());
+/// Variant 2 (Fig. 22): the u32 view, stride and offset constant at compile time (what
+/// reading serialized data with a fixed layout looks like).
+fn fixed(words: &mut [u32], count: usize, speed: u32) {
+    let max = count * STRIDE;
+    let mut i = 0;
+    while i < max {
+        words[i + OFFSET] = words[i + OFFSET].wrapping_add(speed);
+        i += STRIDE;
     }
 }
 
-/// Variant 3: As `fixed`, but stride and offset known only at run time (dynamic structs).
+/// Variant 3 (Fig. 23): as `fixed`, with stride and offset known only at run time (the
+/// paper's global `scooters_runtime_stride`: dynamic structs).
 #[inline(never)]
-fn stride(buf: &mut [u8], stride: usize, offset: usize, speed: u32) {
-    let n = buf.len() / stride;
-    for i in 0..n {
-        let at = i * stride + offset;
-        let d = u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
-        buf[at..at + 4].copy_from_slice(&d.wrapping_add(speed).to_le_bytes());
+fn stride(words: &mut [u32], count: usize, stride: usize, offset: usize, speed: u32) {
+    let max = count * stride;
+    let mut i = 0;
+    while i < max {
+        words[i + offset] = words[i + offset].wrapping_add(speed);
+        i += stride;
     }
 }
 
-/// Variant 4: Fixed stride over u32 words, written so the compiler vectorises it (even words
-/// are ids, odd words distances: add [0, speed] to each pair).
-fn fixed_simd(words: &mut [u32], speed: u32) {
-    for pair in words.chunks_exact_mut(2) {
-        pair[1] = pair[1].wrapping_add(speed);
+/// Variant 4 (Fig. 24): the u32 view in 4-word vectors plus the mask [0, speed, 0, speed]
+/// (two scooters per 128-bit vector; the paper's `@Vector(4, u32)`). `chunks_exact_mut`
+/// is Rust's way to say "whole vectors, checked once", as Zig's `[i..][0..4].*`.
+fn fixed_simd(words: &mut [u32], count: usize, speed: u32) {
+    let mask = [0, speed, 0, speed];
+    let mut vectors = words[..count * STRIDE].chunks_exact_mut(4);
+    for v in &mut vectors {
+        for (d, m) in v.iter_mut().zip(mask) {
+            *d = d.wrapping_add(m);
+        }
+    }
+    // An odd count leaves one scooter (the paper's counts are even).
+    for pair in vectors.into_remainder().chunks_exact_mut(STRIDE) {
+        pair[OFFSET] = pair[OFFSET].wrapping_add(speed);
     }
 }
 
-/// Variant 5: SoA: the distances as one column.
+/// Variant 5 (Fig. 25): SoA: the distances as one column.
 fn soa(distances: &mut [u32], speed: u32) {
     for d in distances.iter_mut() {
         *d = d.wrapping_add(speed);
     }
 }
 
-/// Variant 6: SoA in explicit 8-wide blocks (one SIMD register of u32 on AVX2, two on SIMD128).
+/// Variant 6 (Fig. 27): SoA in 4-lane vectors (`@Vector(4, u32)`: four distances per add).
 fn soa_simd(distances: &mut [u32], speed: u32) {
-    let mut blocks = distances.chunks_exact_mut(8);
+    let mut blocks = distances.chunks_exact_mut(4);
     for block in &mut blocks {
         for d in block {
             *d = d.wrapping_add(speed);
@@ -84,7 +96,7 @@ fn soa_simd(distances: &mut [u32], speed: u32) {
     }
 }
 
-/// Variant 7: An array of pointers to scooters scattered on the heap.
+/// Variant 7 (Fig. 29): an array of pointers to scooters scattered on the heap.
 fn aop(items: &mut [Box<Scooter>], speed: u32) {
     for s in items {
         s.distance = s.distance.wrapping_add(speed);
@@ -114,31 +126,18 @@ pub fn run(variant: usize, n: usize, reps: u32, speed: u32) -> Option<u64> {
             }
             sum(&mut v.iter().map(|s| s.distance))
         }
-        "fixed" | "stride" => {
-            let mut buf: Vec<u8> = base
-                .iter()
-                .flat_map(|s| [s.id.to_le_bytes(), s.distance.to_le_bytes()])
-                .flatten()
-                .collect();
-            let is_fixed = VARIANTS[variant] == "fixed";
-            let (st, off) = std::hint::black_box((STRIDE, DISTANCE));
+        "fixed" | "stride" | "fixedSimd" => {
+            let mut words: Vec<u32> = base.iter().flat_map(|s| [s.id, s.distance]).collect();
+            let (st, off) = std::hint::black_box((STRIDE, OFFSET));
             for _ in 0..reps {
-                if is_fixed {
-                    fixed(std::hint::black_box(&mut buf), speed);
-                } else {
-                    stride(std::hint::black_box(&mut buf), st, off, speed);
+                let w = std::hint::black_box(&mut words);
+                match VARIANTS[variant] {
+                    "fixed" => fixed(w, n, speed),
+                    "stride" => stride(w, n, st, off, speed),
+                    _ => fixed_simd(w, n, speed),
                 }
             }
-            sum(&mut buf
-                .chunks_exact(STRIDE)
-                .map(|c| u32::from_le_bytes([c[4], c[5], c[6], c[7]])))
-        }
-        "fixedSimd" => {
-            let mut words: Vec<u32> = base.iter().flat_map(|s| [s.id, s.distance]).collect();
-            for _ in 0..reps {
-                fixed_simd(std::hint::black_box(&mut words), speed);
-            }
-            sum(&mut words.iter().skip(1).step_by(2).copied())
+            sum(&mut words.iter().skip(OFFSET).step_by(STRIDE).copied())
         }
         "soa" | "soaSimd" => {
             let mut distances: Vec<u32> = base.iter().map(|s| s.distance).collect();
