@@ -37,7 +37,9 @@
 //! dequeue→`on_done`, against ≈135 + ≈205 ns with one rayon `spawn_fifo` per job, the
 //! first version of this crate. Drain loops yield to other rayon work every 50 µs, so
 //! `install` calls and a running job's `par_iter` chunks are not starved by a long
-//! queue. Owning the queue is also what lets [`Pool::destroy`] cancel every queued job
+//! queue; a drain loop that rayon starts on a thread already draining (inside that
+//! yield, or while a job waits in `join`) gives its slot back at once, so slots always
+//! mean threads. Owning the queue is also what lets [`Pool::destroy`] cancel every queued job
 //! at once, which rayon's internal queues cannot offer.
 //!
 //! **Cancel: a state machine per job** (`QUEUED → RUNNING → DONE`, `QUEUED →

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc::channel;
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{EVENTUALLY, block_one_worker, pool, recv};
@@ -839,4 +839,97 @@ fn nice_out_of_range_is_invalid_config() {
         .unwrap_err();
         assert_eq!(err.code(), "ERR_INVALID_POOL_OPTIONS");
     }
+}
+
+/// A job that waits inside rayon (here `yield_now`, as a `join` does) must not pick up
+/// the drain loop spawned for the next job: that job would run nested on the same
+/// thread, after it, while the other thread sleeps.
+#[test]
+fn a_job_waiting_in_rayon_does_not_run_the_next_job_on_its_thread() {
+    let pool = pool(2, None);
+    let (submitted_tx, submitted_rx) = channel::<()>();
+    let started = Arc::new(Mutex::new(None::<String>));
+    let (done_tx, done_rx) = channel();
+    let seen = Arc::clone(&started);
+    let tx = done_tx.clone();
+    pool.submit(
+        JobOptions::default(),
+        move |_| {
+            submitted_rx.recv().unwrap();
+            let me = std::thread::current().name().map(str::to_owned);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            // Wait for job 2 to start elsewhere, yielding to rayon all the while.
+            while seen.lock().unwrap().is_none() && Instant::now() < deadline {
+                rayon::yield_now();
+            }
+            Ok(me)
+        },
+        move |o| tx.send(o.unwrap()).unwrap(),
+    )
+    .unwrap();
+    let seen = Arc::clone(&started);
+    pool.submit(
+        JobOptions::default(),
+        move |_| {
+            *seen.lock().unwrap() = std::thread::current().name().map(str::to_owned);
+            Ok(None)
+        },
+        move |o| done_tx.send(o.unwrap()).unwrap(),
+    )
+    .unwrap();
+    submitted_tx.send(()).unwrap();
+    let outcomes = [recv(&done_rx), recv(&done_rx)];
+    let job1_thread = outcomes.into_iter().flatten().next();
+    let job2_thread = started.lock().unwrap().clone();
+    assert!(job2_thread.is_some(), "job 2 never started");
+    assert_ne!(
+        job1_thread, job2_thread,
+        "job 2 ran nested on job 1's thread"
+    );
+    pool.destroy();
+}
+
+/// Two clients, each submitting its next job shortly after the last one finished (an
+/// HTTP server with two users): on two threads their jobs overlap.
+#[test]
+fn two_clients_keep_two_threads_busy() {
+    let pool = pool(2, None);
+    let running = Arc::new(AtomicUsize::new(0));
+    let overlapped = Arc::new(AtomicUsize::new(0));
+    const JOBS: usize = 30;
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            let (pool, running, overlapped) =
+                (pool.clone(), Arc::clone(&running), Arc::clone(&overlapped));
+            s.spawn(move || {
+                for _ in 0..JOBS {
+                    let (tx, rx) = channel();
+                    let (r, o) = (Arc::clone(&running), Arc::clone(&overlapped));
+                    pool.submit(
+                        JobOptions::default(),
+                        move |_| {
+                            let at_start = r.fetch_add(1, SeqCst) + 1;
+                            std::thread::sleep(Duration::from_millis(5));
+                            if at_start > 1 || r.load(SeqCst) > 1 {
+                                o.fetch_add(1, SeqCst);
+                            }
+                            r.fetch_sub(1, SeqCst);
+                            Ok(())
+                        },
+                        move |o| tx.send(o).unwrap(),
+                    )
+                    .unwrap();
+                    recv(&rx).unwrap();
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            });
+        }
+    });
+    let overlapped = overlapped.load(SeqCst);
+    assert!(
+        overlapped >= JOBS,
+        "only {overlapped} of {} jobs ran alongside another",
+        2 * JOBS
+    );
+    pool.destroy();
 }
