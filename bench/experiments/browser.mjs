@@ -9,7 +9,14 @@ import { launchChromium, startServer } from '../../packages/offthread/test/brows
 import { runInChild } from '../lib/measure.mjs';
 
 const BROWSER_VARIANTS = ['js', 'jsBitwise', 'wasm', 'wasmWorkers'];
-const NODE_VARIANTS = ['nativeBitwise', 'wasm', 'jsBitwise'];
+/** Node rows: pi variant, series label, environment of the child that runs it. */
+const NODE_ROWS = [
+  { variant: 'nativeBitwise', name: 'nativeBitwise', env: {} },
+  // The same kernel held to 128-bit vectors, the width WASM SIMD has (AVX-512 otherwise).
+  { variant: 'nativeBitwise', name: 'nativeBitwise SSE2', env: { OFFTHREAD_PI_SIMD: 'sse2' } },
+  { variant: 'wasm', name: 'wasm', env: {} },
+  { variant: 'jsBitwise', name: 'jsBitwise', env: {} },
+];
 const piChild = fileURLToPath(new URL('./pi-child.mjs', import.meta.url));
 
 const at = (rows, series, samples) => rows.find((r) => r.series === series && r.samples === samples);
@@ -68,17 +75,18 @@ export async function run(ctx) {
   }
 
   const rows = pageResult.rows.map((r) => ({ ...r, series: `chromium ${r.variant}`, runtime: 'chromium' }));
-  for (const variant of NODE_VARIANTS) {
-    ctx.progress(`node: ${variant}`);
+  for (const { variant, name, env } of NODE_ROWS) {
+    ctx.progress(`node: ${name}`);
     const nodeSizes = variant === 'nativeBitwise' ? sizes : sizes.filter((n) => !ctx.quick || n <= 1e7);
     const { value } = await runInChild(piChild, 'measureVariant', [{ variant, sizes: nodeSizes, quick: ctx.quick }], {
       timeoutMs: 30 * 60_000,
       progress: ctx.progress,
+      env,
     });
     for (const r of value) {
       rows.push({
         variant,
-        series: `node ${variant}`,
+        series: `node ${name}`,
         runtime: 'node',
         samples: r.samples,
         opsPerSec: r.opsPerSec,
@@ -113,13 +121,27 @@ export async function run(ctx) {
       1e8,
       0.9,
     ),
+    ratio(
+      rows,
+      "Chromium wasm / Node nativeBitwise held to 128-bit SIMD (SSE2, WASM's width) at 10^8",
+      'chromium wasm',
+      'node nativeBitwise SSE2',
+      1e8,
+    ),
+    ratio(
+      rows,
+      'Node nativeBitwise (AVX-512) / nativeBitwise SSE2 at 10^8: what vector width alone is worth',
+      'node nativeBitwise',
+      'node nativeBitwise SSE2',
+      1e8,
+    ),
     ratio(rows, 'Chromium wasmWorkers / wasm at 10^7', 'chromium wasmWorkers', 'chromium wasm', 1e7, 1.8),
     ratio(rows, 'Chromium wasmWorkers / wasm at 10^8', 'chromium wasmWorkers', 'chromium wasm', 1e8, 1.8),
     ratio(rows, 'Chromium wasm / Node wasm at 10^7 (paper: 0.935)', 'chromium wasm', 'node wasm', 1e7),
     ratio(rows, 'Chromium jsBitwise / Node jsBitwise at 10^7', 'chromium jsBitwise', 'node jsBitwise', 1e7),
   ].filter(Boolean);
 
-  const series = [...BROWSER_VARIANTS.map((v) => `chromium ${v}`), ...NODE_VARIANTS.map((v) => `node ${v}`)];
+  const series = [...BROWSER_VARIANTS.map((v) => `chromium ${v}`), ...NODE_ROWS.map((r) => `node ${r.name}`)];
   const table = (metric, title, format) => ({
     title,
     columns: [
@@ -148,7 +170,7 @@ export async function run(ctx) {
       'Chromium rows: bench/browser/ in headless /usr/bin/chromium (playwright-core). js, jsBitwise and wasm are ' +
         'pi.estimateSync on the page thread; wasmWorkers is pi.estimate on navigator.hardwareConcurrency workers ' +
         '(jump-ahead chunks, one awaited call at a time). ops/s = 1 / median per-call time over batches of ≥ 10 ms.',
-      'Node rows: the same run, bench/experiments/pi-child.mjs in a child process (single-thread variants).',
+      'Node rows: the same run, bench/experiments/pi-child.mjs in a child process (single-thread variants). "nativeBitwise SSE2" is the same kernel with OFFTHREAD_PI_SIMD=sse2: 128-bit vectors, the width of WASM SIMD, where the default picks AVX-512 on this CPU.',
       pageResult.skipped.length
         ? `Skipped in Chromium (one call too long for this mode): ${pageResult.skipped.map((s) => `${s.variant} 10^${Math.log10(s.samples)}`).join(', ')}.`
         : 'No size skipped.',

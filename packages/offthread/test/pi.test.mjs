@@ -158,3 +158,19 @@ describe('π bad input', () => {
     assert.throws(() => binding.piCountSync(10, 0.5, true), { code: 'ERR_INVALID_SEED' });
   });
 });
+
+test('OFFTHREAD_PI_SIMD caps the vector width and changes no count', { skip: process.arch !== 'x64' }, async () => {
+  const { execFileSync } = await import('node:child_process');
+  const cases = [
+    [1_000_000, 1],
+    [3_333_333, 42],
+    [65_537, 2 ** 31 - 2],
+  ];
+  const script = `const { pi } = require('offthread'); const cases = ${JSON.stringify(cases)};
+    console.log(JSON.stringify(cases.map(([n, seed]) => pi.estimateSync(n, { seed, variant: 'nativeBitwise' }).inside)));`;
+  const want = cases.map(([n, seed]) => pi.estimateSync(n, { seed, variant: 'nativeBitwise' }).inside);
+  for (const level of ['sse2', 'avx2']) {
+    const out = execFileSync(process.execPath, ['-e', script], { env: { ...process.env, OFFTHREAD_PI_SIMD: level } });
+    assert.deepEqual(JSON.parse(String(out)), want, level);
+  }
+});

@@ -31,16 +31,38 @@ const _: () = assert!((D2 >> 50) * 4 < BAND);
 pub fn count_inside(state: u32, samples: u64) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") {
+        let cap = simd_cap();
+        if cap >= SimdCap::Avx512 && std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU supports AVX-512F (checked just above).
             return unsafe { count_inside_avx512(state, samples) };
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if cap >= SimdCap::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
             return unsafe { count_inside_avx2(state, samples) };
         }
     }
     count_inside_generic(state, samples)
+}
+
+/// The widest x86 vectors `count_inside` may use.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum SimdCap {
+    Sse2,
+    Avx2,
+    Avx512,
+}
+
+/// All the CPU has, unless `OFFTHREAD_PI_SIMD=sse2|avx2` caps it (read once). The browser
+/// experiment uses it to time native code at WASM's 128-bit vector width.
+#[cfg(target_arch = "x86_64")]
+fn simd_cap() -> SimdCap {
+    static CAP: std::sync::OnceLock<SimdCap> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| match std::env::var("OFFTHREAD_PI_SIMD").as_deref() {
+        Ok("sse2") => SimdCap::Sse2,
+        Ok("avx2") => SimdCap::Avx2,
+        _ => SimdCap::Avx512,
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
