@@ -7,9 +7,14 @@
 //! * step: p = a·s < 2^46 is exact; q = ⌊p·2^-31⌋ is exact (a power-of-two scale and
 //!   floor); r = p − q·m = (p mod 2^31) + q < 2^31 + 2^15 (2^31 ≡ 1 mod m), every term
 //!   an integer below 2^53, so exact; one conditional subtraction of m gives a·s mod m.
-//! * test: x = (s − 1)/(m − 1) with an f64 division, then x·x + y·y ≤ 1 with separate
-//!   multiplies and an add — exactly the definition's operations in IEEE f64 (SIMD128
-//!   has no fused multiply-add), so the count is bit-identical without any band.
+//! * test, division-free as in the shared kernel: with X = s_x − 1, Y = s_y − 1 and
+//!   D = m − 1 the definition can only disagree with the exact X² + Y² ≤ D² when
+//!   |X² + Y² − D²| < 2^13 (lanes.rs). Here r = X·X + Y·Y is computed in f64: the two
+//!   products and the sum (all below 2^63) are each rounded by at most half an ulp,
+//!   2^8 + 2^8 + 2^9 = 2^10 in all. A sample with r ≤ D² − 2^16 is therefore inside and
+//!   one with r > D² + 2^16 outside, both with margin; a slice where the two thresholds
+//!   count differently holds a sample in the band (≈10^-14 per sample) and is recounted
+//!   with the definition. No division (two per sample before: 2.3× slower).
 //!
 //! Layout as in the shared kernel: a slice of the stream is cut into `LANES` contiguous
 //! runs; lane j starts at its run's first draw (jump-ahead) and the last lane ends where
@@ -23,6 +28,14 @@ const VECTORS: usize = 8;
 const LANES: usize = 2 * VECTORS;
 /// Samples per lane in a full slice.
 const RUN: u64 = 1024;
+/// Half-width of the band around D² where a slice falls back to the definition.
+const BAND: f64 = 65_536.0;
+const D: f64 = (MODULUS - 1) as f64;
+// D² is 2^62 − 2^33 + 4 and rounds to 2^62 − 2^33 in f64 (4 below half an ulp); the
+// thresholds then round to multiples of 2^10, moving them by at most 2^9: still outside
+// the 2^13 + 2^10 the argument above needs.
+const LOW: f64 = D * D - BAND;
+const HIGH: f64 = D * D + BAND;
 
 /// `inside` for `samples` samples whose first draw follows stream state `state`.
 pub fn count_inside(state: u32, samples: u64) -> u64 {
@@ -65,7 +78,8 @@ fn count_slice(s: u64, run: u64, run_jump: u64) -> (u64, u64) {
     let m = f64x2_splat(MODULUS as f64);
     let inv_2_31 = f64x2_splat(1.0 / 2_147_483_648.0);
     let one = f64x2_splat(1.0);
-    let d = f64x2_splat((MODULUS - 1) as f64);
+    let low_t = f64x2_splat(LOW);
+    let high_t = f64x2_splat(HIGH);
 
     #[inline(always)]
     fn step(s: v128, a: v128, m: v128, inv_2_31: v128) -> v128 {
@@ -81,24 +95,33 @@ fn count_slice(s: u64, run: u64, run_jump: u64) -> (u64, u64) {
     for (v, lane) in lanes.iter_mut().enumerate() {
         *lane = f64x2(starts[2 * v], starts[2 * v + 1]);
     }
-    let mut counts = [i64x2_splat(0); VECTORS];
+    let mut low = [i64x2_splat(0); VECTORS];
+    let mut high = [i64x2_splat(0); VECTORS];
     for _ in 0..run {
         for v in 0..VECTORS {
             let x = step(lanes[v], a, m, inv_2_31);
             let y = step(x, a, m, inv_2_31);
             lanes[v] = y;
-            let fx = f64x2_div(f64x2_sub(x, one), d);
-            let fy = f64x2_div(f64x2_sub(y, one), d);
-            let r = f64x2_add(f64x2_mul(fx, fx), f64x2_mul(fy, fy));
+            let dx = f64x2_sub(x, one);
+            let dy = f64x2_sub(y, one);
+            let r = f64x2_add(f64x2_mul(dx, dx), f64x2_mul(dy, dy));
             // A true comparison is −1 in every bit: subtracting it counts one.
-            counts[v] = i64x2_sub(counts[v], f64x2_le(r, one));
+            low[v] = i64x2_sub(low[v], f64x2_le(r, low_t));
+            high[v] = i64x2_sub(high[v], f64x2_le(r, high_t));
         }
     }
-    let mut inside = 0u64;
-    for c in counts {
-        inside += i64x2_extract_lane::<0>(c) as u64 + i64x2_extract_lane::<1>(c) as u64;
+    let total = |c: [v128; VECTORS]| -> u64 {
+        c.iter()
+            .map(|c| i64x2_extract_lane::<0>(*c) as u64 + i64x2_extract_lane::<1>(*c) as u64)
+            .sum()
+    };
+    let (low, high) = (total(low), total(high));
+    let next = f64x2_extract_lane::<1>(lanes[VECTORS - 1]) as u64;
+    if low == high {
+        (low, next)
+    } else {
+        (count_reference(s as u32, run * LANES as u64), next)
     }
-    (inside, f64x2_extract_lane::<1>(lanes[VECTORS - 1]) as u64)
 }
 
 /// The same computation lane by lane in plain f64 (other targets, and the tests).
@@ -112,6 +135,17 @@ fn count_slice(s: u64, run: u64, run_jump: u64) -> (u64, u64) {
     allow(dead_code)
 )]
 fn count_slice_scalar(s: u64, run: u64, run_jump: u64) -> (u64, u64) {
+    count_slice_scalar_with_band(s, run, run_jump, LOW, HIGH)
+}
+
+/// `count_slice_scalar` with the thresholds as parameters, so a test can force the recount.
+fn count_slice_scalar_with_band(
+    s: u64,
+    run: u64,
+    run_jump: u64,
+    low_t: f64,
+    high_t: f64,
+) -> (u64, u64) {
     let m = MODULUS as f64;
     let step = |s: f64| {
         let p = s * 16807.0;
@@ -120,18 +154,24 @@ fn count_slice_scalar(s: u64, run: u64, run_jump: u64) -> (u64, u64) {
         if r >= m { r - m } else { r }
     };
     let (mut lanes, _) = lane_starts(s, run_jump);
-    let mut inside = 0;
+    let (mut low, mut high) = (0, 0);
     for _ in 0..run {
         for lane in &mut lanes {
             let x = step(*lane);
             let y = step(x);
             *lane = y;
-            let fx = (x - 1.0) / (m - 1.0);
-            let fy = (y - 1.0) / (m - 1.0);
-            inside += u64::from(fx * fx + fy * fy <= 1.0);
+            let (dx, dy) = (x - 1.0, y - 1.0);
+            let r = dx * dx + dy * dy;
+            low += u64::from(r <= low_t);
+            high += u64::from(r <= high_t);
         }
     }
-    (inside, lanes[LANES - 1] as u64)
+    let next = lanes[LANES - 1] as u64;
+    if low == high {
+        (low, next)
+    } else {
+        (count_reference(s as u32, run * LANES as u64), next)
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +209,28 @@ mod tests {
         let s = u64::from(state_at(5, 0));
         let (_, next) = count_slice_scalar(s, 64, jump_multiplier(128));
         assert_eq!(next, u64::from(state_at(5, 64 * LANES as u64)));
+    }
+
+    #[test]
+    fn a_slice_in_the_band_is_recounted_with_the_definition() {
+        // A band as wide as the whole range makes every slice disagree between the two
+        // thresholds, so each goes through count_reference: the count must not change.
+        for seed in [1, 99] {
+            let s = u64::from(state_at(seed, 0));
+            let (want, _) = count_slice_scalar(s, 64, jump_multiplier(128));
+            let (got, _) =
+                count_slice_scalar_with_band(s, 64, jump_multiplier(128), -1.0, f64::MAX);
+            assert_eq!(got, want, "seed {seed}");
+            assert_eq!(want, count_reference(s as u32, 64 * LANES as u64));
+        }
+    }
+
+    #[test]
+    fn f64_thresholds_keep_their_margin() {
+        // The rounded thresholds stay ≥ 2^13 + 2^10 away from the exact D².
+        let d2 = (MODULUS - 1) as i128 * (MODULUS - 1) as i128;
+        assert!(d2 - LOW as i128 >= (1 << 13) + (1 << 10));
+        assert!(HIGH as i128 - d2 >= (1 << 13) + (1 << 10));
     }
 
     #[test]
