@@ -197,8 +197,14 @@ impl Shared {
 
     /// Waits up to [`LINGER`] for a job to appear; true if one did. While lingering this
     /// loop counts in `lingering`, and `submit` spawns no drain loop for a job it can take.
+    /// At most one loop lingers at a time.
     fn linger(&self) -> bool {
-        self.lingering.0.fetch_add(1, SeqCst);
+        // One lingering loop is enough to take the next job; a second would only spin on
+        // a core the submitter may need.
+        if self.lingering.0.fetch_add(1, SeqCst) > 0 {
+            self.lingering.0.fetch_sub(1, SeqCst);
+            return false;
+        }
         let deadline = Instant::now() + LINGER;
         let mut found = false;
         'wait: loop {
@@ -212,6 +218,8 @@ impl Shared {
             if Instant::now() >= deadline || self.destroyed.load(Relaxed) {
                 break;
             }
+            // Let a thread that shares this core (the submitter) run first.
+            std::thread::yield_now();
         }
         // Pairs with the fence in `submit` (Dekker): after this, either that submitter saw
         // us gone and spawned a loop, or our exit check sees its job.
