@@ -20,8 +20,8 @@
 //! runs; lane j starts at its run's first draw (jump-ahead) and the last lane ends where
 //! the slice ends, which is the next slice's start state. Tails use the definition.
 
-use offthread_kernels::pi::count_reference;
-use offthread_kernels::pi::prng::{MODULUS, jump_multiplier, mul_mod};
+use offthread_kernels::pi::prng::MODULUS;
+use offthread_kernels::pi::{count_in_slices, lane_starts, settle_band};
 
 /// f64x2 vectors in flight (independent chains keep the pipelines full).
 const VECTORS: usize = 8;
@@ -39,35 +39,12 @@ const HIGH: f64 = D * D + BAND;
 
 /// `inside` for `samples` samples whose first draw follows stream state `state`.
 pub fn count_inside(state: u32, samples: u64) -> u64 {
-    let mut s = u64::from(state);
-    let mut left = samples;
-    let mut inside = 0;
-    let full_jump = jump_multiplier(2 * RUN);
-    while left >= LANES as u64 * RUN {
-        let (count, next) = count_slice(s, RUN, full_jump);
-        inside += count;
-        s = next;
-        left -= LANES as u64 * RUN;
-    }
-    let run = left / LANES as u64;
-    if run > 0 {
-        let (count, next) = count_slice(s, run, jump_multiplier(2 * run));
-        inside += count;
-        s = next;
-        left -= LANES as u64 * run;
-    }
-    inside + count_reference(s as u32, left)
+    count_in_slices(state, samples, LANES, RUN, count_slice)
 }
 
-/// Lane start states: s, s·J, s·J², … with J = a^(2·run); and the state after the slice.
-fn lane_starts(s: u64, run_jump: u64) -> ([f64; LANES], u64) {
-    let mut starts = [0.0; LANES];
-    let mut cur = s;
-    for lane in &mut starts {
-        *lane = cur as f64;
-        cur = mul_mod(cur, run_jump);
-    }
-    (starts, cur)
+/// Lane start states as f64 (exact: every state is below 2^31).
+fn lane_starts_f64(s: u64, run_jump: u64) -> [f64; LANES] {
+    lane_starts::<LANES>(s, run_jump).map(|x| x as f64)
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -90,7 +67,7 @@ fn count_slice(s: u64, run: u64, run_jump: u64) -> (u64, u64) {
         f64x2_sub(r, v128_and(f64x2_ge(r, m), m))
     }
 
-    let (starts, _) = lane_starts(s, run_jump);
+    let starts = lane_starts_f64(s, run_jump);
     let mut lanes = [f64x2_splat(0.0); VECTORS];
     for (v, lane) in lanes.iter_mut().enumerate() {
         *lane = f64x2(starts[2 * v], starts[2 * v + 1]);
@@ -115,13 +92,11 @@ fn count_slice(s: u64, run: u64, run_jump: u64) -> (u64, u64) {
             .map(|c| i64x2_extract_lane::<0>(*c) as u64 + i64x2_extract_lane::<1>(*c) as u64)
             .sum()
     };
-    let (low, high) = (total(low), total(high));
     let next = f64x2_extract_lane::<1>(lanes[VECTORS - 1]) as u64;
-    if low == high {
-        (low, next)
-    } else {
-        (count_reference(s as u32, run * LANES as u64), next)
-    }
+    (
+        settle_band(total(low), total(high), s, run * LANES as u64),
+        next,
+    )
 }
 
 /// The same computation lane by lane in plain f64 (other targets, and the tests).
@@ -153,7 +128,7 @@ fn count_slice_scalar_with_band(
         let r = p - q * m;
         if r >= m { r - m } else { r }
     };
-    let (mut lanes, _) = lane_starts(s, run_jump);
+    let mut lanes = lane_starts_f64(s, run_jump);
     let (mut low, mut high) = (0, 0);
     for _ in 0..run {
         for lane in &mut lanes {
@@ -166,18 +141,16 @@ fn count_slice_scalar_with_band(
             high += u64::from(r <= high_t);
         }
     }
-    let next = lanes[LANES - 1] as u64;
-    if low == high {
-        (low, next)
-    } else {
-        (count_reference(s as u32, run * LANES as u64), next)
-    }
+    (
+        settle_band(low, high, s, run * LANES as u64),
+        lanes[LANES - 1] as u64,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use offthread_kernels::pi::{Method, count_range, state_at};
+    use offthread_kernels::pi::{Method, count_range, count_reference, jump_multiplier, state_at};
 
     #[test]
     fn equals_the_shared_kernel() {

@@ -7,7 +7,7 @@
 mod lanes;
 pub mod prng;
 
-pub use lanes::{count_reference, step_division_free};
+pub use lanes::{count_in_slices, count_reference, lane_starts, settle_band, step_division_free};
 pub use prng::{MAX_SEED_MAGNITUDE, ParkMiller, jump_multiplier, normalize_seed};
 
 use crate::{ErrorCode, Interrupt, KernelError};
