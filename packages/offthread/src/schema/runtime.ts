@@ -118,22 +118,31 @@ export type Writable<T> = T extends bigint
 
 const TWO_32 = 4294967296;
 
-function notInt64(v: number, unsigned: boolean): SchemaWriteError {
-  return new SchemaWriteError(
+/** W0004 unless `v` is a safe integer (and ≥ 0 for u64): the numbers an i64/u64 takes. */
+function checkInt64(v: number, unsigned: boolean): void {
+  if (Number.isSafeInteger(v) && !(unsigned && v < 0)) return;
+  throw new SchemaWriteError(
     'W0004',
     `${v} is not a safe integer${unsigned ? ' ≥ 0' : ''}: pass a bigint for 64-bit values beyond ±2^53`,
   );
 }
 
 /**
+ * The high 32 bits of safe integer `v` as a 64-bit two's-complement value (the low ones
+ * are `v >>> 0`, which keeps v mod 2^32): the floored quotient by 2^32, wrapped to u32.
+ */
+function highWord(v: number): number {
+  return Math.floor(v / TWO_32) >>> 0;
+}
+
+/**
  * Stores number `v` as the 64-bit integer at index `i` of `halves`, a Uint32Array over a
- * little-endian i64/u64 column (two entries per value). Exact for every safe integer:
- * `>>> 0` keeps v mod 2^32, and the floored quotient is the (two's-complement) high word.
+ * little-endian i64/u64 column (two entries per value). Exact for every safe integer.
  */
 export function putInt64Number(halves: Uint32Array, i: number, v: number, unsigned: boolean): void {
-  if (!Number.isSafeInteger(v) || (unsigned && v < 0)) throw notInt64(v, unsigned);
+  checkInt64(v, unsigned);
   halves[2 * i] = v >>> 0;
-  halves[2 * i + 1] = Math.floor(v / TWO_32) >>> 0;
+  halves[2 * i + 1] = highWord(v);
 }
 
 /** The Uint32Array over the same memory as a 64-bit column (for `putInt64Number`). */
@@ -612,9 +621,9 @@ export class Builder {
     else this.int64Number(at, v, false);
   }
   private int64Number(at: number, v: number, unsigned: boolean): void {
-    if (!Number.isSafeInteger(v) || (unsigned && v < 0)) throw notInt64(v, unsigned);
+    checkInt64(v, unsigned);
     this.dv.setUint32(at, v >>> 0, true);
-    this.dv.setUint32(at + 4, Math.floor(v / TWO_32) >>> 0, true);
+    this.dv.setUint32(at + 4, highWord(v), true);
   }
   f32(at: number, v: number): void {
     this.dv.setFloat32(at, v, true);
