@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { launchChromium, startServer } from '../../packages/offthread/test/browser-server.mjs';
 import { runInChild } from '../lib/measure.mjs';
+import { opsRatio } from '../lib/report.mjs';
 
 const BROWSER_VARIANTS = ['js', 'jsBitwise', 'wasm', 'wasmWorkers'];
 /** Node rows: pi variant, series label, environment of the child that runs it. */
@@ -22,11 +23,7 @@ const piChild = fileURLToPath(new URL('./pi-child.mjs', import.meta.url));
 const at = (rows, series, samples) => rows.find((r) => r.series === series && r.samples === samples);
 
 function ratio(rows, label, num, den, samples, target) {
-  const a = at(rows, num, samples);
-  const b = at(rows, den, samples);
-  if (!a || !b) return null;
-  const value = a.opsPerSec / b.opsPerSec;
-  return { label, value, target, pass: target === undefined ? undefined : value >= target };
+  return opsRatio(label, at(rows, num, samples), at(rows, den, samples), target);
 }
 
 /** @param {import('../run.mjs').ExperimentContext} ctx */

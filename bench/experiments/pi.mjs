@@ -3,6 +3,7 @@
 // process; ratios compare figures measured in the same run.
 import { fileURLToPath } from 'node:url';
 import { runInChild } from '../lib/measure.mjs';
+import { opsRatio } from '../lib/report.mjs';
 
 const VARIANTS = [
   'js',
@@ -29,11 +30,7 @@ function sizesFor(variant, { quick, full }) {
 const at = (rows, variant, samples) => rows.find((r) => r.variant === variant && r.samples === samples);
 
 function ratio(rows, label, num, den, samples, target) {
-  const a = at(rows, num, samples);
-  const b = at(rows, den, samples);
-  if (!a || !b) return null;
-  const value = a.opsPerSec / b.opsPerSec;
-  return { label, value, target, pass: target === undefined ? undefined : value >= target };
+  return opsRatio(label, at(rows, num, samples), at(rows, den, samples), target);
 }
 
 export async function run(ctx) {

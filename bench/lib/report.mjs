@@ -92,6 +92,20 @@ export function judgeRatio(r) {
 }
 
 /**
+ * `num` over `den` in ops/s (rows of one run), or null when either row is missing (a
+ * size skipped in --quick). `pass` is left to judgeRatio.
+ * @param {string} label
+ * @param {{ opsPerSec: number } | undefined} num
+ * @param {{ opsPerSec: number } | undefined} den
+ * @param {number} [target]
+ * @returns {Ratio | null}
+ */
+export function opsRatio(label, num, den, target) {
+  if (!num || !den) return null;
+  return { label, value: num.opsPerSec / den.opsPerSec, target };
+}
+
+/**
  * @param {number} v
  * @param {string} unit
  * @param {boolean} [round]  targets are round numbers: "10×", not "10.0×"

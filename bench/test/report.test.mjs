@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { machineInfo } from '../lib/machine.mjs';
-import { chartFileNames, judgeRatio, markdownTable, ratioLine, toJson, writeReport } from '../lib/report.mjs';
+import { chartFileNames, judgeRatio, markdownTable, opsRatio, ratioLine, toJson, writeReport } from '../lib/report.mjs';
 
 const variants = ['js', 'native', 'parallel'];
 const rows = variants.flatMap((variant, k) =>
@@ -162,6 +162,12 @@ test('ratios: pass computed from target and op unless given', () => {
   assert.equal(judgeRatio({ label: 'a', value: 2, target: 1, pass: false }).pass, false);
   assert.equal(judgeRatio({ label: 'a', value: 2 }).pass, undefined);
   assert.equal(ratioLine({ label: 'a', value: Number.NaN, target: 1 }), '- a: **–×** (target ≥ 1×) — FAIL ❌');
+});
+
+test('opsRatio: num over den in ops/s, null when a row is missing', () => {
+  assert.deepEqual(opsRatio('x', { opsPerSec: 30 }, { opsPerSec: 10 }, 2), { label: 'x', value: 3, target: 2 });
+  assert.equal(judgeRatio(/** @type {any} */ (opsRatio('x', { opsPerSec: 1 }, { opsPerSec: 10 }, 2))).pass, false);
+  assert.equal(opsRatio('x', undefined, { opsPerSec: 10 }), null);
 });
 
 test('chart file names: first bare, then suffixes; duplicates rejected', () => {
