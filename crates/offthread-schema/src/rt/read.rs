@@ -395,14 +395,7 @@ impl<'a> StructView<'a> {
         if ptr == 0 {
             return Ok(empty);
         }
-        self.child_depth()?;
-        let h = array_header(self.buf, ptr)?;
-        if h.a > self.opts.max_soa_columns {
-            return Err(ReadError::TooManyColumns {
-                columns: h.a,
-                limit: self.opts.max_soa_columns,
-            });
-        }
+        let h = self.table_header(ptr)?;
         let columns = h.a as usize;
         let table = h.b as usize;
         aligned(table, ARRAY_ALIGN)?;
@@ -418,6 +411,20 @@ impl<'a> StructView<'a> {
             blocks,
             ..empty
         })
+    }
+
+    /// The header of a child array whose `a` field counts table entries (SoA columns,
+    /// union variants): one level deeper, and at most `max_soa_columns` entries.
+    fn table_header(&self, ptr: usize) -> Result<ArrayHeader, ReadError> {
+        self.child_depth()?;
+        let h = array_header(self.buf, ptr)?;
+        if h.a > self.opts.max_soa_columns {
+            return Err(ReadError::TooManyColumns {
+                columns: h.a,
+                limit: self.opts.max_soa_columns,
+            });
+        }
+        Ok(h)
     }
 
     /// The SoA union slice at `off`: its tag column and its offset column.
@@ -449,14 +456,7 @@ impl<'a> StructView<'a> {
                 entries: &[],
             });
         }
-        self.child_depth()?;
-        let h = array_header(self.buf, ptr)?;
-        if h.a > self.opts.max_soa_columns {
-            return Err(ReadError::TooManyColumns {
-                columns: h.a,
-                limit: self.opts.max_soa_columns,
-            });
-        }
+        let h = self.table_header(ptr)?;
         let table = h.b as usize;
         aligned(table, ARRAY_ALIGN)?;
         let entries = range(self.buf, table, h.a as usize * 8)?;
