@@ -84,9 +84,8 @@ step('wasm build', () => {
   );
 });
 
-step('typescript', () => {
-  run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'packages/offthread']);
-  for (const f of ['index.mjs', 'index.d.mts']) copyFileSync(join(pkg, 'src', f), join(pkg, 'dist', f));
+step('typescript (Node build, browser bundle)', () => {
+  run(process.execPath, [join(pkg, 'scripts', 'build.mjs')]);
 });
 
 if (!quiet) {

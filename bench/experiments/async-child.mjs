@@ -22,7 +22,7 @@ const rows = {
   },
   /** napi AsyncTask on libuv's pool (UV_THREADPOOL_SIZE, default 4), 1-sample π. */
   asyncTask: () => {
-    const { native: binding } = require('../../packages/offthread/dist/backends/native.js');
+    const binding = require('offthread/internal').nativeBinding();
     return { submit: () => binding.piCountRangeUv(0, 1, 1), close: async () => {} };
   },
   /** piscina 5 running the same 1-sample π in JS. */

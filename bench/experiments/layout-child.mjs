@@ -4,13 +4,13 @@ import { createRequire } from 'node:module';
 import { progress, timeFn } from '../lib/measure.mjs';
 
 const require = createRequire(import.meta.url);
-const { native } = require('../../packages/offthread/dist/backends/native.js');
-const { wasm } = require('../../packages/offthread/dist/backends/wasm.js');
+const { nativeBinding, wasmKernels } = require('offthread/internal');
 
 export const VARIANTS = ['native', 'fixed', 'stride', 'fixedSimd', 'soa', 'soaSimd', 'aop'];
 
 export async function measure({ n, reps, quick }) {
-  const w = wasm();
+  const native = nativeBinding();
+  const w = wasmKernels().x;
   const builds = {
     native: (v, speed) => native.layoutRunSync(v, n, reps, speed),
     wasm: (v, speed) => w.layout_run(v, n, reps, speed),

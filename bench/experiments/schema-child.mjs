@@ -3,6 +3,7 @@
 // Read + analyse: average/min/max of the values from each format's encoding.
 import * as flatbuffers from 'flatbuffers';
 import { schema, stats } from 'offthread';
+import { wasmKernels } from 'offthread/internal';
 import { progress, timeFn } from '../lib/measure.mjs';
 
 function source(n) {
@@ -120,12 +121,12 @@ export async function measure({ sizes, quick }) {
       }
     }
     // WASM: the batch placed once in linear memory (64-byte aligned), read there.
-    const { wasm } = await import('../../packages/offthread/dist/backends/wasm.js');
-    const w = wasm();
+    const kernels = wasmKernels();
+    const w = kernels.x;
     const wasmPtr = w.alloc(encoded.offthread.length + 64);
     const wasmAt = (wasmPtr + 63) & ~63;
     new Uint8Array(w.memory.buffer, wasmAt, encoded.offthread.length).set(encoded.offthread);
-    const inWasm = stats.temperatureInWasmMemory(wasmAt, encoded.offthread.length);
+    const inWasm = kernels.statsTemperatureAt(wasmAt, encoded.offthread.length);
     if (inWasm.count !== expected.count || inWasm.max !== expected.max) throw new Error('WASM reader disagrees');
     const cases = [
       ['write', 'offthread TS writer', () => offthreadWrite(ours, readings)],
@@ -136,7 +137,7 @@ export async function measure({ sizes, quick }) {
       [
         'read',
         'offthread WASM (batch in linear memory)',
-        () => stats.temperatureInWasmMemory(wasmAt, encoded.offthread.length),
+        () => kernels.statsTemperatureAt(wasmAt, encoded.offthread.length),
       ],
       ['read', 'offthread TS reader', () => stats.temperatureReference(encoded.offthread)],
       ['read', 'flatbuffers', () => flatbuffersAnalyse(encoded.flatbuffers)],

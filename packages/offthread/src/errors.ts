@@ -106,6 +106,27 @@ export function makeError(code: ErrorCode, message: string, cause?: unknown): Er
   }
 }
 
+/**
+ * A value as error messages show it: never throws (Symbols, bigints, objects with
+ * throwing getters or toString) and never runs user code.
+ */
+export function describe(value: unknown): string {
+  switch (typeof value) {
+    case 'bigint':
+      return `${value}n`;
+    case 'string':
+      return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
+    case 'symbol':
+      return 'a Symbol';
+    case 'function':
+      return 'a function';
+    case 'object':
+      return value === null ? 'null' : Array.isArray(value) ? 'an array' : 'an object';
+    default:
+      return String(value);
+  }
+}
+
 /** Re-types an error thrown by the native addon (a plain Error with a registry `code`). */
 export function fromNative(err: unknown): unknown {
   const code = (err as { code?: unknown } | null)?.code;

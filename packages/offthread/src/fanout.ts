@@ -4,8 +4,8 @@
  * and passes them to the kernels it calls, so it runs on the pool and is cancelled
  * with its siblings; plain JS code runs on the loop as usual.
  */
-import { makeError } from './errors';
-import { defaultPool, Pool } from './pool';
+import { makeError } from './errors.js';
+import { defaultPool, Pool } from './pool.js';
 
 /** What a task or listener receives: run kernels on `pool`, stop when `signal` aborts. */
 export interface TaskContext {
@@ -51,7 +51,8 @@ export type Listener<P, R> = (payload: P, ctx: TaskContext) => R | Promise<R>;
  * An event emitter whose `emit` runs every listener concurrently (kernel listeners on
  * the pool) and resolves to the array of their results, in listener order.
  */
-export class Emitter<Events extends Record<string, unknown> = Record<string, unknown>> {
+// biome-ignore lint/suspicious/noExplicitAny: an untyped emitter takes any payload, as EventEmitter does
+export class Emitter<Events extends Record<string, unknown> = Record<string, any>> {
   readonly #listeners = new Map<keyof Events, Listener<never, unknown>[]>();
   readonly #pool: Pool | undefined;
 

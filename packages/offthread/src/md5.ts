@@ -1,15 +1,13 @@
 /**
- * MD5: one-shot digests and the DESIGN.md loop dᵢ = hex(MD5(text ‖ dᵢ₋₁)), d₀ = "".
- * Native (RustCrypto md-5) on the calling thread or on the pool; node:crypto when the
- * native addon is missing.
+ * MD5: one-shot digests and the loop dᵢ = hex(MD5(text ‖ dᵢ₋₁)), d₀ = "". Native
+ * (RustCrypto md-5), else offthread.wasm, else the host's own MD5 (node:crypto) — on
+ * the calling thread or on the pool's threads.
  */
-import { createHash } from 'node:crypto';
-import { warnFallbackOnce } from './backends/index';
-import { native } from './backends/native';
-import { wasm, wasmCheck, withBytes } from './backends/wasm';
-import { fromNative, makeError } from './errors';
-import { type CallOptions, checkCallOptions, defaultPool } from './pool';
-import { toOptions } from './validate';
+import { describe, fromNative, makeError } from './errors.js';
+import { host, warnFallbackOnce } from './host.js';
+import { type CallOptions, checkCallOptions, poolOf } from './pool.js';
+import { toOptions } from './validate.js';
+import { wasmKernels } from './wasm-sync.js';
 
 /** Largest `rounds` accepted (10^9: minutes of work on one core). */
 export const MAX_ROUNDS = 1_000_000_000;
@@ -19,21 +17,20 @@ export interface IterateOptions {
   start?: string;
 }
 
-function checkData(data: unknown, name = 'data'): string | Uint8Array {
+function checkData(data: unknown): string | Uint8Array {
   if (typeof data === 'string' || data instanceof Uint8Array) return data;
-  throw makeError(
-    'ERR_INVALID_ARG',
-    `${name} must be a string or Uint8Array, got ${data === null ? 'null' : typeof data}`,
-  );
+  throw makeError('ERR_INVALID_ARG', `data must be a string or Uint8Array, got ${describe(data)}`);
 }
 
 function checkText(text: unknown): string {
-  if (typeof text !== 'string') throw makeError('ERR_INVALID_ARG', `text must be a string, got ${typeof text}`);
+  if (typeof text !== 'string') throw makeError('ERR_INVALID_ARG', `text must be a string, got ${describe(text)}`);
   return text;
 }
 
 function checkRounds(rounds: unknown): number {
-  if (typeof rounds !== 'number') throw makeError('ERR_INVALID_ARG', `rounds must be a number, got ${typeof rounds}`);
+  if (typeof rounds !== 'number') {
+    throw makeError('ERR_INVALID_ARG', `rounds must be a number, got ${describe(rounds)}`);
+  }
   if (!Number.isInteger(rounds) || rounds < 0 || rounds > MAX_ROUNDS) {
     throw makeError('ERR_INVALID_ROUNDS', `rounds must be an integer from 0 to ${MAX_ROUNDS}, got ${rounds}`);
   }
@@ -48,43 +45,35 @@ function checkStart(start: unknown): string {
   return start;
 }
 
-/** MD5 of a string (UTF-8) or bytes, lowercase hex. */
+/** The host's MD5 (node:crypto), or a typed error where it has none. */
+function hostMd5(): (data: string | Uint8Array) => string {
+  const md5 = host().md5Hex;
+  if (!md5) throw makeError('ERR_BACKEND_UNAVAILABLE', `MD5 needs offthread.wasm here: ${host().wasmError()}`);
+  return md5;
+}
+
+/** MD5 of a string (UTF-8) or bytes, lowercase hex, on the calling thread. */
 export function hex(data: string | Uint8Array): string {
   const value = checkData(data);
-  if (!native) return createHash('md5').update(value).digest('hex');
-  return typeof value === 'string' ? native.md5HexString(value) : native.md5HexBytes(value);
+  const native = host().native();
+  if (native) return typeof value === 'string' ? native.md5HexString(value) : native.md5HexBytes(value);
+  const w = wasmKernels();
+  return w ? w.md5Hex(value) : hostMd5()(value);
 }
 
 /** MD5 of a string as one pool job (one off-loop call). */
 export async function hexAsync(data: string, options?: CallOptions): Promise<string> {
   const text = checkText(data);
   const call = checkCallOptions(toOptions<CallOptions>(options));
-  if (!native) return hex(text);
-  return (call.pool ?? defaultPool()).submitMd5Hex(text, call);
+  return poolOf(call).run('md5Hex', { text }, call);
 }
 
-/** The loop JS-side with node:crypto: the fallback, and the oracle of the tests. */
+/** The loop with the host's MD5, one digest per round: the oracle of the tests. */
 export function iterateReference(text: string, rounds: number, start = ''): string {
+  const md5 = hostMd5();
   let digest = start;
-  for (let i = 0; i < rounds; i++)
-    digest = createHash('md5')
-      .update(text + digest)
-      .digest('hex');
+  for (let i = 0; i < rounds; i++) digest = md5(text + digest);
   return digest;
-}
-
-/** The loop in the WASM build: the fallback when the native addon is missing. */
-function iterateWasm(text: string, rounds: number, start: string): string {
-  const w = wasm() as NonNullable<ReturnType<typeof wasm>>;
-  const bytes = Buffer.from(text, 'utf8');
-  return withBytes(w, bytes, 32, (ptr) => {
-    const io = ptr + bytes.length;
-    new Uint8Array(w.memory.buffer, io, 32).set(Buffer.from(start.padEnd(32, '0'), 'latin1'));
-    const n = start
-      ? wasmCheck(w, w.md5_iterate_from(ptr, bytes.length, rounds, io))
-      : wasmCheck(w, w.md5_iterate(ptr, bytes.length, rounds, io));
-    return Buffer.from(w.memory.buffer, io, n).toString('latin1');
-  });
 }
 
 /** d_N on the calling thread. */
@@ -92,25 +81,25 @@ export function iterateSync(text: string, rounds: number, options?: IterateOptio
   const t = checkText(text);
   const n = checkRounds(rounds);
   const start = checkStart(toOptions<IterateOptions>(options).start);
-  if (!native) {
-    warnFallbackOnce();
-    const w = wasm();
-    return w ? iterateWasm(t, n, start) : iterateReference(t, n, start);
+  const native = host().native();
+  if (native) {
+    try {
+      return native.md5IterateSync(t, n, start);
+    } catch (err) {
+      throw fromNative(err);
+    }
   }
-  try {
-    return native.md5IterateSync(t, n, start);
-  } catch (err) {
-    throw fromNative(err);
-  }
+  warnFallbackOnce();
+  const w = wasmKernels();
+  return w ? (w.md5Iterate(t, n, start) as string) : iterateReference(t, n, start);
 }
 
-/** d_N on the pool; honours `{ pool, signal, timeout }` (checked between chunks of rounds). */
+/** d_N on the pool; honours `{ pool, signal, timeout }` (checked every 4,096 rounds). */
 export async function iterate(text: string, rounds: number, options?: IterateOptions & CallOptions): Promise<string> {
   const opts = toOptions<IterateOptions & CallOptions>(options);
   const t = checkText(text);
   const n = checkRounds(rounds);
   const start = checkStart(opts.start);
   const call = checkCallOptions(opts);
-  if (!native) return iterateSync(t, n, { start });
-  return (call.pool ?? defaultPool()).submitMd5Iterate(t, n, start, call);
+  return poolOf(call).run('md5Iterate', { text: t, rounds: n, start }, call);
 }

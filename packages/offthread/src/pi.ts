@@ -1,33 +1,33 @@
 /**
- * Monte Carlo π in every variant of the benchmark (EXPERIMENTS.md `pi`). Every variant
- * returns the same `inside` for the same (samples, seed): work is split by jump-ahead.
+ * Monte Carlo π in every variant of the benchmark. Every variant returns the same
+ * `inside` for the same (samples, seed): work is split by jump-ahead in the one
+ * generator stream, never by other seeds.
  */
-import { ffiPiCount } from './backends/ffi';
-import { warnFallbackOnce } from './backends/index';
-import { native } from './backends/native';
-import { wasm } from './backends/wasm';
-import { fromNative, makeError } from './errors';
-import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi';
-import { type CallOptions, checkCallOptions, defaultPool, raceAbort } from './pool';
-import { MAX_SAMPLES, toCount, toOptions, toSeed } from './validate';
+import { fromNative, makeError } from './errors.js';
+import { host, warnFallbackOnce } from './host.js';
+import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
+import { type CallOptions, checkCallOptions, type Pool, poolOf, raceAbort, runAll } from './pool.js';
+import { MAX_SAMPLES, toCount, toOptions, toSeed } from './validate.js';
+import { wasmKernels } from './wasm-sync.js';
 
 /** Variants that run on the calling thread (usable with `estimateSync`). */
 export const syncVariants = ['js', 'jsBitwise', 'ffi', 'native', 'nativeBitwise', 'parallel', 'wasm'] as const;
 /** Variants that only exist as Promises. */
-export const asyncVariants = ['nativeAsync', 'nativeChunked', 'parallelAsync'] as const;
+export const asyncVariants = ['nativeAsync', 'nativeChunked', 'parallelAsync', 'wasmWorkers', 'jsWorkers'] as const;
 export type PiSyncVariant = (typeof syncVariants)[number];
-export type PiVariant = 'auto' | PiSyncVariant | (typeof asyncVariants)[number];
+export type PiAsyncVariant = (typeof asyncVariants)[number];
+export type PiVariant = 'auto' | PiSyncVariant | PiAsyncVariant;
 export const variants: readonly PiVariant[] = ['auto', ...syncVariants, ...asyncVariants];
 
 export interface PiOptions {
   /** Any safe integer (number or bigint); default 1. */
   seed?: number | bigint;
-  /** Default `auto`: picks by size (see README); the result names the variant used. */
+  /** Default `auto`: picks by size and engine (see README); the result names the variant used. */
   variant?: PiVariant;
 }
 
 export interface PiAsyncOptions extends PiOptions, CallOptions {
-  /** `nativeChunked` only: number of libuv AsyncTasks (default 4 = libuv's pool). */
+  /** `nativeChunked`: libuv AsyncTasks (default 4); `wasmWorkers`/`jsWorkers`: chunks (default ≈ 4 per worker). */
   chunks?: number;
 }
 
@@ -45,13 +45,15 @@ export interface PiResult {
 /**
  * `auto` thresholds, from `npm run bench -- pi` on 2 cores: below AUTO_NATIVE_MIN the
  * JIT-compiled JS loop beats the napi call; from AUTO_PARALLEL_MIN (two 2^14-sample
- * chunks) `parallel` shares the work between the caller and the pool (below it, one
- * chunk: the caller does it all, so `parallel` is never slower than `nativeBitwise`). Async calls up to AUTO_INLINE_MAX samples (≲ 20 µs) are
- * computed inline: a pool round trip would cost more than the work.
+ * chunks) `parallel` shares the work between the caller and the pool. Async calls up
+ * to AUTO_INLINE_MAX samples (≲ 20 µs native) run inline: a round trip would cost more.
  */
 export const AUTO_NATIVE_MIN = 4;
 export const AUTO_PARALLEL_MIN = 1 << 15;
 export const AUTO_INLINE_MAX = 1 << 14;
+/** Worker chunks: about 4 per worker, none below 2^14 nor above 2^24 samples. */
+const MIN_CHUNK = 2 ** 14;
+const MAX_CHUNK = 2 ** 24;
 
 function result(samples: number, seed: number, inside: number, variant: PiResult['variant']): PiResult {
   return { estimate: (4 * inside) / samples, inside, samples, seed, variant };
@@ -63,29 +65,21 @@ function parseArgs(samples: unknown, options: unknown) {
   const seed = toSeed(opts.seed, 1);
   const variant = opts.variant ?? 'auto';
   if (!variants.includes(variant)) {
-    throw makeError(
-      'ERR_INVALID_VARIANT',
-      `unknown π variant ${JSON.stringify(variant)}; one of ${variants.join(', ')}`,
-    );
+    throw makeError('ERR_INVALID_VARIANT', `unknown π variant ${String(variant)}; one of ${variants.join(', ')}`);
   }
   return { opts, n, seed, variant };
 }
 
 function requireNative(variant: string) {
+  const native = host().native();
   if (!native) throw makeError('ERR_BACKEND_UNAVAILABLE', `the ${variant} variant needs the native addon`);
   return native;
 }
 
-function wasmCount(n: number, seed: number): number {
-  const w = wasm();
-  if (!w) throw makeError('ERR_BACKEND_UNAVAILABLE', 'the wasm variant needs offthread.wasm (npm run setup)');
-  return w.pi_count_range(0, n, seed);
-}
-
 function pickSync(n: number): PiSyncVariant {
-  if (!native) {
+  if (!host().native()) {
     warnFallbackOnce();
-    return wasm() ? 'wasm' : 'jsBitwise';
+    return wasmKernels() ? 'wasm' : 'jsBitwise';
   }
   if (n < AUTO_NATIVE_MIN) return 'jsBitwise';
   return n >= AUTO_PARALLEL_MIN ? 'parallel' : 'nativeBitwise';
@@ -98,16 +92,23 @@ function countSync(variant: PiSyncVariant, n: number, seed: number): number {
         return countInsideJs(stateAt(seed, 0), n);
       case 'jsBitwise':
         return countInsideJsBitwise(stateAt(seed, 0), n);
-      case 'ffi':
-        return ffiPiCount()(n, seed, 1);
+      case 'ffi': {
+        const ffi = host().ffiPiCount;
+        if (!ffi) throw makeError('ERR_BACKEND_UNAVAILABLE', 'the ffi variant needs Node and koffi');
+        return ffi()(n, seed, 1);
+      }
       case 'native':
         return requireNative(variant).piCountSync(n, seed, false);
       case 'nativeBitwise':
         return requireNative(variant).piCountSync(n, seed, true);
       case 'parallel':
         return requireNative(variant).piCountParallelSync(n, seed);
-      case 'wasm':
-        return wasmCount(n, seed);
+      case 'wasm': {
+        const w = wasmKernels();
+        if (!w)
+          throw makeError('ERR_BACKEND_UNAVAILABLE', `the wasm variant needs offthread.wasm: ${host().wasmError()}`);
+        return w.piCount(0, n, seed);
+      }
     }
   } catch (err) {
     throw fromNative(err);
@@ -134,36 +135,80 @@ async function chunkedUv(n: number, seed: number, chunks: number): Promise<numbe
   return (await Promise.all(parts)).reduce((a, b) => a + b, 0);
 }
 
+/** The pool variant for `pool`'s engine. */
+function onPoolVariant(pool: Pool): PiAsyncVariant {
+  return pool.engine === 'native' ? 'parallelAsync' : pool.engine === 'wasm' ? 'wasmWorkers' : 'jsWorkers';
+}
+
+/** Jump-ahead chunks [first, count) covering [0, n) for a worker pool. */
+export function piChunks(n: number, threads: number, chunks?: number): { first: number; count: number }[] {
+  const size = chunks ? Math.ceil(n / chunks) : Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, Math.ceil(n / (threads * 4))));
+  const out: { first: number; count: number }[] = [];
+  for (let first = 0; first < n; first += size) out.push({ first, count: Math.min(size, n - first) });
+  return out;
+}
+
+function checkChunks(chunks: unknown, max: number): number | undefined {
+  if (chunks === undefined) return undefined;
+  if (typeof chunks !== 'number' || !Number.isInteger(chunks) || chunks < 1 || chunks > max) {
+    throw makeError('ERR_INVALID_ARG', `chunks must be an integer from 1 to ${max}, got ${String(chunks)}`);
+  }
+  return chunks;
+}
+
+async function onPool(
+  pool: Pool,
+  variant: PiAsyncVariant,
+  n: number,
+  seed: number,
+  chunks: number | undefined,
+  call: CallOptions,
+) {
+  const needed = onPoolVariant(pool);
+  if (variant !== needed) {
+    throw makeError(
+      'ERR_INVALID_VARIANT',
+      `${variant} needs a pool on the ${variant === 'parallelAsync' ? 'native' : variant === 'wasmWorkers' ? 'wasm' : 'js'} engine; this pool runs ${pool.engine}`,
+    );
+  }
+  if (pool.engine === 'native') return pool.run('pi', { first: 0, count: n, seed }, call);
+  if (n === 0) return 0;
+  const counts = await runAll(
+    pool,
+    'pi',
+    piChunks(n, pool.threads, chunks).map((c) => ({ ...c, seed })),
+    call,
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
 /**
- * π off the event loop. `parallelAsync` (and `auto` above AUTO_INLINE_MAX samples)
- * runs on the offthread pool and honours `{ pool, signal, timeout }`.
+ * π off the event loop. `auto` runs small inputs inline and the rest on the pool
+ * (`parallelAsync` on the native engine, `wasmWorkers` / `jsWorkers` on a worker pool);
+ * pool variants honour `{ pool, signal, timeout }`.
  */
 export async function estimate(samples: number | bigint, options?: PiAsyncOptions): Promise<PiResult> {
   const { opts, n, seed, variant } = parseArgs(samples, options);
   const call = checkCallOptions(opts);
-  let chosen: PiResult['variant'];
-  if (variant === 'auto') {
-    chosen = n <= AUTO_INLINE_MAX || !native ? pickSync(n) : 'parallelAsync';
-  } else {
-    chosen = variant;
-  }
   try {
-    switch (chosen) {
-      case 'parallelAsync':
-        return result(n, seed, await (call.pool ?? defaultPool()).submitPi(n, seed, call), chosen);
-      case 'nativeAsync':
-        return result(n, seed, await raceAbort(requireNative(chosen).piCountRangeUv(0, n, seed), call), chosen);
-      case 'nativeChunked': {
-        const chunks = opts.chunks ?? 4;
-        if (!Number.isInteger(chunks) || chunks < 1 || chunks > 1024) {
-          throw makeError('ERR_INVALID_ARG', `chunks must be an integer from 1 to 1024, got ${chunks}`);
-        }
-        return result(n, seed, await raceAbort(chunkedUv(n, seed, chunks), call), chosen);
-      }
-      default:
-        call.signal?.throwIfAborted();
-        return result(n, seed, countSync(chosen, n, seed), chosen);
+    if (variant === 'nativeAsync') {
+      return result(n, seed, await raceAbort(requireNative(variant).piCountRangeUv(0, n, seed), call), variant);
     }
+    if (variant === 'nativeChunked') {
+      const chunks = checkChunks(opts.chunks, 1024) ?? 4;
+      return result(n, seed, await raceAbort(chunkedUv(n, seed, chunks), call), variant);
+    }
+    if (variant === 'auto' ? n > AUTO_INLINE_MAX : (asyncVariants as readonly string[]).includes(variant)) {
+      const pool = poolOf(call);
+      const chosen = variant === 'auto' ? onPoolVariant(pool) : (variant as PiAsyncVariant);
+      if (chosen !== 'parallelAsync') warnFallbackOnce();
+      const inside = await onPool(pool, chosen, n, seed, checkChunks(opts.chunks, 65536), call);
+      return result(n, seed, inside, chosen);
+    }
+    call.pool?.assertOpen();
+    if (call.signal?.aborted) throw makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason);
+    const chosen = variant === 'auto' ? pickSync(n) : (variant as PiSyncVariant);
+    return result(n, seed, countSync(chosen, n, seed), chosen);
   } catch (err) {
     throw fromNative(err);
   }

@@ -1,34 +1,28 @@
 /**
  * Batch statistics over schema buffers (the Karmem paper's TemperatureBatch): the
- * kernel reads the caller's bytes where they lie — no JSON, no decode, no copy.
- * Build the buffer with the generated writer (`offthread/schema`'s
- * `TemperatureBatchWriter` or `encodeTemperatureBatch`).
+ * kernel reads the bytes of an encoded batch — no JSON, no decode. Build the buffer
+ * with the generated writer (`schema.TemperatureBatchWriter` / `encodeTemperatureBatch`).
  */
-import { native } from './backends/native';
-import { wasm, wasmCheck } from './backends/wasm';
-import { fromNative, makeError } from './errors';
-import { type CallOptions, checkCallOptions, defaultPool } from './pool';
-import { TemperatureBatchReader } from './schema/generated/temperature';
-import { toOptions } from './validate';
+import { describe, fromNative, makeError } from './errors.js';
+import { host } from './host.js';
+import { type CallOptions, checkCallOptions, poolOf } from './pool.js';
+import { TemperatureBatchReader } from './schema/generated/temperature.js';
+import { toOptions } from './validate.js';
+import type { TemperatureSummary } from './wasm-client.js';
+import { wasmKernels } from './wasm-sync.js';
 
-export interface TemperatureSummary {
-  count: number;
-  /** Mean of the values (summed in f64); NaN for an empty batch. */
-  average: number;
-  min: number;
-  max: number;
-}
+export type { TemperatureSummary } from './wasm-client.js';
 
 function checkBuffer(buf: unknown): Uint8Array {
   if (buf instanceof Uint8Array) return buf;
-  throw makeError('ERR_INVALID_ARG', 'buf must be a Uint8Array (an encoded TemperatureBatch)');
+  throw makeError('ERR_INVALID_ARG', `buf must be a Uint8Array (an encoded TemperatureBatch), got ${describe(buf)}`);
 }
 
 /** The reference in TS: the generated reader's Float32Array view, one loop. */
 export function temperatureReference(buf: Uint8Array): TemperatureSummary {
   let values: Float32Array;
   try {
-    values = TemperatureBatchReader.fromBytes(buf).readings().value();
+    values = TemperatureBatchReader.fromBytes(checkBuffer(buf)).readings().value();
   } catch (err) {
     throw makeError('ERR_INVALID_BUFFER', `not a valid TemperatureBatch: ${(err as Error).message}`);
   }
@@ -46,43 +40,19 @@ export function temperatureReference(buf: Uint8Array): TemperatureSummary {
     : { count, average: sum / count, min, max };
 }
 
-/** The WASM kernel over a batch at `ptr` (`len` bytes) already in the instance's memory. */
-export function temperatureInWasmMemory(ptr: number, len: number): TemperatureSummary {
-  const w = wasm();
-  if (!w) throw makeError('ERR_BACKEND_UNAVAILABLE', 'offthread.wasm is not built (npm run setup)');
-  const out = w.alloc(32 + 8);
-  try {
-    const aligned = (out + 7) & ~7;
-    wasmCheck(w, w.stats_temperature(ptr, len, aligned));
-    const [count, average, min, max] = new Float64Array(w.memory.buffer, aligned, 4);
-    return { count, average, min, max };
-  } finally {
-    w.dealloc(out, 32 + 8);
-  }
-}
-
-/** The WASM kernel: copies `buf` into linear memory, then reads it there. */
+/** The WASM kernel on the calling thread (the batch is copied into linear memory). */
 export function temperatureWasm(buf: Uint8Array): TemperatureSummary {
   const bytes = checkBuffer(buf);
-  const w = wasm();
-  if (!w) throw makeError('ERR_BACKEND_UNAVAILABLE', 'offthread.wasm is not built (npm run setup)');
-  // Schema arrays are 64-byte aligned relative to the buffer start: keep that in memory.
-  const len = bytes.length + 64;
-  const ptr = w.alloc(len);
-  if (ptr === 0) throw makeError('ERR_BACKEND_UNAVAILABLE', 'WebAssembly memory exhausted');
-  try {
-    const at = (ptr + 63) & ~63;
-    new Uint8Array(w.memory.buffer, at, bytes.length).set(bytes);
-    return temperatureInWasmMemory(at, bytes.length);
-  } finally {
-    w.dealloc(ptr, len);
-  }
+  const w = wasmKernels();
+  if (!w) throw makeError('ERR_BACKEND_UNAVAILABLE', `offthread.wasm did not load: ${host().wasmError()}`);
+  return w.statsTemperature(bytes);
 }
 
-/** Average/min/max on the calling thread, reading `buf` in place. */
+/** Average/min/max on the calling thread, reading `buf` in place (natively). */
 export function temperatureSync(buf: Uint8Array): TemperatureSummary {
   const bytes = checkBuffer(buf);
-  if (!native) return wasm() ? temperatureWasm(bytes) : temperatureReference(bytes);
+  const native = host().native();
+  if (!native) return wasmKernels() ? temperatureWasm(bytes) : temperatureReference(bytes);
   try {
     return native.statsTemperatureSync(bytes);
   } catch (err) {
@@ -90,20 +60,18 @@ export function temperatureSync(buf: Uint8Array): TemperatureSummary {
   }
 }
 
-/** Average/min/max on the pool; the job reads `buf` in place (do not modify it meanwhile). */
+/** Average/min/max on the pool. Safe to transfer or reuse `buf` once this returns. */
 export async function temperature(buf: Uint8Array, options?: CallOptions): Promise<TemperatureSummary> {
   const bytes = checkBuffer(buf);
   const call = checkCallOptions(toOptions<CallOptions>(options));
-  if (!native) return temperatureReference(bytes);
-  const packed = await (call.pool ?? defaultPool()).submitStatsTemperature(bytes, call);
-  const [count, average, min, max] = new Float64Array(packed.buffer.slice(packed.byteOffset, packed.byteOffset + 32));
-  return { count, average, min, max };
+  return poolOf(call).run('statsTemperature', { buf: bytes }, call);
 }
 
 /** Adds `delta` to every value, in the caller's memory; returns how many were updated. */
 export function temperatureOffsetSync(buf: Uint8Array, delta: number): number {
   const bytes = checkBuffer(buf);
-  if (typeof delta !== 'number') throw makeError('ERR_INVALID_ARG', 'delta must be a number');
+  if (typeof delta !== 'number') throw makeError('ERR_INVALID_ARG', `delta must be a number, got ${describe(delta)}`);
+  const native = host().native();
   if (!native) throw makeError('ERR_BACKEND_UNAVAILABLE', 'temperatureOffsetSync needs the native addon');
   try {
     return native.statsTemperatureOffsetSync(bytes, delta);

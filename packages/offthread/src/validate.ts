@@ -1,13 +1,7 @@
-import { makeError } from './errors';
+import { describe, type ErrorCode, makeError } from './errors.js';
 
 /** 2^53: the largest sample count (counts stay exact as JS numbers). */
 export const MAX_SAMPLES = 2 ** 53;
-
-function describe(value: unknown): string {
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'string') return JSON.stringify(value);
-  return String(value);
-}
 
 /** A count from 0 to `max` given as a number or bigint; anything else throws with `code`. */
 export function toCount(value: unknown, name: string, max: number, code: 'ERR_INVALID_SAMPLES'): number {
@@ -18,7 +12,7 @@ export function toCount(value: unknown, name: string, max: number, code: 'ERR_IN
     return Number(value);
   }
   if (typeof value !== 'number') {
-    throw makeError('ERR_INVALID_ARG', `${name} must be a number or bigint, got ${typeof value}`);
+    throw makeError('ERR_INVALID_ARG', `${name} must be a number or bigint, got ${describe(value)}`);
   }
   if (!Number.isInteger(value) || value < 0 || value > max) {
     throw makeError(code, `${name} must be an integer from 0 to ${max}, got ${describe(value)}`);
@@ -36,7 +30,7 @@ export function toSeed(value: unknown, fallback: number): number {
     return Number(value);
   }
   if (typeof value !== 'number') {
-    throw makeError('ERR_INVALID_ARG', `seed must be a number or bigint, got ${typeof value}`);
+    throw makeError('ERR_INVALID_ARG', `seed must be a number or bigint, got ${describe(value)}`);
   }
   if (!Number.isSafeInteger(value)) {
     throw makeError('ERR_INVALID_SEED', `seed must be a safe integer, got ${describe(value)}`);
@@ -45,10 +39,13 @@ export function toSeed(value: unknown, fallback: number): number {
 }
 
 /** Options objects: undefined or a plain object. */
-export function toOptions<T extends object>(value: unknown, name = 'options'): Partial<T> {
+export function toOptions<T extends object>(
+  value: unknown,
+  name = 'options',
+  code: ErrorCode = 'ERR_INVALID_ARG',
+): Partial<T> {
   if (value === undefined) return {};
-  if (value === null || typeof value !== 'object') {
-    throw makeError('ERR_INVALID_ARG', `${name} must be an object, got ${value === null ? 'null' : typeof value}`);
-  }
+  if (value === null || typeof value !== 'object')
+    throw makeError(code, `${name} must be an object, got ${describe(value)}`);
   return value as Partial<T>;
 }

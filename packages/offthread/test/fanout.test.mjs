@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { all, Emitter, monitorLoopDelay, Pool, pi } from 'offthread';
+import { testSpin } from 'offthread/internal';
 
 describe('all()', () => {
   test('runs kernel tasks concurrently and returns results in task order', async () => {
@@ -33,7 +34,7 @@ describe('all()', () => {
         [
           (ctx) => {
             siblingSignal = ctx.signal;
-            return pool._testSpin({ signal: ctx.signal });
+            return testSpin(pool, { signal: ctx.signal });
           },
           async () => {
             await new Promise((r) => setTimeout(r, 10));

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import offthread from 'offthread';
+import { testPanic } from 'offthread/internal';
 import { describeError, statusFor } from '../src/errors.mjs';
 import { get, startServer } from '../test-support/helpers.mjs';
 
@@ -36,7 +37,7 @@ test('kernel panic → 500 ERR_KERNEL_PANIC; the server and the pool go on', asy
   t.after(() => pool.close());
   const kernels = {
     ...{ qr: offthread.qr, md5: offthread.md5 },
-    pi: { estimate: () => pool._testPanic(), estimateSync: offthread.pi.estimateSync },
+    pi: { estimate: () => testPanic(pool), estimateSync: offthread.pi.estimateSync },
   };
   const { app } = await startServer(t, { kernels, pool });
   const r = await get(app, '/pi?samples=10');

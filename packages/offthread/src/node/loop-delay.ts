@@ -3,7 +3,7 @@
  * same figure (perf_hooks.monitorEventLoopDelay, reported in milliseconds).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { makeError } from './errors';
+import { describe, makeError } from '../errors.js';
 
 export interface LoopDelaySummary {
   /** The sampling resolution used; an idle loop reads about this much. */
@@ -31,8 +31,8 @@ const ms = (ns: number) => ns / 1e6;
 /** Starts sampling the event loop's delay every `resolutionMs` (default 10, min 1). */
 export function monitorLoopDelay(options: { resolutionMs?: number } = {}): LoopDelayMonitor {
   const resolutionMs = options.resolutionMs ?? 10;
-  if (!Number.isInteger(resolutionMs) || resolutionMs < 1) {
-    throw makeError('ERR_INVALID_ARG', `resolutionMs must be an integer ≥ 1, got ${String(resolutionMs)}`);
+  if (typeof resolutionMs !== 'number' || !Number.isInteger(resolutionMs) || resolutionMs < 1) {
+    throw makeError('ERR_INVALID_ARG', `resolutionMs must be an integer ≥ 1, got ${describe(resolutionMs)}`);
   }
   const histogram = monitorEventLoopDelay({ resolution: resolutionMs });
   histogram.enable();

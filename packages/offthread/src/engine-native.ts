@@ -1,0 +1,174 @@
+/**
+ * The native engine: jobs on the Rust work-stealing pool (crates/offthread-pool through
+ * the addon's NativePool). Completions come back in batches: one loop wake-up drains
+ * many `[id, kind, number]` triples into a Float64Array this side owns.
+ */
+import type { NativePool } from '../native/binding';
+import { type Engine, type PoolStats, type RunOptions, watchCall } from './engine.js';
+import { type ErrorCode, makeError, OffthreadError } from './errors.js';
+import type { NativeBinding } from './host.js';
+import { type ArgsOf, type KernelName, kernels, type ResultOf } from './kernels.js';
+
+type Resolve = (value: never) => void;
+type Reject = (err: unknown) => void;
+
+/** One executor for every job's Promise: it hands the resolvers out through these. */
+let lastResolve: Resolve;
+let lastReject: Reject;
+const captureResolvers = (resolve: Resolve, reject: Reject) => {
+  lastResolve = resolve;
+  lastReject = reject;
+};
+
+/** Triples per drain call: 1,024 completions per napi call. */
+const DRAIN_BATCH = 1024;
+
+export class NativeEngine implements Engine {
+  readonly name = 'native';
+  readonly #native: NativePool;
+  /**
+   * Pending jobs by id. An id is a slot index; a slot is freed only when the native
+   * completion for it has been drained (aborted jobs keep theirs until then), so a late
+   * completion can never settle a newer job.
+   */
+  readonly #resolvers: (Resolve | undefined)[] = [];
+  readonly #rejecters: (Reject | undefined)[] = [];
+  readonly #converters: (((raw: unknown) => unknown) | undefined)[] = [];
+  readonly #cleanups = new Map<number, () => void>();
+  readonly #freeIds: number[] = [];
+  #pending = 0;
+  readonly #buffer = new Float64Array(3 * DRAIN_BATCH);
+  #state: 'open' | 'closed' | 'destroyed' = 'open';
+  #released = false;
+  #idle: (() => void)[] = [];
+  /** The last native figures, kept once the native pool is released. */
+  #final: Omit<PoolStats, 'pending' | 'engine'> | null = null;
+  onBusy: (busy: boolean) => void = () => {};
+
+  constructor(binding: NativeBinding, threads: number, maxQueue: number, nice: number) {
+    // The wake-up reaches this engine through a WeakRef: the addon's threadsafe function
+    // is a GC root, and a strong reference would keep a dropped pool's threads forever.
+    const self = new WeakRef(this);
+    this.#native = new binding.NativePool(threads, maxQueue, nice, () => self.deref()?.drain());
+  }
+
+  get threads(): number {
+    return this.#native.threads;
+  }
+
+  run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>> {
+    if (this.#state !== 'open') {
+      return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
+    }
+    const cancellable = call.signal !== undefined || call.timeout !== undefined;
+    const def = kernels[kernel] as {
+      native(p: NativePool, id: number, a: unknown, c: boolean): void;
+      fromNative?: (raw: unknown) => unknown;
+    };
+    const id = this.#freeIds.pop() ?? this.#resolvers.length;
+    try {
+      def.native(this.#native, id, args, cancellable);
+    } catch (err) {
+      this.#freeIds.push(id);
+      const code = (err as { code?: ErrorCode }).code;
+      return Promise.reject(code ? makeError(code, (err as Error).message) : err);
+    }
+    const promise = new Promise<ResultOf<K>>(captureResolvers);
+    this.#resolvers[id] = lastResolve;
+    this.#rejecters[id] = lastReject;
+    this.#converters[id] = def.fromNative;
+    if (this.#pending++ === 0) {
+      this.#native.keepAlive(true);
+      this.onBusy(true);
+    }
+    if (cancellable) this.#watch(id, call);
+    return promise;
+  }
+
+  /** Rejects job `id` early on abort or timeout, and cancels it natively. */
+  #watch(id: number, call: RunOptions): void {
+    const stop = watchCall(call, (err) => {
+      const reject = this.#rejecters[id];
+      if (!reject) return;
+      this.#native.cancel(id);
+      this.#settle(id);
+      reject(err);
+    });
+    this.#cleanups.set(id, stop);
+  }
+
+  /** Settles the JS side of job `id` (its slot stays reserved until the completion is drained). */
+  #settle(id: number): void {
+    this.#resolvers[id] = undefined;
+    this.#rejecters[id] = undefined;
+    if (this.#cleanups.size > 0) {
+      this.#cleanups.get(id)?.();
+      this.#cleanups.delete(id);
+    }
+    if (--this.#pending === 0) {
+      this.#native.keepAlive(false);
+      if (this.#state !== 'open') this.#release();
+      for (const done of this.#idle.splice(0)) done();
+      this.onBusy(false);
+    }
+  }
+
+  /** Called by the addon's wake-up: settles every completion that has arrived. */
+  drain(): void {
+    const buf = this.#buffer;
+    for (;;) {
+      const n = this.#native.drain(buf);
+      for (let i = 0; i < n; i++) {
+        const id = buf[3 * i] as number;
+        const kind = buf[3 * i + 1];
+        const value = kind === 0 ? buf[3 * i + 2] : this.#native.take(id);
+        const resolve = this.#resolvers[id];
+        const reject = this.#rejecters[id] as Reject;
+        const convert = this.#converters[id];
+        this.#freeIds.push(id);
+        if (!resolve) continue; // settled already (aborted, timed out or destroyed)
+        this.#settle(id);
+        if (kind === 2) {
+          const [code, message] = value as [ErrorCode, string];
+          reject(makeError(code, message));
+        } else {
+          resolve((convert ? convert(value) : value) as never);
+        }
+      }
+      if (n < DRAIN_BATCH) return;
+    }
+  }
+
+  stats(): PoolStats {
+    const figures = this.#final ?? this.#native.stats();
+    return { engine: 'native', ...figures, pending: this.#pending };
+  }
+
+  #release(): void {
+    if (this.#released) return;
+    this.#final = this.#native.stats();
+    this.#released = true;
+    this.#native.release();
+  }
+
+  close(): Promise<void> {
+    if (this.#state === 'open') this.#state = 'closed';
+    this.#native.close();
+    if (this.#pending === 0) {
+      this.#release();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  destroy(): void {
+    this.#state = 'destroyed';
+    this.#native.destroy();
+    for (const [id, reject] of this.#rejecters.entries()) {
+      if (!reject) continue;
+      this.#settle(id);
+      reject(new OffthreadError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished'));
+    }
+    this.#release();
+  }
+}

@@ -1,0 +1,300 @@
+/**
+ * The worker engine: a pool of workers (worker_threads in Node, module Web Workers in
+ * browsers), each with its own instance of offthread.wasm — or, in the pure-JS tier,
+ * none. It is what runs wherever the native addon is missing, and the browser's only
+ * engine. One FIFO; an idle worker takes the next task, so uneven chunks balance.
+ *
+ * Cancelling a running task: with shared memory each worker polls a cancel flag between
+ * chunks (≈ 1 ms of work); without it (a browser page that is not cross-origin
+ * isolated) the worker is terminated and a new one takes its place. A worker that dies
+ * rejects its task with ERR_KERNEL_PANIC and is replaced; one that cannot start at all
+ * fails every call with ERR_BACKEND_UNAVAILABLE instead of respawning forever.
+ */
+import { type Engine, type EngineName, LatencyWindow, type PoolStats, type RunOptions, watchCall } from './engine.js';
+import { type ErrorCode, errorRegistry, makeError } from './errors.js';
+import { host, type WorkerPort } from './host.js';
+import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
+import type { InitMessage, Reply, TaskMessage } from './worker.js';
+
+interface Task {
+  id: number;
+  kernel: KernelName;
+  args: unknown;
+  submitted: number;
+  started: number;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+  stopWatching(): void;
+  settled: boolean;
+}
+
+interface Slot {
+  port: WorkerPort;
+  ready: boolean;
+  task: Task | null;
+  flags: Int32Array | null;
+}
+
+const now = () => performance.now();
+
+function fromWire(e: { code: string; message: string }): Error {
+  const code = (e.code in errorRegistry ? e.code : 'ERR_KERNEL_PANIC') as ErrorCode;
+  return makeError(code, e.message);
+}
+
+export class WorkerEngine implements Engine {
+  readonly name: EngineName;
+  readonly threads: number;
+  readonly #maxQueue: number;
+  readonly #module: WebAssembly.Module | null;
+  readonly #shared: boolean;
+  #slots: Slot[] = [];
+  #queue: Task[] = [];
+  #nextId = 1;
+  #pending = 0;
+  #state: 'open' | 'closed' | 'destroyed' = 'open';
+  #broken: Error | null = null;
+  #idle: (() => void)[] = [];
+  #crashNext = false;
+  readonly #counts = { completed: 0, failed: 0, cancelled: 0, crashed: 0, replaced: 0 };
+  readonly #wait = new LatencyWindow();
+  readonly #run = new LatencyWindow();
+  onBusy: (busy: boolean) => void = () => {};
+
+  /** `module` null: the pure-JS tier (π and MD5 only). */
+  constructor(module: WebAssembly.Module | null, threads: number, maxQueue: number) {
+    this.name = module ? 'wasm' : 'js';
+    this.#module = module;
+    this.threads = threads;
+    this.#maxQueue = maxQueue;
+    this.#shared = host().sharedMemory();
+  }
+
+  /** 'shared' (cancel flags in shared memory) or 'message' (cancel = replace the worker). */
+  get transport(): 'shared' | 'message' {
+    return this.#shared ? 'shared' : 'message';
+  }
+
+  run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>> {
+    if (this.#state !== 'open') return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
+    if (this.#broken) return Promise.reject(this.#broken);
+    if (this.#queue.length >= this.#maxQueue) {
+      return Promise.reject(
+        makeError('ERR_QUEUE_FULL', `the pool already holds ${this.#queue.length} queued jobs (maxQueue)`),
+      );
+    }
+    this.#start();
+    return new Promise<ResultOf<K>>((resolve, reject) => {
+      const task: Task = {
+        id: this.#nextId++,
+        kernel,
+        args,
+        submitted: now(),
+        started: 0,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        stopWatching: () => {},
+        settled: false,
+      };
+      task.stopWatching = watchCall(call, (err) => {
+        if (task.settled) return;
+        this.#cancel(task);
+        this.#finish(task, err);
+      });
+      if (this.#pending++ === 0) this.#busy(true);
+      this.#queue.push(task);
+      this.#pump();
+    });
+  }
+
+  stats(): PoolStats & { transport: 'shared' | 'message'; workers: number; crashed: number; replaced: number } {
+    const running = this.#slots.filter((s) => s.task).length;
+    const { completed, failed, cancelled, crashed, replaced } = this.#counts;
+    return {
+      engine: this.name,
+      threads: this.threads,
+      queued: this.#queue.length,
+      running,
+      completed,
+      failed,
+      cancelled,
+      waitTime: this.#wait.stats(),
+      runTime: this.#run.stats(),
+      pending: this.#pending,
+      transport: this.transport,
+      workers: this.#slots.filter((s) => s.ready).length,
+      crashed,
+      replaced,
+    };
+  }
+
+  /** Test hook: the next task sent to a worker makes that worker crash. */
+  crashNextTask(): void {
+    this.#crashNext = true;
+  }
+
+  close(): Promise<void> {
+    if (this.#state === 'open') this.#state = 'closed';
+    if (this.#pending === 0) {
+      this.#stopWorkers();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  destroy(): void {
+    this.#state = 'destroyed';
+    this.#failAll(makeError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished'));
+  }
+
+  #busy(on: boolean): void {
+    for (const s of this.#slots) s.port.ref(on);
+    this.onBusy(on);
+  }
+
+  /** Settles `task` with `err`, or with its value when `err` is null. */
+  #finish(task: Task, err: unknown, value?: unknown): void {
+    if (task.settled) return;
+    task.settled = true;
+    task.stopWatching();
+    if (err) task.reject(err);
+    else task.resolve(value);
+    if (--this.#pending === 0) {
+      this.#busy(false);
+      if (this.#state !== 'open') {
+        this.#stopWorkers();
+        for (const done of this.#idle.splice(0)) done();
+      }
+    }
+  }
+
+  #failAll(err: Error): void {
+    const queued = this.#queue;
+    const running = this.#slots.map((s) => s.task);
+    this.#queue = [];
+    this.#stopWorkers();
+    for (const t of queued) this.#finish(t, err);
+    for (const t of running) if (t) this.#finish(t, err);
+  }
+
+  #stopWorkers(): void {
+    const slots = this.#slots;
+    this.#slots = [];
+    for (const s of slots) s.port.terminate();
+  }
+
+  #start(): void {
+    if (this.#slots.length > 0) return;
+    for (let i = 0; i < this.threads; i++) this.#slots.push(this.#spawn(i));
+  }
+
+  #spawn(index: number): Slot {
+    const port = host().spawnWorker(`offthread-${index}`);
+    const control = this.#shared ? new SharedArrayBuffer(4) : null;
+    const slot: Slot = { port, ready: false, task: null, flags: control && new Int32Array(control) };
+    // Handlers reach the engine through a WeakRef: a running worker is a GC root, and a
+    // strong reference would keep a dropped pool (and its threads) alive forever.
+    const self = new WeakRef(this);
+    port.onMessage((msg) => {
+      const engine = self.deref();
+      if (engine) engine.#onMessage(slot, msg as Reply);
+    });
+    port.onError((message) => {
+      const engine = self.deref();
+      if (engine) engine.#onCrash(slot, message);
+    });
+    port.ref(this.#pending > 0);
+    const init: InitMessage = { type: 'init', module: this.#module, control };
+    port.post(init);
+    return slot;
+  }
+
+  #onMessage(slot: Slot, msg: Reply): void {
+    if (msg.type === 'ready') {
+      slot.ready = true;
+      this.#pump();
+      return;
+    }
+    if (msg.type === 'init-error') {
+      this.#broken = makeError('ERR_BACKEND_UNAVAILABLE', `a worker cannot instantiate offthread.wasm: ${msg.message}`);
+      this.#failAll(this.#broken);
+      return;
+    }
+    const task = slot.task;
+    if (!task || task.id !== msg.id) return;
+    slot.task = null;
+    this.#run.add(now() - task.started);
+    if (msg.type === 'done') {
+      this.#counts.completed++;
+      this.#finish(task, null, msg.value);
+    } else if (msg.type === 'cancelled') {
+      this.#counts.cancelled++;
+    } else {
+      this.#counts.failed++;
+      this.#finish(task, fromWire(msg.error));
+    }
+    this.#pump();
+  }
+
+  #onCrash(slot: Slot, message: string): void {
+    if (!this.#slots.includes(slot)) return;
+    if (!slot.ready && !slot.task) {
+      // It never started (a missing or mis-served worker script): respawning would loop.
+      this.#broken = makeError('ERR_BACKEND_UNAVAILABLE', `offthread worker failed to start: ${message}`);
+      this.#failAll(this.#broken);
+      return;
+    }
+    this.#counts.crashed++;
+    const task = slot.task;
+    this.#replace(slot);
+    if (task) {
+      this.#counts.failed++;
+      this.#finish(task, makeError('ERR_KERNEL_PANIC', `the worker running this job crashed: ${message}`));
+    }
+    this.#pump();
+  }
+
+  #replace(slot: Slot): void {
+    slot.port.terminate();
+    const i = this.#slots.indexOf(slot);
+    if (i < 0) return;
+    this.#counts.replaced++;
+    this.#slots[i] = this.#spawn(i);
+  }
+
+  /** A task whose call settled early: drop it if queued, stop it if running. */
+  #cancel(task: Task): void {
+    const q = this.#queue.indexOf(task);
+    if (q >= 0) {
+      this.#queue.splice(q, 1);
+      this.#counts.cancelled++;
+      return;
+    }
+    const slot = this.#slots.find((s) => s.task === task);
+    if (!slot) return;
+    if (slot.flags) {
+      Atomics.store(slot.flags, 0, 1); // the kernel stops at its next check and answers 'cancelled'
+    } else {
+      this.#counts.cancelled++;
+      slot.task = null;
+      this.#replace(slot);
+      this.#pump();
+    }
+  }
+
+  #pump(): void {
+    for (const slot of this.#slots) {
+      if (this.#queue.length === 0) return;
+      if (!slot.ready || slot.task) continue;
+      const task = this.#queue.shift() as Task;
+      slot.task = task;
+      task.started = now();
+      this.#wait.add(task.started - task.submitted);
+      if (slot.flags) Atomics.store(slot.flags, 0, 0);
+      const kernel = this.#crashNext ? 'testPanic' : task.kernel;
+      this.#crashNext = false;
+      const msg: TaskMessage = { type: 'task', id: task.id, kernel, args: task.args };
+      slot.port.post(msg);
+    }
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * `offthread/internal`: the handles the benchmarks and tests need beneath the public
+ * API (the addon itself, this thread's WASM instance, the JS reference kernels, test
+ * hooks). Not part of the stable API: names here may change in any release.
+ */
+import './node/install.js';
+import { host } from './host.js';
+import type { Pool } from './pool.js';
+
+export { countInsideJs, countInsideJsBitwise, jumpMultiplier, parkMillerOutputs, stateAt } from './js/pi.js';
+export { WASM_ERRORS, WASM_EXPORTS, WasmKernels } from './wasm-client.js';
+export { wasmKernels } from './wasm-sync.js';
+
+/** The native addon's raw binding, or null. */
+export function nativeBinding() {
+  return host().native();
+}
+
+/** Test hook: a job that spins until cancelled (abort/timeout/destroy). */
+export function testSpin(pool: Pool, call: { signal?: AbortSignal; timeout?: number } = {}): Promise<never> {
+  return pool.run('testSpin', {}, call);
+}
+
+/** Test hook: a job whose kernel panics (native) or crashes its worker. */
+export function testPanic(pool: Pool): Promise<never> {
+  return pool.run('testPanic', {}, {});
+}

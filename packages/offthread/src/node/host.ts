@@ -1,0 +1,147 @@
+/**
+ * Node's side of the host interface: the native addon (a prebuilt per-platform package,
+ * or a local build), offthread.wasm read from the package, worker_threads for the
+ * worker engine, node:crypto for the JS tier's MD5.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { makeError } from '../errors.js';
+import type { BackendName, Host, NativeBinding, WorkerPort } from '../host.js';
+import { ffiPiCount } from './ffi.js';
+
+/** Package root (this file is dist/node/host.js). */
+const root = join(__dirname, '..', '..');
+const wasmPath = join(root, 'wasm', 'offthread.wasm');
+const workerPath = join(__dirname, 'worker.js');
+
+/** The C library in use on Linux ('gnu' or 'musl'); null elsewhere. */
+export function libc(): 'gnu' | 'musl' | null {
+  if (process.platform !== 'linux') return null;
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  return report?.header?.glibcVersionRuntime ? 'gnu' : 'musl';
+}
+
+/** napi-rs platform suffix, e.g. `linux-x64-gnu`. */
+export function platformSuffix(): string {
+  const c = libc();
+  return `${process.platform}-${process.arch}${c ? `-${c}` : ''}`;
+}
+
+function forcedBackend(): BackendName | null {
+  const value = process.env.OFFTHREAD_BACKEND;
+  if (value === undefined || value === '') return null;
+  if (value === 'native' || value === 'wasm' || value === 'js') return value;
+  throw makeError('ERR_INVALID_ARG', `OFFTHREAD_BACKEND must be native, wasm or js, got ${JSON.stringify(value)}`);
+}
+
+const forced = forcedBackend();
+
+let native: NativeBinding | null | undefined;
+let nativePath: string | null = null;
+let nativeError: string | null = null;
+
+/** A local build (packages/offthread/native, the repo's) first, then the prebuilt package. */
+function loadNative(): NativeBinding | null {
+  if (forced && forced !== 'native') {
+    nativeError = `disabled by OFFTHREAD_BACKEND=${forced}`;
+    return null;
+  }
+  const suffix = platformSuffix();
+  const local = join(root, 'native', `offthread.${suffix}.node`);
+  const pkg = `offthread-${suffix}`;
+  try {
+    if (existsSync(local)) {
+      nativePath = local;
+      return require(local) as NativeBinding;
+    }
+    nativePath = require.resolve(`${pkg}/offthread.${suffix}.node`);
+    return require(nativePath) as NativeBinding;
+  } catch (err) {
+    const reason = (err as Error).message.split('\n')[0];
+    nativePath = null;
+    nativeError =
+      `no native addon for ${suffix} (package ${pkg}; libc: ${libc() ?? 'n/a'}): ${reason}. ` +
+      `offthread runs on WebAssembly instead. To get the native engine, install with optional dependencies ` +
+      `(npm install without --omit=optional / --no-optional), or build from source.`;
+    return null;
+  }
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+let instance: WebAssembly.Instance | null = null;
+let wasmError: string | null = null;
+
+function loadWasm(): WebAssembly.Module | null {
+  if (forced === 'js') {
+    wasmError = 'disabled by OFFTHREAD_BACKEND=js';
+    return null;
+  }
+  try {
+    return new WebAssembly.Module(readFileSync(wasmPath));
+  } catch (err) {
+    wasmError = `cannot load ${wasmPath}: ${(err as Error).message}`;
+    return null;
+  }
+}
+
+/** worker_threads behind the host's WorkerPort. */
+function spawnWorker(name: string): WorkerPort {
+  const worker = new Worker(workerPath, { name });
+  let terminated = false;
+  return {
+    post: (message, transfer) => worker.postMessage(message, transfer as never),
+    onMessage: (listener) => worker.on('message', listener),
+    onError: (listener) => {
+      worker.on('error', (err) => listener(err.message));
+      worker.on('exit', (code) => {
+        if (!terminated) listener(`the worker exited with code ${code}`);
+      });
+    },
+    terminate: () => {
+      terminated = true;
+      void worker.terminate();
+    },
+    ref: (on) => (on ? worker.ref() : worker.unref()),
+  };
+}
+
+export const nodeHost: Host = {
+  name: 'node',
+  forced,
+  native() {
+    if (native === undefined) native = loadNative();
+    return native;
+  },
+  nativeError() {
+    this.native();
+    return nativeError;
+  },
+  get nativePath() {
+    nodeHost.native();
+    return nativePath;
+  },
+  wasmModule() {
+    if (compiled === undefined) compiled = loadWasm();
+    return compiled;
+  },
+  wasmInstance() {
+    const m = this.wasmModule();
+    if (m && !instance) instance = new WebAssembly.Instance(m, {});
+    return instance;
+  },
+  wasmError() {
+    this.wasmModule();
+    return wasmError;
+  },
+  wasmLocation: () => wasmPath,
+  spawnWorker,
+  defaultThreads: () => Math.min(availableParallelism(), 1024),
+  md5Hex: (data) => createHash('md5').update(data).digest('hex'),
+  warn: (message, code) => process.emitWarning(message, { code }),
+  binary: (bytes) => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+  sharedMemory: () => true,
+  ffiPiCount: () => ffiPiCount(nodeHost.native() ? nativePath : null),
+};

@@ -1,0 +1,209 @@
+/**
+ * The one client of offthread.wasm's C-ABI exports (crates/offthread-wasm), used on the
+ * calling thread and inside every worker, in Node and in browsers. Inputs are copied
+ * into linear memory with `alloc`/`dealloc`; a negative return −(1 + i) is the error
+ * code WASM_ERRORS[i], its message readable at `last_error_ptr/len`.
+ */
+import { type ErrorCode, makeError } from './errors.js';
+
+/** The module's exports this client calls (a test checks them against the built .wasm). */
+export interface WasmExports {
+  memory: WebAssembly.Memory;
+  alloc(len: number): number;
+  dealloc(ptr: number, len: number): void;
+  last_error_ptr(): number;
+  last_error_len(): number;
+  pi_count_range(first: number, samples: number, seed: number): number;
+  pi_count_range_reference(first: number, samples: number, seed: number): number;
+  md5_hex(text: number, len: number, out: number): number;
+  md5_iterate(text: number, len: number, rounds: number, out: number): number;
+  md5_iterate_from(text: number, len: number, rounds: number, io: number): number;
+  qr_data_url(text: number, len: number, ecc: number, size: number, margin: number): number;
+  qr_png(text: number, len: number, ecc: number, size: number, margin: number): number;
+  qr_svg(text: number, len: number, ecc: number, size: number, margin: number): number;
+  qr_last_ptr(): number;
+  qr_last_len(): number;
+  stats_temperature(buf: number, len: number, out: number): number;
+  layout_run(variant: number, n: number, reps: number, speed: number): number;
+}
+
+/** Names of the exports above, for the export-list test. */
+export const WASM_EXPORTS: readonly (keyof WasmExports)[] = [
+  'memory',
+  'alloc',
+  'dealloc',
+  'last_error_ptr',
+  'last_error_len',
+  'pi_count_range',
+  'pi_count_range_reference',
+  'md5_hex',
+  'md5_iterate',
+  'md5_iterate_from',
+  'qr_data_url',
+  'qr_png',
+  'qr_svg',
+  'qr_last_ptr',
+  'qr_last_len',
+  'stats_temperature',
+  'layout_run',
+];
+
+/** −(1 + i) is WASM_ERRORS[i] (crates/offthread-wasm/src/abi.rs; only grows at the end). */
+export const WASM_ERRORS: readonly ErrorCode[] = [
+  'ERR_INVALID_SAMPLES',
+  'ERR_INVALID_SEED',
+  'ERR_INVALID_ARG',
+  'ERR_ABORTED',
+  'ERR_TIMEOUT',
+  'ERR_INVALID_TEXT',
+  'ERR_TEXT_TOO_LONG',
+  'ERR_INVALID_ROUNDS',
+  'ERR_INVALID_QR_OPTIONS',
+  'ERR_INVALID_BUFFER',
+];
+
+/** π samples per call between two cancellation checks (≈ 1.6 ms). */
+export const PI_CHECK_SAMPLES = 2 ** 20;
+/** MD5 rounds per call between two cancellation checks (≈ 1 ms). */
+export const MD5_CHECK_ROUNDS = 4096;
+
+export type QrFormat = 'dataURL' | 'png' | 'svg';
+export type Ecc = 'L' | 'M' | 'Q' | 'H';
+const ECC_INDEX: Record<Ecc, number> = { L: 0, M: 1, Q: 2, H: 3 };
+
+/** Returns true when the running call should stop (an abort reached this thread). */
+export type Stop = () => boolean;
+const never: Stop = () => false;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export interface TemperatureSummary {
+  count: number;
+  /** Mean of the values (summed in f64); NaN for an empty batch. */
+  average: number;
+  min: number;
+  max: number;
+}
+
+export class WasmKernels {
+  readonly instance: WebAssembly.Instance;
+  readonly x: WasmExports;
+
+  constructor(instance: WebAssembly.Instance) {
+    this.instance = instance;
+    this.x = instance.exports as unknown as WasmExports;
+  }
+
+  static fromModule(module: WebAssembly.Module): WasmKernels {
+    return new WasmKernels(new WebAssembly.Instance(module, {}));
+  }
+
+  #bytes(): Uint8Array {
+    return new Uint8Array(this.x.memory.buffer);
+  }
+
+  /** The registry error behind a negative return. */
+  #fail(ret: number): Error {
+    const code = WASM_ERRORS[-ret - 1] ?? 'ERR_KERNEL_PANIC';
+    const len = this.x.last_error_len();
+    const ptr = this.x.last_error_ptr();
+    const raw = len > 0 ? decoder.decode(this.#bytes().subarray(ptr, ptr + len)) : '';
+    const message = raw.startsWith(`${code}: `) ? raw.slice(code.length + 2) : raw || `${code} (${ret})`;
+    return makeError(code, message);
+  }
+
+  #check(ret: number): number {
+    if (ret < 0) throw this.#fail(ret);
+    return ret;
+  }
+
+  /** Runs `f` with `data` copied into linear memory at a block `extra` bytes longer. */
+  #withInput<T>(data: string | Uint8Array, extra: number, align: number, f: (ptr: number, len: number) => T): T {
+    const bytes = typeof data === 'string' ? encoder.encode(data) : data;
+    const size = bytes.length + extra + align;
+    const block = this.x.alloc(size);
+    if (block === 0) throw makeError('ERR_BACKEND_UNAVAILABLE', 'WebAssembly memory exhausted');
+    try {
+      const ptr = align > 0 ? (block + align - 1) & ~(align - 1) : block;
+      this.#bytes().set(bytes, ptr); // a view made after alloc, which may grow memory
+      return f(ptr, bytes.length);
+    } finally {
+      this.x.dealloc(block, size);
+    }
+  }
+
+  /** `inside` for samples [first, first + count) of `seed`'s stream. */
+  piCount(first: number, count: number, seed: number): number {
+    return this.#check(this.x.pi_count_range(first, count, seed));
+  }
+
+  /** As piCount, asking `stop()` every PI_CHECK_SAMPLES samples; null when stopped. */
+  piCountChecked(first: number, count: number, seed: number, stop: Stop = never): number | null {
+    let inside = 0;
+    for (let done = 0; done < count; ) {
+      if (stop()) return null;
+      const n = Math.min(PI_CHECK_SAMPLES, count - done);
+      inside += this.piCount(first + done, n, seed);
+      done += n;
+    }
+    return inside;
+  }
+
+  md5Hex(data: string | Uint8Array): string {
+    return this.#withInput(data, 32, 0, (ptr, len) => {
+      const out = ptr + len;
+      this.#check(this.x.md5_hex(ptr, len, out));
+      return decoder.decode(this.#bytes().slice(out, out + 32));
+    });
+  }
+
+  /** d_N of the MD5 loop from `start` (d₀ = ""); null when `stop()` said so. */
+  md5Iterate(data: string | Uint8Array, rounds: number, start = '', stop: Stop = never): string | null {
+    return this.#withInput(data, 32, 0, (ptr, len) => {
+      const io = ptr + len;
+      let digest = start;
+      if (digest.length === 32) this.#bytes().set(encoder.encode(digest), io);
+      for (let done = 0; done < rounds; ) {
+        if (stop()) return null;
+        const n = Math.min(MD5_CHECK_ROUNDS, rounds - done);
+        this.#check(
+          digest.length === 0 ? this.x.md5_iterate(ptr, len, n, io) : this.x.md5_iterate_from(ptr, len, n, io),
+        );
+        digest = decoder.decode(this.#bytes().slice(io, io + 32));
+        done += n;
+      }
+      return digest;
+    });
+  }
+
+  /** 'dataURL' and 'svg' give a string, 'png' the file's bytes (a copy). */
+  qr(format: QrFormat, text: string | Uint8Array, ecc: Ecc, size: number, margin: number): string | Uint8Array {
+    return this.#withInput(text, 0, 0, (ptr, len) => {
+      const fn = format === 'png' ? this.x.qr_png : format === 'svg' ? this.x.qr_svg : this.x.qr_data_url;
+      const n = this.#check(fn(ptr, len, ECC_INDEX[ecc], size, margin));
+      const at = this.x.qr_last_ptr();
+      const out = this.#bytes().slice(at, at + n);
+      return format === 'png' ? out : decoder.decode(out);
+    });
+  }
+
+  /** Statistics of an encoded TemperatureBatch (copied 64-byte aligned, as the schema requires). */
+  statsTemperature(buf: Uint8Array): TemperatureSummary {
+    return this.#withInput(buf, 0, 64, (ptr, len) => this.statsTemperatureAt(ptr, len));
+  }
+
+  /** Statistics of a batch already in linear memory at `ptr` (64-byte aligned): no copy. */
+  statsTemperatureAt(ptr: number, len: number): TemperatureSummary {
+    const block = this.x.alloc(32 + 8);
+    if (block === 0) throw makeError('ERR_BACKEND_UNAVAILABLE', 'WebAssembly memory exhausted');
+    try {
+      const out = (block + 7) & ~7;
+      this.#check(this.x.stats_temperature(ptr, len, out));
+      const [count, average, min, max] = new Float64Array(this.x.memory.buffer, out, 4);
+      return { count, average, min, max } as TemperatureSummary;
+    } finally {
+      this.x.dealloc(block, 32 + 8);
+    }
+  }
+}
