@@ -31,6 +31,23 @@ test('pool queue full → 503 ERR_QUEUE_FULL with Retry-After: 1; the others suc
   assert.equal((await get(app, '/pi?samples=10')).status, 200);
 });
 
+test('503s log one warn line per burst, no stack; 500s still log the error', async (t) => {
+  const pool = new offthread.Pool({ threads: 1, maxQueue: 1 });
+  t.after(() => pool.close());
+  /** @type {any[]} */
+  const lines = [];
+  const stream = { write: (/** @type {string} */ line) => lines.push(JSON.parse(line)) };
+  const { app } = await startServer(t, { pool, logger: { level: 'warn', stream } });
+  const all = await Promise.all(Array.from({ length: 8 }, () => get(app, '/pi?samples=20000000')));
+  const full = all.filter((r) => r.status === 503).length;
+  assert.ok(full >= 2, `statuses: ${all.map((r) => r.status)}`);
+  assert.equal(lines.filter((l) => l.level >= 50).length, 0, JSON.stringify(lines));
+  const warns = lines.filter((l) => l.level === 40);
+  assert.equal(warns.length, 1, `${full} rejections → ${warns.length} warn lines`);
+  assert.equal(warns[0].code, 'ERR_QUEUE_FULL');
+  assert.equal(warns[0].err, undefined, 'no error object (stack) in the line');
+});
+
 test('kernel panic → 500 ERR_KERNEL_PANIC; the server and the pool go on', async (t) => {
   const pool = new offthread.Pool({ threads: 1 });
   t.after(() => pool.close());
