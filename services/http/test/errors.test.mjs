@@ -2,9 +2,10 @@
 // queue is 503 + Retry-After, a kernel panic 500, an unexpected throw 500, a missing
 // kernel 503.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import offthread from 'offthread';
-import { describeError, statusFor } from '../src/errors.mjs';
+import { describeError, serviceErrors, statusFor } from '../src/errors.mjs';
 import { get, startServer } from '../test-support/helpers.mjs';
 
 test('statusFor follows errorRegistry; service codes have their own', () => {
@@ -12,6 +13,19 @@ test('statusFor follows errorRegistry; service codes have their own', () => {
   assert.equal(statusFor('ERR_NOT_FOUND'), 404);
   assert.equal(statusFor('ERR_SOMETHING_ELSE'), 500);
   assert.deepEqual(describeError(new Error('boom')), { status: 500, code: 'ERR_INTERNAL', message: 'boom' });
+});
+
+test("docs/errors.md lists exactly the service's own codes, with their status", () => {
+  const docs = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
+  const section = docs.slice(docs.indexOf('## Codes only the HTTP service answers with'));
+  /** @type {Record<string, number>} */
+  const documented = {};
+  for (const m of section.matchAll(/^\| `(ERR_[A-Z_]+)` +\| (\d{3}) +\|/gm)) documented[m[1]] = Number(m[2]);
+  const actual = Object.fromEntries(Object.entries(serviceErrors).map(([code, { status }]) => [code, status]));
+  assert.deepEqual(documented, actual);
+  for (const code of Object.keys(serviceErrors)) {
+    assert.ok(!Object.hasOwn(offthread.errorRegistry, code), `${code} is also a library code`);
+  }
 });
 
 test('pool queue full → 503 ERR_QUEUE_FULL with Retry-After: 1; the others succeed', async (t) => {
