@@ -5,7 +5,9 @@
 // and open file descriptors every few seconds. Reports the growth after the warm-up (the
 // first fifth of the run, at least 20 s) and every good request that did not get its
 // expected answer; writes bench/results/soak.{json,md}. Exit code 1 if a good request
-// failed or the service did not stop cleanly.
+// failed or the service did not stop cleanly. `--overload-seconds S` adds an overload
+// run on a fresh service: its capacity for one request kind, then S seconds at 10× that
+// (accepted requests' latency, 503 rate, loop-delay max).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,12 +22,14 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '150' },
     concurrency: { type: 'string', default: '16' },
     'sample-seconds': { type: 'string', default: '5' },
+    'overload-seconds': { type: 'string', default: '0' },
   },
 });
 const minutes = Number(values.minutes);
 const rate = Number(values.rate);
 const concurrency = Number(values.concurrency);
 const sampleMs = Number(values['sample-seconds']) * 1000;
+const overloadMs = Number(values['overload-seconds']) * 1000;
 for (const [name, v] of Object.entries({ minutes, rate, concurrency, sampleMs })) {
   if (!Number.isFinite(v) || v <= 0) {
     console.error(`soak: --${name} must be a positive number`);
@@ -117,9 +121,9 @@ function pick(/** @type {number} */ i) {
 }
 
 /** Starts main.mjs on a free loopback port; resolves { child, url, exit }. */
-function startService() {
+function startService(/** @type {Record<string, string>} */ env = {}) {
   const child = spawn(process.execPath, [MAIN.pathname], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -351,13 +355,97 @@ async function main() {
     exit,
     samples,
   };
+  if (overloadMs > 0) {
+    console.log(`soak: overload run (${overloadMs / 1000} s at 10× capacity)`);
+    /** @type {any} */ (result).overload = await overload();
+  }
   writeFileSync(new URL('soak.json', RESULTS), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(new URL('soak.md', RESULTS), markdown(result));
   console.log(markdown(result));
-  const failed = result.good.errors > 0 || exit.code !== 0;
+  const failed = result.good.errors > 0 || exit.code !== 0 || /** @type {any} */ (result).overload?.exit.code > 0;
   if (failed)
     console.error(`soak: FAILED (${result.good.errors} good requests failed, exit ${exit.code})\n${service.output()}`);
   process.exit(failed ? 1 : 0);
+}
+
+const OVERLOAD_PATH = '/md5?text=overload&rounds=200000';
+const OVERLOAD_QUEUE = 64;
+
+/** POST with no body; resolves the status. */
+function httpPost(/** @type {string} */ url, /** @type {http.Agent} */ agent) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent }, (res) =>
+      res.resume().on('end', () => resolve(res.statusCode)),
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Capacity of the service for OVERLOAD_PATH (closed loop, 2 in flight per pool thread,
+ * 5 s), then an open loop at 10× that for `overloadMs` with MAX_QUEUE=OVERLOAD_QUEUE: the
+ * pool sheds the excess as 503 ERR_QUEUE_FULL; accepted requests should keep a bounded
+ * latency and the event loop should stay responsive.
+ */
+async function overload() {
+  const service = startService({ MAX_QUEUE: String(OVERLOAD_QUEUE) });
+  const base = /** @type {string} */ (await service.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 2048 });
+  const health = await httpGet(`${base}/health`, agent);
+  const threads = 'body' in health ? JSON.parse(health.body).pool.threads : 1;
+  let done = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 2 * threads }, async () => {
+      while (performance.now() - t0 < 5000) if ('status' in (await httpGet(`${base}${OVERLOAD_PATH}`, agent))) done++;
+    }),
+  );
+  const capacity = done / ((performance.now() - t0) / 1000);
+  const target = 10 * capacity;
+  await httpPost(`${base}/loop/reset`, agent);
+  /** @type {number[]} */
+  const accepted = [];
+  /** @type {Record<string, number>} */
+  const statuses = {};
+  /** @type {Promise<void>[]} */
+  const pending = [];
+  const t1 = performance.now();
+  for (let i = 0; performance.now() - t1 < overloadMs; i++) {
+    const wait = t1 + (i * 1000) / target - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const sent = performance.now();
+    pending.push(
+      httpGet(`${base}${OVERLOAD_PATH}`, agent).then((r) => {
+        const key = 'status' in r ? String(r.status) : r.error;
+        statuses[key] = (statuses[key] ?? 0) + 1;
+        if ('status' in r && r.status === 200) accepted.push(performance.now() - sent);
+      }),
+    );
+  }
+  const sendSeconds = (performance.now() - t1) / 1000;
+  await Promise.all(pending);
+  const loopAnswer = await httpGet(`${base}/loop`, agent);
+  const loop = 'body' in loopAnswer ? JSON.parse(loopAnswer.body).total : {};
+  agent.destroy();
+  service.child.kill('SIGTERM');
+  const exit = /** @type {{ code: number | null }} */ (await service.exit);
+  accepted.sort((a, b) => a - b);
+  const q = (/** @type {number} */ p) => accepted[Math.min(accepted.length - 1, Math.floor(p * accepted.length))];
+  return {
+    path: OVERLOAD_PATH,
+    maxQueue: OVERLOAD_QUEUE,
+    poolThreads: threads,
+    capacityPerS: capacity,
+    offeredPerS: pending.length / sendSeconds,
+    seconds: sendSeconds,
+    sent: pending.length,
+    statuses,
+    rate503: (statuses['503'] ?? 0) / pending.length,
+    acceptedMs: { p50: q(0.5), p99: q(0.99), max: accepted.at(-1) },
+    loopDelayMs: { p99: loop.p99Ms, max: loop.maxMs },
+    exit,
+  };
 }
 
 /** @param {any} r */
@@ -394,8 +482,25 @@ function markdown(r) {
     ...(r.goodFailures.length
       ? ['', 'Good requests that failed (first 20):', '', ...r.goodFailures.map((f) => `- ${f}`)]
       : []),
+    ...(r.overload ? overloadMarkdown(r.overload) : []),
     '',
   ].join('\n');
+}
+
+/** @param {any} o */
+function overloadMarkdown(o) {
+  return [
+    '',
+    '## Overload (10× capacity)',
+    '',
+    `\`GET ${o.path}\` on a fresh service (MAX_QUEUE=${o.maxQueue}, ${o.poolThreads} pool threads): capacity ` +
+      `${o.capacityPerS.toFixed(1)} req/s (closed loop, 5 s), then ${o.offeredPerS.toFixed(0)} req/s offered for ${o.seconds.toFixed(1)} s.`,
+    '',
+    `- sent ${o.sent}: ${JSON.stringify(o.statuses)}; 503 rate ${(o.rate503 * 100).toFixed(1)} %`,
+    `- accepted (200) latency: p50 ${o.acceptedMs.p50?.toFixed(0)} ms, p99 ${o.acceptedMs.p99?.toFixed(0)} ms, max ${o.acceptedMs.max?.toFixed(0)} ms`,
+    `- event-loop delay during the run: p99 ${o.loopDelayMs.p99?.toFixed(1)} ms, max ${o.loopDelayMs.max?.toFixed(1)} ms`,
+    `- service exit after SIGTERM: ${o.exit.code}`,
+  ];
 }
 
 await main();
