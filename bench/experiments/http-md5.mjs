@@ -67,7 +67,7 @@ export async function run(ctx) {
   ctx.progress('ns per round, in-process');
   const perRound = (await runInChild(import.meta.url, 'nsPerRound', [timing], { timeoutMs: 300_000 })).value;
 
-  const server = await startServer({ mode: 'offload' });
+  const server = await startServer({ mode: 'offload', env: { EXPERIMENT_ROUTES: '1' } });
   const http = [];
   try {
     for (const [impl, label] of ROWS) {

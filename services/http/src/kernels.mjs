@@ -72,15 +72,19 @@ export function qrBlocking(text, o) {
 /**
  * One row of the http-md5 experiment each (EXPERIMENTS.md). `run` gets the kernels,
  * the parsed input and per-request call options; every row returns the hex digest of
- * `rounds` rounds, except `mixed` (see its summary).
- * @type {Record<string, { summary: string, run(k: Kernels, text: string, rounds: number, call: CallOptions, ctx: { piscina(): Promise<any> }): Promise<string> | string }>}
+ * `rounds` rounds, except `mixed` (see its summary). `blocksLoop`: the row runs (some of)
+ * its rounds on the event loop by design, so the service serves it only with
+ * `experimentRoutes` (10^7 rounds of `js` would freeze it for ~20 s).
+ * @type {Record<string, { summary: string, blocksLoop: boolean, run(k: Kernels, text: string, rounds: number, call: CallOptions, ctx: { piscina(): Promise<any> }): Promise<string> | string }>}
  */
 export const md5Impls = {
   js: {
+    blocksLoop: true,
     summary: 'JS loop, JS MD5 (blueimp-md5), sync on the event loop',
     run: (_k, text, rounds) => md5Loop(md5Blueimp, text, rounds),
   },
   'js-native': {
+    blocksLoop: true,
     summary: 'JS loop, native MD5 per round (md5.hex), sync',
     run: (k, text, rounds) => {
       const hex = need(k, 'md5.hex');
@@ -88,6 +92,7 @@ export const md5Impls = {
     },
   },
   'js-native-async': {
+    blocksLoop: false,
     summary: 'JS loop, native MD5 per round as one pool job each (md5.hexAsync), async',
     run: async (k, text, rounds, call) => {
       const hexAsync = need(k, 'md5.hexAsync');
@@ -97,14 +102,17 @@ export const md5Impls = {
     },
   },
   native: {
+    blocksLoop: true,
     summary: 'native loop (md5.iterateSync), sync on the event loop',
     run: (k, text, rounds) => need(k, 'md5.iterateSync')(text, rounds),
   },
   'native-async': {
+    blocksLoop: false,
     summary: 'native loop on the offthread pool (md5.iterate), async',
     run: (k, text, rounds, call) => need(k, 'md5.iterate')(text, rounds, call),
   },
   mixed: {
+    blocksLoop: true,
     summary:
       'native loop in 4 segments: async, sync, async, sync (rounds/4 each, the last takes the rest), ' +
       'each resuming from the previous digest (the blog model T + (N−1)·S·W)',
@@ -121,10 +129,12 @@ export const md5Impls = {
     },
   },
   crypto: {
+    blocksLoop: true,
     summary: "JS loop, node:crypto createHash('md5') per round, sync",
     run: (_k, text, rounds) => md5Loop(md5Crypto, text, rounds),
   },
   piscina: {
+    blocksLoop: false,
     summary: 'the JS loop (blueimp-md5) in a piscina worker thread',
     run: async (_k, text, rounds, call, ctx) => (await ctx.piscina()).run({ text, rounds }, { signal: call.signal }),
   },

@@ -2,8 +2,11 @@
 // Starts the service: PORT (default 3000, 0 = any free port), HOST (default 127.0.0.1),
 // `--mode blocking|offload` or MODE (default offload), MAX_QUEUE (pool jobs waiting,
 // default 10,000; beyond it requests get 503 + Retry-After), POOL_THREADS (default: all
-// cores), POOL_NICE (workers' nice value 0…19, default 0), LOG_LEVEL (default warn), STATIC_CACHE=0 (stream public/ from disk). Prints the URL. SIGTERM/SIGINT: stop accepting,
-// answer every accepted request, close the pool, exit 0.
+// cores), POOL_NICE (workers' nice value 0…19, default 0), LOG_LEVEL (default warn),
+// STATIC_CACHE=0 (stream public/ from disk), `--experiments` or EXPERIMENT_ROUTES=1 (the
+// /md5/:impl rows that block the event loop), HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
+// IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS (README.md). Prints the URL. SIGTERM/SIGINT:
+// stop accepting, answer every accepted request, close the pool, exit 0.
 import { parseArgs } from 'node:util';
 import offthread from 'offthread';
 import { buildServer } from './server.mjs';
@@ -13,6 +16,7 @@ const { values } = parseArgs({
     mode: { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
+    experiments: { type: 'boolean' },
   },
 });
 
@@ -31,6 +35,26 @@ const threads = process.env.POOL_THREADS ? Number(process.env.POOL_THREADS) : un
 // cores: 7,000 req/s p99 77 ms at nice 10, 8.8 ms at nice 0.
 const nice = Number(process.env.POOL_NICE ?? 0);
 const shutdownTimeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 30_000);
+const experimentRoutes = values.experiments === true || process.env.EXPERIMENT_ROUTES === '1';
+
+/** A timeout from the environment: a non-negative integer (ms) or the default. */
+function envMs(/** @type {string} */ name) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9]+$/.test(raw)) {
+    console.error(`offthread-http: ${name} must be a whole number of milliseconds, got ${raw}`);
+    process.exit(2);
+  }
+  return Number(raw);
+}
+const timeouts = Object.fromEntries(
+  Object.entries({
+    headersMs: envMs('HEADERS_TIMEOUT_MS'),
+    requestMs: envMs('REQUEST_TIMEOUT_MS'),
+    idleMs: envMs('IDLE_TIMEOUT_MS'),
+    keepAliveMs: envMs('KEEP_ALIVE_TIMEOUT_MS'),
+  }).filter(([, v]) => v !== undefined),
+);
 
 const pool = new offthread.Pool({ maxQueue, threads, nice });
 const app = buildServer({
@@ -39,6 +63,8 @@ const app = buildServer({
   logger: { level: process.env.LOG_LEVEL ?? 'warn' },
   loopResolutionMs: process.env.LOOP_RESOLUTION_MS ? Number(process.env.LOOP_RESOLUTION_MS) : undefined,
   staticCache: process.env.STATIC_CACHE !== '0',
+  experimentRoutes,
+  timeouts,
 });
 
 let stopping = false;
@@ -56,7 +82,9 @@ async function shutdown(signal) {
   }, shutdownTimeoutMs);
   force.unref();
   try {
-    await app.close(); // stops listening, closes idle connections, waits for in-flight requests
+    // Stops listening, closes connections with nothing unanswered (idle, silent, half a
+    // request), answers the rest with `Connection: close`, waits for them.
+    await app.close();
     await pool.close(); // every accepted job has settled by now; refuse new ones
     console.log('offthread-http: stopped');
     process.exit(0);

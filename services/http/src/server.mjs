@@ -3,6 +3,7 @@
 // original blog services), with Prometheus metrics, loop-delay figures and a live page.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +11,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify from 'fastify';
 import offthread from 'offthread';
 import { registerBenchPage } from './bench-page.mjs';
-import { describeError, HttpError } from './errors.mjs';
+import { describeClientError, describeError, HttpError } from './errors.mjs';
 import { defaultKernels, md5Blueimp, md5Impls, md5Loop, need, QR_DEFAULTS, qrBlocking } from './kernels.mjs';
 import { createLoopWatch } from './loop.mjs';
 import { createMetrics } from './metrics.mjs';
@@ -33,6 +34,13 @@ export const LIMITS = Object.freeze({
 export const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
 
 const textSchema = { type: 'string' };
+/**
+ * Numbers in query strings are plain decimal integers: digits with an optional leading
+ * `-` (no `+`, spaces, `0x`/`0b`, fractions or exponents, which ajv would coerce); the
+ * handlers turn them into numbers and check their ranges.
+ * @param {number} byDefault
+ */
+const integerSchema = (byDefault) => ({ type: 'string', pattern: '^-?[0-9]+$', default: String(byDefault) });
 
 /**
  * @param {unknown} text
@@ -98,7 +106,24 @@ function clientGone(reply) {
  * @property {number} [piscinaThreads] worker threads of the md5 piscina row (default: available parallelism)
  * @property {boolean} [staticCache] serve the files of public/ from memory, read once at start (default true);
  *   false: @fastify/static streams them from disk on every request
+ * @property {boolean} [experimentRoutes] serve the `/md5/:impl` rows that run on the event loop (default false:
+ *   they answer 404; the http-md5 experiment turns them on)
+ * @property {Partial<typeof TIMEOUTS>} [timeouts] connection and request timeouts, ms (see TIMEOUTS)
  */
+
+/** Connection and request timeouts (ms); README.md of this package lists their variables. */
+export const TIMEOUTS = Object.freeze({
+  /** From a request's first byte to the end of its headers (slowloris); node checks every `checkIntervalMs`. */
+  headersMs: 10_000,
+  /** From a request's first byte to the end of its body (not its answer). */
+  requestMs: 30_000,
+  /** A connection with no request in progress and no bytes for this long is closed (sent nothing, kept alive). */
+  idleMs: 30_000,
+  /** How long a kept-alive connection may wait for its next request. */
+  keepAliveMs: 5_000,
+  /** How often node looks for requests past headersMs / requestMs. */
+  checkIntervalMs: 1_000,
+});
 
 const TYPES = /** @type {Record<string, string>} */ ({
   '.html': 'text/html; charset=utf-8',
@@ -131,6 +156,44 @@ function cachePublicFiles(app) {
 }
 
 /**
+ * A whole HTTP/1.1 response for a raw socket (errors before fastify has a request).
+ * @param {number} status
+ * @param {unknown} body
+ */
+function rawResponse(status, body) {
+  const json = JSON.stringify(body);
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
+    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`
+  );
+}
+
+/**
+ * 503s are load shedding, not faults: one warn line (no stack) per code at most every
+ * 10 s, saying how many there were since the last; /metrics counts each one.
+ */
+function unavailableLogger() {
+  /** @type {Map<string, { at: number, count: number }>} */
+  const seen = new Map();
+  /**
+   * @param {import('fastify').FastifyBaseLogger} log
+   * @param {string} code
+   * @param {string} message
+   */
+  return (log, code, message) => {
+    const now = Date.now();
+    const last = seen.get(code) ?? { at: -Infinity, count: 0 };
+    last.count++;
+    if (now - last.at >= 10_000) {
+      log.warn({ code, count: last.count }, `503 ${code}: ${message}`);
+      last.at = now;
+      last.count = 0;
+    }
+    seen.set(code, last);
+  };
+}
+
+/**
  * Builds the service (not listening). `app.close()` stops its timers and workers; the
  * caller owns `pool` and closes it after the server.
  * @param {ServerOptions} [opts]
@@ -142,14 +205,81 @@ export function buildServer(opts = {}) {
   }
   const kernels = opts.kernels ?? defaultKernels();
   const poolOf = () => opts.pool ?? offthread.defaultPool();
+  const timeouts = { ...TIMEOUTS, ...opts.timeouts };
+  const experimentRoutes = opts.experimentRoutes ?? false;
+  // Set by the preClose hook: from then on every answer says `Connection: close`.
+  let stopping = false;
+  const metrics = createMetrics({ pool: poolOf, defaultMetrics: opts.defaultMetrics ?? true });
+
   const app = Fastify({
     logger: opts.logger ?? false,
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // fastify's own 503 while closing has a body of its own shape: the onRequest hook answers instead.
+    return503OnClosing: false,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    connectionTimeout: timeouts.idleMs,
+    http: {
+      headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: timeouts.checkIntervalMs,
+      // node answers a missing Host with an empty 400; the onRequest hook answers in JSON.
+      requireHostHeader: false,
+    },
+    // Errors before a request exists (parse errors, oversize headers, timeouts).
+    clientErrorHandler(err, socket) {
+      if (/** @type {any} */ (err).code === 'ECONNRESET' || socket.destroyed) return;
+      const { status, code, message } = describeClientError(/** @type {any} */ (err));
+      metrics.record('(unparsed)', '(client error)', status, 0);
+      if (socket.writable) socket.end(rawResponse(status, { error: { code, message } }));
+      socket.destroySoon();
+    },
+    // Errors fastify raises before routing (a bad percent-encoding, an overlong path parameter).
+    frameworkErrors(err, request, reply) {
+      const { status, code, message } = describeError(err);
+      reply.code(status).send({ error: { code, message } });
+      metrics.record(request.method, '(unmatched)', status, 0); // no route, so no onResponse hook
+    },
+  });
+
+  // Every connection and how many of its requests are unanswered: at shutdown those with
+  // none are closed at once (idle keep-alive, sent nothing, half a request), the others
+  // as soon as their last answer is written.
+  /** @type {Map<import('node:net').Socket, number>} */
+  const sockets = new Map();
+  app.server.on('connection', (socket) => {
+    if (stopping) return socket.destroy();
+    sockets.set(socket, 0);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  app.server.on('request', (req, res) => {
+    const socket = req.socket;
+    sockets.set(socket, (sockets.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      if (!sockets.has(socket)) return;
+      const left = /** @type {number} */ (sockets.get(socket)) - 1;
+      sockets.set(socket, left);
+      if (stopping && left === 0) socket.destroySoon();
+    });
+  });
+  // With a 'timeout' listener node leaves inactive sockets to us: close those with no
+  // request in progress; a long computation keeps its connection.
+  app.server.on('timeout', (socket) => {
+    if (!sockets.get(socket)) socket.destroy();
+  });
+  // CONNECT is not routed by fastify: without this node drops the socket unanswered.
+  app.server.on('connect', (req, socket) => {
+    metrics.record('CONNECT', '(unmatched)', 404, 0);
+    const error = { code: 'ERR_NOT_FOUND', message: `no route for CONNECT ${req.url}` };
+    socket.end(rawResponse(404, { error }));
+    socket.destroySoon();
+  });
+  app.addHook('preClose', async () => {
+    stopping = true;
+    for (const [socket, unanswered] of sockets) if (unanswered === 0) socket.destroy();
   });
 
   const loop = createLoopWatch({ resolutionMs: opts.loopResolutionMs ?? 1, windowMs: opts.loopWindowMs ?? 500 });
-  const metrics = createMetrics({ pool: poolOf, defaultMetrics: opts.defaultMetrics ?? true });
   /** @type {Promise<any> | undefined} created on the first /md5/piscina request */
   let piscina;
   const md5Ctx = {
@@ -173,9 +303,23 @@ export function buildServer(opts = {}) {
   app.decorateRequest('startedAt', 0);
   app.decorate('loopWatch', loop);
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     metrics.inFlight.inc();
     request.startedAt = performance.now();
+    if (stopping) {
+      return reply
+        .code(503)
+        .header('retry-after', '1')
+        .send({ error: { code: 'ERR_SHUTTING_DOWN', message: 'the server is stopping' } });
+    }
+    if (request.raw.httpVersion === '1.1' && !request.headers.host) {
+      return reply
+        .code(400)
+        .send({ error: { code: 'ERR_INVALID_ARG', message: 'HTTP/1.1 request without a Host header' } });
+    }
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (stopping) reply.header('connection', 'close');
   });
   // Each request is counted once: when its response is sent, or (status 499, nginx's
   // "client closed request") when the client goes away first.
@@ -199,9 +343,11 @@ export function buildServer(opts = {}) {
     await (await piscina)?.destroy();
   });
 
+  const warnUnavailable = unavailableLogger();
   app.setErrorHandler((err, request, reply) => {
     const { status, code, message } = describeError(err);
-    if (status >= 500) request.log.error({ err }, 'request failed');
+    if (status === 503) warnUnavailable(request.log, code, message);
+    else if (status >= 500) request.log.error({ err }, 'request failed');
     if (code === 'ERR_QUEUE_FULL' || code === 'ERR_POOL_CLOSED') reply.header('retry-after', '1');
     reply.code(status).send({ error: { code, message } });
   });
@@ -234,13 +380,13 @@ export function buildServer(opts = {}) {
   const md5Query = {
     type: 'object',
     required: ['text'],
-    properties: { text: textSchema, rounds: { type: 'integer', default: LIMITS.defaultRounds } },
+    properties: { text: textSchema, rounds: integerSchema(LIMITS.defaultRounds) },
   };
 
   app.get('/md5', { schema: { querystring: md5Query } }, async (request, reply) => {
-    const q = /** @type {{ text: string, rounds: number }} */ (request.query);
+    const q = /** @type {{ text: string, rounds: string }} */ (request.query);
     const text = checkText(q.text, LIMITS.md5TextBytes);
-    const rounds = checkRounds(q.rounds);
+    const rounds = checkRounds(Number(q.rounds));
     const digest =
       mode === 'offload'
         ? await need(kernels, 'md5.iterate')(text, rounds, call(reply))
@@ -257,16 +403,26 @@ export function buildServer(opts = {}) {
       },
     },
     async (request, reply) => {
-      const q = /** @type {{ text: string, rounds: number }} */ (request.query);
+      const q = /** @type {{ text: string, rounds: string }} */ (request.query);
       const { impl } = /** @type {{ impl: string }} */ (request.params);
+      if (md5Impls[impl].blocksLoop && !experimentRoutes) {
+        throw new HttpError(
+          'ERR_NOT_FOUND',
+          `/md5/${impl} runs on the event loop (an experiment row): start the service with --experiments or EXPERIMENT_ROUTES=1`,
+        );
+      }
       const text = checkText(q.text, LIMITS.md5TextBytes);
-      const rounds = checkRounds(q.rounds);
+      const rounds = checkRounds(Number(q.rounds));
       return { digest: await md5Impls[impl].run(kernels, text, rounds, call(reply), md5Ctx), impl };
     },
   );
 
   app.get('/md5/impls', async () =>
-    Object.fromEntries(Object.entries(md5Impls).map(([name, { summary }]) => [name, summary])),
+    Object.fromEntries(
+      Object.entries(md5Impls)
+        .filter(([, { blocksLoop }]) => experimentRoutes || !blocksLoop)
+        .map(([name, { summary }]) => [name, summary]),
+    ),
   );
 
   app.get(
@@ -276,17 +432,18 @@ export function buildServer(opts = {}) {
         querystring: {
           type: 'object',
           properties: {
-            samples: { type: 'integer', default: LIMITS.defaultSamples },
-            seed: { type: 'integer', default: 1 },
+            samples: integerSchema(LIMITS.defaultSamples),
+            seed: integerSchema(1),
           },
         },
       },
     },
     async (request, reply) => {
-      const q = /** @type {{ samples: number, seed: number }} */ (request.query);
-      const samples = checkSamples(q.samples);
-      if (mode === 'blocking') return need(kernels, 'pi.estimateSync')(samples, { seed: q.seed });
-      return need(kernels, 'pi.estimate')(samples, { seed: q.seed, ...call(reply) });
+      const q = /** @type {{ samples: string, seed: string }} */ (request.query);
+      const samples = checkSamples(Number(q.samples));
+      const seed = Number(q.seed); // beyond 2^53 the kernel answers ERR_INVALID_SEED
+      if (mode === 'blocking') return need(kernels, 'pi.estimateSync')(samples, { seed });
+      return need(kernels, 'pi.estimate')(samples, { seed, ...call(reply) });
     },
   );
 

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import vm from 'node:vm';
 import { BENCH_HTML_BYTES, benchHtml } from '../scripts/make-bench-html.mjs';
 import { LIMITS, PUBLIC_DIR } from '../src/server.mjs';
-import { get, requireKernels, startServer } from '../test-support/helpers.mjs';
+import { get, md5LoopReference, requireKernels, startServer } from '../test-support/helpers.mjs';
 
 for (const mode of ['offload', 'blocking']) {
   describe(`${mode} mode`, () => {
@@ -34,7 +34,7 @@ for (const mode of ['offload', 'blocking']) {
       assert.equal(r.body.seed, 1);
       assert.equal(r.body.estimate, 3.13852);
       assert.equal(typeof r.body.variant, 'string');
-      const big = await get(app, '/pi?samples=1e6');
+      const big = await get(app, '/pi?samples=1000000');
       assert.equal(big.status, 200);
       if (mode === 'offload') assert.equal(big.body.variant, 'parallelAsync');
     });
@@ -65,14 +65,30 @@ describe('bad input → 400 { error: { code, message } }', () => {
     ['/md5?text=a&rounds=1.5', 'ERR_INVALID_ARG', 'rounds fractional'],
     ['/md5?text=a&rounds=many', 'ERR_INVALID_ARG', 'rounds not a number'],
     ['/md5/nope?text=a', 'ERR_INVALID_ARG', 'unknown implementation'],
-    ['/md5/js?text=a&rounds=0', 'ERR_INVALID_ROUNDS', 'rounds 0 on an implementation route'],
-    ['/md5/native?text=', 'ERR_INVALID_TEXT', 'text empty on an implementation route'],
+    ['/md5/native-async?text=a&rounds=0', 'ERR_INVALID_ROUNDS', 'rounds 0 on an implementation route'],
+    ['/md5/piscina?text=', 'ERR_INVALID_TEXT', 'text empty on an implementation route'],
+    // Numbers are plain decimal integers (README.md): no other notation ajv would coerce.
+    ['/md5?text=a&rounds=0x10', 'ERR_INVALID_ARG', 'rounds in hex'],
+    ['/md5?text=a&rounds=0b11', 'ERR_INVALID_ARG', 'rounds in binary'],
+    ['/md5?text=a&rounds=0o7', 'ERR_INVALID_ARG', 'rounds in octal'],
+    ['/md5?text=a&rounds=%205', 'ERR_INVALID_ARG', 'rounds with a leading space'],
+    ['/md5?text=a&rounds=5%20', 'ERR_INVALID_ARG', 'rounds with a trailing space'],
+    ['/md5?text=a&rounds=1.0', 'ERR_INVALID_ARG', 'rounds with a fraction part'],
+    ['/md5?text=a&rounds=1e3', 'ERR_INVALID_ARG', 'rounds with an exponent'],
+    ['/md5?text=a&rounds=%2B5', 'ERR_INVALID_ARG', 'rounds with a plus sign'],
+    ['/md5?text=a&rounds=', 'ERR_INVALID_ARG', 'rounds empty'],
+    ['/md5?text=a&rounds=1&rounds=2', 'ERR_INVALID_ARG', 'rounds repeated'],
+    ['/md5?text=a&rounds=Infinity', 'ERR_INVALID_ARG', 'rounds Infinity'],
+    ['/md5?text=a&rounds=99999999999999999999', 'ERR_INVALID_ROUNDS', 'rounds decimal but huge'],
     ['/pi?samples=0', 'ERR_INVALID_SAMPLES', 'samples 0'],
     ['/pi?samples=-1', 'ERR_INVALID_SAMPLES', 'samples negative'],
     [`/pi?samples=${LIMITS.maxSamples + 1}`, 'ERR_INVALID_SAMPLES', 'samples over 10^9'],
     ['/pi?samples=abc', 'ERR_INVALID_ARG', 'samples not a number'],
+    ['/pi?samples=1e6', 'ERR_INVALID_ARG', 'samples with an exponent'],
+    ['/pi?samples=0x10', 'ERR_INVALID_ARG', 'samples in hex'],
     ['/pi?samples=10&seed=1.5', 'ERR_INVALID_ARG', 'seed fractional'],
-    ['/pi?samples=10&seed=1e20', 'ERR_INVALID_SEED', 'seed beyond 2^53'],
+    ['/pi?samples=10&seed=1e20', 'ERR_INVALID_ARG', 'seed with an exponent'],
+    ['/pi?samples=10&seed=100000000000000000000', 'ERR_INVALID_SEED', 'seed beyond 2^53'],
   ];
   for (const mode of ['offload', 'blocking']) {
     test(`${mode}: every case`, async (t) => {
@@ -153,8 +169,14 @@ describe('other routes', () => {
     assert.ok(after.body.total.count < r.body.total.count);
   });
 
-  test('GET /md5/impls lists the implementations', async (t) => {
-    const { app } = await startServer(t);
+  test('GET /md5/impls lists the implementations (the event-loop rows only with experimentRoutes)', async (t) => {
+    const { app: plain } = await startServer(t);
+    assert.deepEqual(Object.keys((await get(plain, '/md5/impls')).body).sort(), [
+      'js-native-async',
+      'native-async',
+      'piscina',
+    ]);
+    const { app } = await startServer(t, { experimentRoutes: true });
     const r = await get(app, '/md5/impls');
     assert.deepEqual(Object.keys(r.body).sort(), [
       'crypto',
@@ -166,5 +188,36 @@ describe('other routes', () => {
       'native-async',
       'piscina',
     ]);
+  });
+});
+
+describe('/md5/:impl rows that block the event loop', () => {
+  const blocking = ['js', 'js-native', 'native', 'mixed', 'crypto'];
+  const pooled = ['js-native-async', 'native-async', 'piscina'];
+
+  test('default: 404 ERR_NOT_FOUND naming the flag; the pooled rows answer', async (t) => {
+    requireKernels();
+    const { app } = await startServer(t, { piscinaThreads: 1 });
+    for (const impl of blocking) {
+      // The largest rounds: refused before any work (no 20 s freeze).
+      const r = await get(app, `/md5/${impl}?text=a&rounds=${LIMITS.maxRounds}`);
+      assert.equal(r.status, 404, impl);
+      assert.equal(r.body.error.code, 'ERR_NOT_FOUND', impl);
+      assert.match(r.body.error.message, /--experiments|EXPERIMENT_ROUTES=1/);
+    }
+    for (const impl of pooled) {
+      const r = await get(app, `/md5/${impl}?text=a&rounds=3`);
+      assert.equal(r.status, 200, `${impl}: ${JSON.stringify(r.body)}`);
+    }
+  });
+
+  test('experimentRoutes: every row answers the same digest', async (t) => {
+    requireKernels();
+    const { app } = await startServer(t, { experimentRoutes: true, piscinaThreads: 1 });
+    for (const impl of [...blocking, ...pooled]) {
+      const r = await get(app, `/md5/${impl}?text=a&rounds=8`);
+      assert.equal(r.status, 200, `${impl}: ${JSON.stringify(r.body)}`);
+      assert.deepEqual(r.body, { digest: md5LoopReference('a', 8), impl });
+    }
   });
 });
