@@ -35,23 +35,38 @@ function schema(args) {
 }
 
 function doctor(json) {
-  const { backendInfo } = require('../dist/index.js');
-  const info = backendInfo();
+  let info;
+  try {
+    info = require('../dist/index.js').backendInfo();
+  } catch (err) {
+    console.error(`offthread: ${err.code ? `${err.code}: ` : ''}${err.message}`);
+    return 1;
+  }
   if (json) {
     console.log(JSON.stringify(info, null, 2));
     return 0;
   }
-  console.log(`active backend: ${info.active}`);
+  const engine = {
+    native: 'the native Rust pool',
+    wasm: 'WebAssembly on worker threads',
+    js: 'pure JS on worker threads (π and MD5 only; no QR)',
+  };
+  console.log(`active backend: ${info.active} — ${engine[info.active]}`);
+  if (info.forced) console.log(`  (OFFTHREAD_BACKEND=${info.forced} disabled the tiers above it)`);
   for (const name of ['native', 'wasm']) {
     const b = info[name];
-    console.log(
-      `  ${name.padEnd(7)} ${b.loaded ? 'loaded ' : 'missing'} ${b.path}${b.error ? `\n          ${b.error}` : ''}`,
-    );
+    const state = b.loaded ? 'loaded  ' : b.error?.startsWith('disabled') ? 'disabled' : 'missing ';
+    console.log(`  ${name.padEnd(7)} ${state} ${b.path ?? '(no file)'}${b.error ? `\n           ${b.error}` : ''}`);
   }
-  if (info.active !== 'native')
-    console.log('\nTo build the native addon: npm run setup (needs Rust: https://rustup.rs)');
   return 0;
 }
+
+const USAGE = `usage: offthread <command>
+  doctor                 which backend runs your calls, and why
+  info                   the same as JSON
+  schema build <file.km> --ts <dir> [--rust <dir>]   generate readers and writers
+  schema check <file.km>                            check a schema
+  help                   this text`;
 
 switch (command) {
   case 'doctor':
@@ -63,9 +78,12 @@ switch (command) {
   case 'schema':
     process.exitCode = schema(rest);
     break;
+  case 'help':
+  case '--help':
+  case '-h':
+    console.log(USAGE);
+    break;
   default:
-    console.error(
-      `usage: offthread doctor | info | schema (build <file.km> --ts <dir> --rust <dir> | check <file.km>)\nunknown command: ${command}`,
-    );
+    console.error(`${USAGE}\nunknown command: ${command}`);
     process.exitCode = 2;
 }
