@@ -51,9 +51,12 @@ export interface PiResult {
 export const AUTO_NATIVE_MIN = 4;
 export const AUTO_PARALLEL_MIN = 1 << 15;
 export const AUTO_INLINE_MAX = 1 << 14;
-/** Worker chunks: about 4 per worker, none below 2^14 nor above 2^24 samples. */
+/**
+ * Worker chunks: 4 per worker (uneven workers balance), none below 2^14 samples. No
+ * upper bound: a chunk checks for cancellation every 2^20 samples, and one call must
+ * never fill a bounded queue (maxQueue) with thousands of chunks.
+ */
 const MIN_CHUNK = 2 ** 14;
-const MAX_CHUNK = 2 ** 24;
 
 function result(samples: number, seed: number, inside: number, variant: PiResult['variant']): PiResult {
   return { estimate: (4 * inside) / samples, inside, samples, seed, variant };
@@ -142,7 +145,7 @@ function onPoolVariant(pool: Pool): PiAsyncVariant {
 
 /** Jump-ahead chunks [first, count) covering [0, n) for a worker pool. */
 export function piChunks(n: number, threads: number, chunks?: number): { first: number; count: number }[] {
-  const size = chunks ? Math.ceil(n / chunks) : Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, Math.ceil(n / (threads * 4))));
+  const size = chunks ? Math.ceil(n / chunks) : Math.max(MIN_CHUNK, Math.ceil(n / (threads * 4)));
   const out: { first: number; count: number }[] = [];
   for (let first = 0; first < n; first += size) out.push({ first, count: Math.min(size, n - first) });
   return out;

@@ -14,7 +14,8 @@ import { ffiPiCount } from './ffi.js';
 
 /** Package root (this file is dist/node/host.js). */
 const root = join(__dirname, '..', '..');
-const wasmPath = join(root, 'wasm', 'offthread.wasm');
+// The browser bundle's copy: one offthread.wasm in the package for both hosts.
+const wasmPath = join(root, 'dist', 'browser', 'offthread.wasm');
 const workerPath = join(__dirname, 'worker.js');
 
 /** The C library in use on Linux ('gnu' or 'musl'); null elsewhere. */

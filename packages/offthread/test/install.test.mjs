@@ -1,0 +1,36 @@
+// The package as a user installs it (scripts/fresh-app.mjs): `npm run package`'s
+// tarballs in fresh apps outside the repo, cargo off the PATH. The README's examples
+// give the same answers on the native engine (addon from the platform package), with
+// --omit=optional (WebAssembly on worker threads) and with OFFTHREAD_BACKEND=js.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { md5, pi } from 'offthread';
+import { run } from '../../../scripts/fresh-app.mjs';
+
+test('packed tarballs in fresh apps: native, --omit=optional (wasm) and js give the same answers', () => {
+  const results = run();
+  const common = {
+    status: 0,
+    signal: null,
+    pi: pi.estimateSync(1e7, { seed: 1 }).inside,
+    md5: md5.iterateSync('text', 2000),
+    aborted: 'ERR_ABORTED',
+    timedOut: 'ERR_TIMEOUT',
+    all: [pi.estimateSync(1e6).inside, md5.iterateSync('x', 100), 'plain JS'],
+    emit: [md5.iterateSync('payload', 1000)],
+  };
+  const expected = {
+    native: { active: 'native', engine: 'native', qr: 'data:image/png;base64,' },
+    wasm: { active: 'wasm', engine: 'wasm', qr: 'data:image/png;base64,' },
+    js: { active: 'js', engine: 'js', qr: 'ERR_BACKEND_UNAVAILABLE' },
+  };
+  for (const [mode, want] of Object.entries(expected)) {
+    const { stderr, ...got } = results[mode];
+    assert.deepEqual(got, { ...common, ...want }, `${mode}: ${stderr}`);
+    if (mode === 'native') assert.doesNotMatch(stderr, /OFFTHREAD_FALLBACK/);
+    // The load error names the missing package, the libc it looked for, and what to do.
+    if (mode === 'wasm')
+      assert.match(stderr, /package offthread-linux-x64-gnu; libc: gnu.*install with optional/, stderr);
+    if (mode === 'js') assert.match(stderr, /disabled by OFFTHREAD_BACKEND=js/, stderr);
+  }
+});

@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+// `npm run package`: the npm tarballs in the napi-rs layout, under target/npm/:
+//   offthread-<version>.tgz                 the package (JS, types, browser bundle, WASM)
+//                                           with exact-version optionalDependencies on
+//   offthread-<platform>-<version>.tgz      one package per native target: the stripped .node
+// npm installs only the platform package matching the machine (os/cpu/libc); without
+// it (another platform, or --omit=optional) the package runs on its WASM engine.
+// Targets built here: linux-x64-gnu. Cross targets need their toolchains (see README).
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const pkgDir = join(root, 'packages', 'offthread');
+const out = join(root, 'target', 'npm');
+const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+
+/** napi-rs platform suffix → npm's os/cpu/libc fields. */
+const TARGETS = {
+  'linux-x64-gnu': { os: ['linux'], cpu: ['x64'], libc: ['glibc'] },
+  'linux-arm64-gnu': { os: ['linux'], cpu: ['arm64'], libc: ['glibc'] },
+  'linux-x64-musl': { os: ['linux'], cpu: ['x64'], libc: ['musl'] },
+};
+
+const pack = (dir) =>
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', out], { cwd: dir, encoding: 'utf8' }).trim();
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+
+const built = readdirSync(join(pkgDir, 'native')).filter((f) => f.endsWith('.node'));
+const platforms = [];
+for (const file of built) {
+  const suffix = file.slice('offthread.'.length, -'.node'.length);
+  const fields = TARGETS[suffix];
+  if (!fields) throw new Error(`no npm fields for ${suffix}: add it to TARGETS`);
+  const dir = join(out, 'stage', `offthread-${suffix}`);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(pkgDir, 'native', file), join(dir, file));
+  // The release build keeps its symbol table; the shipped one needs only the dynamic symbols.
+  execFileSync('strip', ['--strip-unneeded', join(dir, file)]);
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify(
+      {
+        name: `offthread-${suffix}`,
+        version: pkg.version,
+        description: `offthread's native addon for ${suffix}`,
+        license: pkg.license,
+        repository: pkg.repository,
+        ...fields,
+        main: file,
+        files: [file],
+        engines: pkg.engines,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  copyFileSync(join(root, 'LICENSE'), join(dir, 'LICENSE'));
+  platforms.push({ name: `offthread-${suffix}`, tarball: pack(dir), size: statSync(join(dir, file)).size });
+}
+
+// The main package: the addon lives in the platform packages, not here.
+const main = join(out, 'stage', 'offthread');
+cpSync(pkgDir, main, {
+  recursive: true,
+  filter: (src) => !/[\\/](node_modules|test|src|scripts)$/.test(src) && !src.endsWith('.node'),
+});
+const manifest = JSON.parse(readFileSync(join(main, 'package.json'), 'utf8'));
+manifest.optionalDependencies = Object.fromEntries(platforms.map((p) => [p.name, pkg.version]));
+delete manifest.devDependencies;
+delete manifest.scripts;
+writeFileSync(join(main, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+copyFileSync(join(root, 'LICENSE'), join(main, 'LICENSE'));
+copyFileSync(join(root, 'README.md'), join(main, 'README.md'));
+const tarball = pack(main);
+rmSync(join(out, 'stage'), { recursive: true, force: true });
+
+const report = { main: { tarball, bytes: statSync(join(out, tarball)).size }, platforms };
+for (const p of platforms) p.bytes = statSync(join(out, p.tarball)).size;
+writeFileSync(join(out, 'packages.json'), `${JSON.stringify(report, null, 2)}\n`);
+console.log(JSON.stringify(report, null, 2));
