@@ -61,6 +61,61 @@ const measure = process.argv.includes('--measure');
   console.log(JSON.stringify(out));
 })();`;
 
+// The README's TypeScript, checked as a strict user would: no skipLibCheck, the ESM
+// default import, typed fan-out results; once for Node (nodenext), once as a bundler
+// sees the browser build (bundler resolution, the "browser" condition).
+const TYPED = `
+import offthread, { all, Emitter, md5, pi, Pool, type PiResult, type TaskContext } from 'offthread';
+const pool = new Pool({ threads: 2 });
+const r: PiResult = await offthread.pi.estimate(1e6, { pool });
+const [p, digest, plain] = await all([
+  (ctx: TaskContext) => pi.estimate(1e8, ctx),
+  (ctx: TaskContext) => md5.iterate('x', 1e6, ctx),
+  () => 'plain JS',
+]);
+const inside: number = p.inside + r.inside;
+const text: string = digest + plain;
+const events = new Emitter<{ upload: string }>().on('upload', (file, ctx) => md5.iterate(file, 1000, ctx));
+const results: unknown[] = await events.emit('upload', 'payload');
+console.log(inside, text, results.length, pool.engine satisfies 'native' | 'wasm' | 'js');
+await pool.close();
+`;
+const TSCONFIG = (extra) =>
+  JSON.stringify({
+    compilerOptions: {
+      strict: true,
+      noEmit: true,
+      target: 'es2022',
+      skipLibCheck: false,
+      exactOptionalPropertyTypes: true,
+      noUncheckedIndexedAccess: true,
+      verbatimModuleSyntax: true,
+      types: ['node'],
+      typeRoots: [join(root, 'node_modules', '@types')],
+      ...extra,
+    },
+    files: ['check.mts'],
+  });
+
+/** tsc over the README's TypeScript in `app`, for Node and for a browser bundler; '' when clean. */
+function typecheck(app) {
+  writeFileSync(join(app, 'check.mts'), TYPED);
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const out = {};
+  for (const [name, extra] of [
+    ['nodenext', { module: 'nodenext', moduleResolution: 'nodenext' }],
+    [
+      'bundler+browser',
+      { module: 'esnext', moduleResolution: 'bundler', customConditions: ['browser'], lib: ['es2022', 'dom'] },
+    ],
+  ]) {
+    writeFileSync(join(app, 'tsconfig.json'), TSCONFIG(extra));
+    const r = spawnSync(process.execPath, [tsc, '-p', app], { encoding: 'utf8' });
+    out[name] = `${r.stdout}${r.stderr}`.trim();
+  }
+  return out;
+}
+
 /** Packs, installs and runs every mode; returns { mode: result }. */
 export function run({ measure = false } = {}) {
   execFileSync(process.execPath, [join(root, 'scripts', 'package.mjs')], { stdio: 'ignore' });
@@ -78,7 +133,7 @@ export function run({ measure = false } = {}) {
   };
   const full = install(['offthread-0.1.0.tgz', 'offthread-linux-x64-gnu-0.1.0.tgz'], []);
   const lean = install(['offthread-0.1.0.tgz'], ['--omit=optional']);
-  const results = {};
+  const results = { types: typecheck(lean) };
   try {
     for (const [mode, app, extra] of [
       ['native', full, {}],

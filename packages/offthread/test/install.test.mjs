@@ -9,6 +9,11 @@ import { run } from '../../../scripts/fresh-app.mjs';
 
 test('packed tarballs in fresh apps: native, --omit=optional (wasm) and js give the same answers', () => {
   const results = run();
+  assert.deepEqual(
+    results.types,
+    { nodenext: '', 'bundler+browser': '' },
+    'the README TypeScript type-checks strictly',
+  );
   const common = {
     status: 0,
     signal: null,
