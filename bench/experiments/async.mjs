@@ -1,4 +1,4 @@
-// Experiment `async` (EXPERIMENTS.md): the cost of going off the loop. A trivial task
+// Experiment `async` (docs/experiments.md): the cost of going off the loop. A trivial task
 // submitted with 1, 100 and 10,000 in flight through the offthread pool, a napi
 // AsyncTask on libuv, piscina 5 and raw worker_threads; each row in its own process.
 // Then the event-loop delay while the pool is saturated with heavy π jobs.

@@ -1,4 +1,4 @@
-// Experiment `http-md5` (EXPERIMENTS.md): sync vs async vs language, after "Node vs. JS".
+// Experiment `http-md5` (docs/experiments.md): sync vs async vs language, after "Node vs. JS".
 // Every implementation of the MD5 loop (200,000 rounds per request) behind
 // GET /md5/:impl of the service (services/http, its own process), at 1, 2 and 4
 // concurrent users (autocannon connections, closed loop), plus ns/round in-process and

@@ -1,4 +1,4 @@
-// Experiment `http-qr` (EXPERIMENTS.md): the "Rusting NodeJS" QR service. The service
+// Experiment `http-qr` (docs/experiments.md): the "Rusting NodeJS" QR service. The service
 // (services/http) in its own process, blocking (npm qrcode in the handler) vs offload
 // (offthread qr.toDataURL on the pool); the load generator in another process.
 //  1. 356 req/s for 30 s (--quick 10 s): constant arrivals (open loop, like artillery's

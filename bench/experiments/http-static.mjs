@@ -1,4 +1,4 @@
-// Experiment `http-static` (EXPERIMENTS.md): the Nexus.js benchmark. The service
+// Experiment `http-static` (docs/experiments.md): the Nexus.js benchmark. The service
 // (services/http, its own process) serves public/bench.html (8,673 bytes) from memory
 // (its default) and from disk (@fastify/static); autocannon in another process: 100 connections, 10,000 requests
 // (ab-style `amount`), after a 2,000-request warm-up; three runs, the median reported.
@@ -77,7 +77,7 @@ export async function run(ctx) {
       'Serving: "memory" is the service default (the files of public/ read once at start, sent as a Buffer with an ETag); "disk" is @fastify/static streaming the file on every request (STATIC_CACHE=0).',
       'Server: services/http/src/main.mjs (fastify 5, with its metrics hooks) in its own process; autocannon 9 in another process, both on this 2-core machine (the load generator competes for the same cores).',
       'Latency percentiles from every response in fractional ms; autocannon reports whole ms (its p99 and average are listed too).',
-      'Nexus.js (4-core i7): 1,000 req/s, median 84 ms, p99 238 ms. EXPERIMENTS.md measured here: raw node:http ≈27k req/s, fastify ≈22k, express 5 ≈5.8k.',
+      'Nexus.js (4-core i7): 1,000 req/s, median 84 ms, p99 238 ms. Measured here before the service existed: raw node:http ≈27k req/s, fastify ≈22k, express 5 ≈5.8k.',
       '--quick runs the same load (it takes seconds).',
     ],
     tables: [

@@ -1,4 +1,4 @@
-// Experiment `layout` (EXPERIMENTS.md; Silva et al. 2024 §5.1.2): scooters (id u32,
+// Experiment `layout` (docs/experiments.md; Silva et al. 2024 §5.1.2): scooters (id u32,
 // distance u32), add a runtime speed to every distance, with seven data layouts, in
 // the native build and in the WASM build. Percentages are against each build's own
 // native struct array, as in the paper.

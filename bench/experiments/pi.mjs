@@ -1,4 +1,4 @@
-// Experiment `pi` (EXPERIMENTS.md): Monte Carlo π in every variant at 10^1…10^9
+// Experiment `pi` (docs/experiments.md): Monte Carlo π in every variant at 10^1…10^9
 // (10^10 with --full), side by side in one run. Each variant runs in its own child
 // process; ratios compare figures measured in the same run.
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-// Experiment `schema` (EXPERIMENTS.md; Silva et al. 2024 §5): the paper's
+// Experiment `schema` (docs/experiments.md; Silva et al. 2024 §5): the paper's
 // TemperatureBatch at 10 and 10,000 readings. Write: offthread-schema's TS writer vs
 // JSON.stringify vs flatbuffers (npm). Read + analyse (average, min, max): the native
 // kernel over the buffer without copy, the TS reader, JSON.parse + loop, flatbuffers.

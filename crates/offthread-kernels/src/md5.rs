@@ -1,6 +1,6 @@
 //! MD5 (RustCrypto `md-5`) and the MD5 loop of the `http-md5` experiment.
 //!
-//! **The loop** (DESIGN.md): d₀ = "" ; dᵢ = lowercase hex(MD5(text ‖ dᵢ₋₁)) ; the
+//! **The loop** (docs/kernels.md): d₀ = "" ; dᵢ = lowercase hex(MD5(text ‖ dᵢ₋₁)) ; the
 //! result is d_N. So `rounds = 0` returns d₀, the empty string, and `rounds = 1`
 //! returns `hex(MD5(text))`.
 //!

@@ -1,7 +1,7 @@
 //! QR codes: text → symbol (`fast_qr`) → PNG (`png`, fastest deflate) → data URL
 //! (`base64`), or → SVG.
 //!
-//! **Definition** (DESIGN.md): the text's UTF-8 bytes become one QR symbol at the
+//! **Definition** (docs/kernels.md): the text's UTF-8 bytes become one QR symbol at the
 //! chosen ECC level (default M) in the densest single mode the text allows
 //! (numeric, alphanumeric or byte) and the smallest version that holds it. The
 //! image is greyscale with a quiet zone of `margin` modules (default 4) on each

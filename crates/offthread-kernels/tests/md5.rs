@@ -39,7 +39,7 @@ fn hex_fmt(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The DESIGN.md loop written plainly: a fresh hasher and a `format!` every round.
+/// The loop of docs/kernels.md written plainly: a fresh hasher and a `format!` every round.
 fn reference(text: &[u8], rounds: u64) -> String {
     let mut d = String::new();
     for _ in 0..rounds {

@@ -50,7 +50,7 @@ pub unsafe extern "C" fn md5_hex(text: *const u8, text_len: usize, out: *mut u8)
     unsafe { write_digest(out, Some(md5::hex(text))) }
 }
 
-/// The MD5 loop (DESIGN.md) from d₀ = "": writes d_N into `out` and returns 32,
+/// The MD5 loop (docs/kernels.md) from d₀ = "": writes d_N into `out` and returns 32,
 /// or returns 0 and writes nothing when `rounds` is 0.
 ///
 /// # Safety

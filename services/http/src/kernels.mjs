@@ -41,7 +41,7 @@ export function need(kernels, path) {
   return f;
 }
 
-/** QR: 128 px, ECC M, quiet zone 4 modules (DESIGN.md), in both modes. */
+/** QR: 128 px, ECC M, quiet zone 4 modules (docs/kernels.md), in both modes. */
 export const QR_DEFAULTS = Object.freeze({ size: 128, ecc: 'M', margin: 4 });
 
 /**
@@ -70,7 +70,7 @@ export function qrBlocking(text, o) {
 }
 
 /**
- * One row of the http-md5 experiment each (EXPERIMENTS.md). `run` gets the kernels,
+ * One row of the http-md5 experiment each (docs/experiments.md). `run` gets the kernels,
  * the parsed input and per-request call options; every row returns the hex digest of
  * `rounds` rounds, except `mixed` (see its summary). `blocksLoop`: the row runs (some of)
  * its rounds on the event loop by design, so the service serves it only with

@@ -1,4 +1,4 @@
-// The MD5 loop of DESIGN.md in plain JS (no offthread import: the piscina worker loads it).
+// The MD5 loop of docs/kernels.md in plain JS (no offthread import: the piscina worker loads it).
 import { createHash } from 'node:crypto';
 import md5js from 'blueimp-md5';
 

@@ -23,7 +23,7 @@ export function decodeQrDataURL(dataURL) {
   return { bytes: Buffer.from(code.binaryData), width: png.width, height: png.height };
 }
 
-/** The DESIGN.md MD5 loop with node:crypto: the oracle. */
+/** The MD5 loop (docs/kernels.md) with node:crypto: the oracle. */
 export function md5LoopReference(text, rounds) {
   let d = '';
   for (let i = 0; i < rounds; i++)

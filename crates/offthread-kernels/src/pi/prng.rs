@@ -1,5 +1,5 @@
 //! Park–Miller "minimal standard" generator (m = 2^31 − 1, a = 16807) with
-//! jump-ahead, exactly as DESIGN.md defines it.
+//! jump-ahead, exactly as docs/kernels.md defines it.
 
 /// m = 2^31 − 1 (prime).
 pub const MODULUS: u64 = 2_147_483_647;

@@ -1,6 +1,6 @@
 /**
  * Pure-JS π kernels: the baselines of the benchmarks, the oracle of the tests and the
- * last-resort fallback. Same definition as the Rust kernel (DESIGN.md), same results.
+ * last-resort fallback. Same definition as the Rust kernel (docs/kernels.md), same results.
  */
 
 const M = 2147483647; // m = 2^31 − 1
