@@ -68,8 +68,8 @@ export class OffthreadError extends Error {
 
 export class OffthreadTypeError extends TypeError {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string) {
-    super(message);
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.code = code;
     this.name = 'TypeError';
   }
@@ -77,8 +77,8 @@ export class OffthreadTypeError extends TypeError {
 
 export class OffthreadRangeError extends RangeError {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string) {
-    super(message);
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.code = code;
     this.name = 'RangeError';
   }
@@ -94,15 +94,16 @@ export class AbortError extends OffthreadError {
 
 /** Builds the error of the registry's kind for `code`. */
 export function makeError(code: ErrorCode, message: string, cause?: unknown): Error & { code: ErrorCode } {
+  const options = cause === undefined ? undefined : { cause };
   switch (errorRegistry[code].kind) {
     case 'TypeError':
-      return new OffthreadTypeError(code, message);
+      return new OffthreadTypeError(code, message, options);
     case 'RangeError':
-      return new OffthreadRangeError(code, message);
+      return new OffthreadRangeError(code, message, options);
     case 'AbortError':
-      return new AbortError(message, { cause });
+      return new AbortError(message, options);
     default:
-      return new OffthreadError(code, message, cause === undefined ? undefined : { cause });
+      return new OffthreadError(code, message, options);
   }
 }
 

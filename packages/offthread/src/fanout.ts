@@ -5,7 +5,8 @@
  * with its siblings; plain JS code runs on the loop as usual.
  */
 import { makeError } from './errors.js';
-import { defaultPool, Pool } from './pool.js';
+import { checkCallOptions, defaultPool, Pool } from './pool.js';
+import { toOptions } from './validate.js';
 
 /** What a task or listener receives: run kernels on `pool`, stop when `signal` aborts. */
 export interface TaskContext {
@@ -28,11 +29,13 @@ export async function all<const T extends readonly Task<unknown>[]>(
   if (!Array.isArray(tasks) || tasks.some((t) => typeof t !== 'function')) {
     throw makeError('ERR_INVALID_ARG', 'tasks must be an array of functions');
   }
-  const pool = options.pool ?? defaultPool();
+  const opts = checkCallOptions(toOptions<{ pool: Pool; signal: AbortSignal }>(options, ['pool', 'signal']));
+  const pool = opts.pool ?? defaultPool();
+  const signal = opts.signal;
   const controller = new AbortController();
-  const onAbort = () => controller.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  if (options.signal?.aborted) onAbort();
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) onAbort();
   const ctx: TaskContext = { pool, signal: controller.signal };
   try {
     const running = tasks.map(async (task) => task(ctx));
@@ -41,7 +44,7 @@ export async function all<const T extends readonly Task<unknown>[]>(
     });
     return (await Promise.all(running)) as Results<T>;
   } finally {
-    options.signal?.removeEventListener('abort', onAbort);
+    signal?.removeEventListener('abort', onAbort);
   }
 }
 
@@ -57,10 +60,11 @@ export class Emitter<Events extends Record<string, unknown> = Record<string, any
   readonly #pool: Pool | undefined;
 
   constructor(options: { pool?: Pool } = {}) {
-    if (options.pool !== undefined && !(options.pool instanceof Pool)) {
+    const { pool } = toOptions<{ pool: Pool }>(options, ['pool']);
+    if (pool !== undefined && !(pool instanceof Pool)) {
       throw makeError('ERR_INVALID_ARG', 'options.pool must be an offthread Pool');
     }
-    this.#pool = options.pool;
+    this.#pool = pool;
   }
 
   on<E extends keyof Events, R>(event: E, listener: Listener<Events[E], R>): this {
@@ -91,7 +95,7 @@ export class Emitter<Events extends Record<string, unknown> = Record<string, any
     const listeners = [...(this.#listeners.get(event) ?? [])] as Listener<Events[E], unknown>[];
     return all(
       listeners.map((listener) => (ctx: TaskContext) => listener(payload, ctx)),
-      { pool: this.#pool, signal: options.signal },
+      { pool: this.#pool, signal: toOptions<{ signal: AbortSignal }>(options, ['signal']).signal },
     );
   }
 }

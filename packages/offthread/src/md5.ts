@@ -6,7 +6,7 @@
 import { describe, fromNative, makeError } from './errors.js';
 import { host, warnFallbackOnce } from './host.js';
 import { type CallOptions, checkCallOptions, poolOf } from './pool.js';
-import { toOptions } from './validate.js';
+import { CALL_KEYS, toOptions } from './validate.js';
 import { wasmKernels } from './wasm-sync.js';
 
 /** Largest `rounds` accepted (10^9: minutes of work on one core). */
@@ -64,7 +64,7 @@ export function hex(data: string | Uint8Array): string {
 /** MD5 of a string as one pool job (one off-loop call). */
 export async function hexAsync(data: string, options?: CallOptions): Promise<string> {
   const text = checkText(data);
-  const call = checkCallOptions(toOptions<CallOptions>(options));
+  const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
   return poolOf(call).run('md5Hex', { text }, call);
 }
 
@@ -80,7 +80,7 @@ export function iterateReference(text: string, rounds: number, start = ''): stri
 export function iterateSync(text: string, rounds: number, options?: IterateOptions): string {
   const t = checkText(text);
   const n = checkRounds(rounds);
-  const start = checkStart(toOptions<IterateOptions>(options).start);
+  const start = checkStart(toOptions<IterateOptions>(options, ['start']).start);
   const native = host().native();
   if (native) {
     try {
@@ -96,7 +96,7 @@ export function iterateSync(text: string, rounds: number, options?: IterateOptio
 
 /** d_N on the pool; honours `{ pool, signal, timeout }` (checked every 4,096 rounds). */
 export async function iterate(text: string, rounds: number, options?: IterateOptions & CallOptions): Promise<string> {
-  const opts = toOptions<IterateOptions & CallOptions>(options);
+  const opts = toOptions<IterateOptions & CallOptions>(options, ['start', ...CALL_KEYS]);
   const t = checkText(text);
   const n = checkRounds(rounds);
   const start = checkStart(opts.start);

@@ -7,7 +7,7 @@ import { fromNative, makeError } from './errors.js';
 import { host, warnFallbackOnce } from './host.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import { type CallOptions, checkCallOptions, type Pool, poolOf, raceAbort, runAll } from './pool.js';
-import { MAX_SAMPLES, toCount, toOptions, toSeed } from './validate.js';
+import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from './validate.js';
 import { wasmKernels } from './wasm-sync.js';
 
 /** Variants that run on the calling thread (usable with `estimateSync`). */
@@ -62,8 +62,11 @@ function result(samples: number, seed: number, inside: number, variant: PiResult
   return { estimate: (4 * inside) / samples, inside, samples, seed, variant };
 }
 
-function parseArgs(samples: unknown, options: unknown) {
-  const opts = toOptions<PiAsyncOptions>(options);
+const SYNC_KEYS = ['seed', 'variant'] as const;
+const ASYNC_KEYS = [...SYNC_KEYS, 'chunks', ...CALL_KEYS] as const;
+
+function parseArgs(samples: unknown, options: unknown, keys: readonly (keyof PiAsyncOptions & string)[]) {
+  const opts = toOptions<PiAsyncOptions>(options, keys);
   const n = toCount(samples, 'samples', MAX_SAMPLES, 'ERR_INVALID_SAMPLES');
   const seed = toSeed(opts.seed, 1);
   const variant = opts.variant ?? 'auto';
@@ -120,7 +123,7 @@ function countSync(variant: PiSyncVariant, n: number, seed: number): number {
 
 /** π on the calling thread. Throws TypeError/RangeError with a `code` on bad input. */
 export function estimateSync(samples: number | bigint, options?: PiOptions): PiResult {
-  const { n, seed, variant } = parseArgs(samples, options);
+  const { n, seed, variant } = parseArgs(samples, options, SYNC_KEYS);
   if ((asyncVariants as readonly string[]).includes(variant)) {
     throw makeError('ERR_INVALID_VARIANT', `${variant} is async-only: use pi.estimate()`);
   }
@@ -191,7 +194,7 @@ async function onPool(
  * pool variants honour `{ pool, signal, timeout }`.
  */
 export async function estimate(samples: number | bigint, options?: PiAsyncOptions): Promise<PiResult> {
-  const { opts, n, seed, variant } = parseArgs(samples, options);
+  const { opts, n, seed, variant } = parseArgs(samples, options, ASYNC_KEYS);
   const call = checkCallOptions(opts);
   try {
     if (variant === 'nativeAsync') {

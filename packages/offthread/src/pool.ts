@@ -13,6 +13,8 @@ import { host, warnFallbackOnce } from './host.js';
 import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
 import { toOptions } from './validate.js';
 
+const POOL_KEYS = ['threads', 'maxQueue', 'nice', 'engine'] as const;
+
 export type { EngineName, LatencyStats, PoolStats } from './engine.js';
 
 export interface PoolOptions {
@@ -96,7 +98,7 @@ export class Pool {
   #state: 'open' | 'closed' | 'destroyed' = 'open';
 
   constructor(options?: PoolOptions) {
-    const opts = toOptions<PoolOptions>(options, 'pool options');
+    const opts = toOptions<PoolOptions>(options, POOL_KEYS, 'pool options');
     const threads =
       opts.threads === undefined ? host().defaultThreads() : checkPoolInt(opts.threads, 'threads', 1, 1024);
     const maxQueue =
@@ -149,7 +151,7 @@ export class Pool {
       if (typeof value !== 'number') {
         throw makeError('ERR_INVALID_ARG', `value must be a number, got ${describe(value)}`);
       }
-      return this.run('echo', { value }, checkCallOptions(toOptions<CallOptions>(call)));
+      return this.run('echo', { value }, checkCallOptions(toOptions<CallOptions>(call, ['signal', 'timeout'])));
     } catch (err) {
       return Promise.reject(err);
     }

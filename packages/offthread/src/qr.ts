@@ -9,7 +9,7 @@ import { describe, fromNative, makeError } from './errors.js';
 import { host } from './host.js';
 import type { QrArgs } from './kernels.js';
 import { type CallOptions, checkCallOptions, poolOf } from './pool.js';
-import { toOptions } from './validate.js';
+import { CALL_KEYS, toOptions } from './validate.js';
 import type { Ecc, QrFormat } from './wasm-client.js';
 import { wasmKernels } from './wasm-sync.js';
 
@@ -26,9 +26,18 @@ export interface QrOptions {
 
 const ECCS: readonly Ecc[] = ['L', 'M', 'Q', 'H'];
 
-function parse(text: unknown, options: unknown, format: QrFormat): { args: QrArgs; call: CallOptions } {
+const QR_KEYS = ['size', 'ecc', 'margin'] as const;
+
+type QrKey = keyof (QrOptions & CallOptions) & string;
+
+function parse(
+  text: unknown,
+  options: unknown,
+  format: QrFormat,
+  keys: readonly QrKey[] = QR_KEYS,
+): { args: QrArgs; call: CallOptions } {
   if (typeof text !== 'string') throw makeError('ERR_INVALID_ARG', `text must be a string, got ${describe(text)}`);
-  const opts = toOptions<QrOptions & CallOptions>(options);
+  const opts = toOptions<QrOptions & CallOptions>(options, keys);
   const { size = 128, ecc = 'M', margin = 4 } = opts;
   if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > 4096) {
     throw makeError('ERR_INVALID_QR_OPTIONS', `size must be an integer from 1 to 4096 pixels, got ${describe(size)}`);
@@ -68,7 +77,7 @@ function encodeSync(a: QrArgs): string | Uint8Array {
 }
 
 async function onPool(text: unknown, options: unknown, format: QrFormat): Promise<string | Uint8Array> {
-  const { args, call } = parse(text, options, format);
+  const { args, call } = parse(text, options, format, [...QR_KEYS, ...CALL_KEYS]);
   const checked = checkCallOptions(call);
   return poolOf(checked).run('qr', args, checked);
 }

@@ -7,7 +7,7 @@ import { describe, fromNative, makeError } from './errors.js';
 import { host } from './host.js';
 import { type CallOptions, checkCallOptions, poolOf } from './pool.js';
 import { TemperatureBatchReader } from './schema/generated/temperature.js';
-import { toOptions } from './validate.js';
+import { CALL_KEYS, toOptions } from './validate.js';
 import type { TemperatureSummary } from './wasm-client.js';
 import { wasmKernels } from './wasm-sync.js';
 
@@ -63,7 +63,7 @@ export function temperatureSync(buf: Uint8Array): TemperatureSummary {
 /** Average/min/max on the pool. Safe to transfer or reuse `buf` once this returns. */
 export async function temperature(buf: Uint8Array, options?: CallOptions): Promise<TemperatureSummary> {
   const bytes = checkBuffer(buf);
-  const call = checkCallOptions(toOptions<CallOptions>(options));
+  const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
   return poolOf(call).run('statsTemperature', { buf: bytes }, call);
 }
 

@@ -1,4 +1,4 @@
-import { describe, type ErrorCode, makeError } from './errors.js';
+import { describe, makeError } from './errors.js';
 
 /** 2^53: the largest sample count (counts stay exact as JS numbers). */
 export const MAX_SAMPLES = 2 ** 53;
@@ -38,14 +38,44 @@ export function toSeed(value: unknown, fallback: number): number {
   return value;
 }
 
-/** Options objects: undefined or a plain object. */
+/**
+ * An options object read once, safely: undefined or an object whose own enumerable keys
+ * are all in `keys` (a misspelt option is an error, never silently ignored). Each known
+ * key is read exactly once; a getter that throws becomes ERR_INVALID_ARG with the cause.
+ */
 export function toOptions<T extends object>(
   value: unknown,
+  keys: readonly (keyof T & string)[],
   name = 'options',
-  code: ErrorCode = 'ERR_INVALID_ARG',
 ): Partial<T> {
   if (value === undefined) return {};
-  if (value === null || typeof value !== 'object')
-    throw makeError(code, `${name} must be an object, got ${describe(value)}`);
-  return value as Partial<T>;
+  if (value === null || typeof value !== 'object') {
+    throw makeError('ERR_INVALID_ARG', `${name} must be an object, got ${describe(value)}`);
+  }
+  const source = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  let own: string[];
+  try {
+    own = Object.keys(source);
+  } catch (err) {
+    throw makeError('ERR_INVALID_ARG', `${name} cannot be read`, err);
+  }
+  for (const key of own) {
+    if (!(keys as readonly string[]).includes(key)) {
+      throw makeError('ERR_INVALID_ARG', `unknown option ${JSON.stringify(key)} in ${name}; known: ${keys.join(', ')}`);
+    }
+  }
+  for (const key of keys) {
+    let v: unknown;
+    try {
+      v = source[key];
+    } catch (err) {
+      throw makeError('ERR_INVALID_ARG', `${name}.${key} cannot be read`, err);
+    }
+    if (v !== undefined) out[key] = v;
+  }
+  return out as Partial<T>;
 }
+
+/** The keys of `{ pool, signal, timeout }`. */
+export const CALL_KEYS = ['pool', 'signal', 'timeout'] as const;

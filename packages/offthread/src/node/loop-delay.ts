@@ -4,6 +4,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, makeError } from '../errors.js';
+import { toOptions } from '../validate.js';
 
 export interface LoopDelaySummary {
   /** The sampling resolution used; an idle loop reads about this much. */
@@ -30,7 +31,7 @@ const ms = (ns: number) => ns / 1e6;
 
 /** Starts sampling the event loop's delay every `resolutionMs` (default 10, min 1). */
 export function monitorLoopDelay(options: { resolutionMs?: number } = {}): LoopDelayMonitor {
-  const resolutionMs = options.resolutionMs ?? 10;
+  const resolutionMs = toOptions<{ resolutionMs: number }>(options, ['resolutionMs']).resolutionMs ?? 10;
   if (typeof resolutionMs !== 'number' || !Number.isInteger(resolutionMs) || resolutionMs < 1) {
     throw makeError('ERR_INVALID_ARG', `resolutionMs must be an integer ≥ 1, got ${describe(resolutionMs)}`);
   }
