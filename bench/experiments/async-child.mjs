@@ -15,6 +15,11 @@ const rows = {
     const pool = new Pool();
     return { submit: (i) => pool.echo(i), close: () => pool.close() };
   },
+  /** The worker engine (no addon needed): worker_threads each running offthread.wasm. */
+  offthreadWasm: () => {
+    const pool = new Pool({ engine: 'wasm' });
+    return { submit: (i) => pool.echo(i), close: () => pool.close() };
+  },
   /** The offthread pool through the π facade (validation + 1-sample π). */
   offthreadPi: () => {
     const pool = new Pool();

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { runInChild } from '../lib/measure.mjs';
 
 const child = fileURLToPath(new URL('./async-child.mjs', import.meta.url));
-const ROWS = ['offthread', 'offthreadPi', 'asyncTask', 'piscina', 'workerThreads'];
+const ROWS = ['offthread', 'offthreadPi', 'offthreadWasm', 'asyncTask', 'piscina', 'workerThreads'];
 const IN_FLIGHT = [1, 100, 10_000];
 
 export async function run(ctx) {
@@ -31,6 +31,10 @@ export async function run(ctx) {
       label: 'offthread / piscina tasks/s (best in-flight level of each)',
       value: best('offthread') / best('piscina'),
       target: 10,
+    },
+    {
+      label: 'offthread wasm engine (worker threads) / piscina tasks/s (best of each)',
+      value: best('offthreadWasm') / best('piscina'),
     },
     {
       label: 'offthread round trip p50 at 1 in flight',

@@ -124,25 +124,25 @@ for (const engine of ENGINES)
     });
 
     test('a closed pool refuses even calls small enough to run inline, and keeps its stats', async () => {
-    const pool = new Pool({ engine, threads: 1 });
-    assert.equal(await pool.echo(1), 1);
-    assert.equal((await pi.estimate(10, { pool })).inside, pi.estimateSync(10).inside);
-    await pool.close();
-    await assert.rejects(pi.estimate(10, { pool }), { code: 'ERR_POOL_CLOSED' });
-    const s = pool.stats();
-    assert.equal(s.completed, 1, 'the figures survive close()');
-    assert.equal(s.engine, engine);
-  });
+      const pool = new Pool({ engine, threads: 1 });
+      assert.equal(await pool.echo(1), 1);
+      assert.equal((await pi.estimate(10, { pool })).inside, pi.estimateSync(10).inside);
+      await pool.close();
+      await assert.rejects(pi.estimate(10, { pool }), { code: 'ERR_POOL_CLOSED' });
+      const s = pool.stats();
+      assert.equal(s.completed, 1, 'the figures survive close()');
+      assert.equal(s.engine, engine);
+    });
 
-  test('echo refuses what is not a number with a code, never a crash', async () => {
-    const pool = new Pool({ engine, threads: 1 });
-    for (const bad of [Symbol('x'), 1n, undefined, {}, '1', null]) {
-      await assert.rejects(pool.echo(bad), { code: 'ERR_INVALID_ARG' });
-    }
-    await pool.close();
-  });
+    test('echo refuses what is not a number with a code, never a crash', async () => {
+      const pool = new Pool({ engine, threads: 1 });
+      for (const bad of [Symbol('x'), 1n, undefined, {}, '1', null]) {
+        await assert.rejects(pool.echo(bad), { code: 'ERR_INVALID_ARG' });
+      }
+      await pool.close();
+    });
 
-  test('Symbol.asyncDispose closes the pool (await using)', async () => {
+    test('Symbol.asyncDispose closes the pool (await using)', async () => {
       const pool = new Pool({ engine, threads: 1 });
       assert.equal(await pool.echo(3), 3);
       await pool[Symbol.asyncDispose]();
