@@ -1,11 +1,12 @@
-//! Batch statistics over schema buffers, zero copy both ways: the sync call borrows the
-//! caller's bytes; the pool job holds a reference to the caller's Uint8Array (keeping
-//! its memory alive) and reads it where it lies.
+//! Batch statistics over schema buffers. The sync calls borrow the caller's bytes (JS
+//! is blocked meanwhile). The pool job reads a copy taken during the submit call, or,
+//! for a SharedArrayBuffer view, the shared memory in place (see `bytes.rs`).
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offthread_kernels::stats::{self, TemperatureStats};
 
+use crate::bytes::JobBytes;
 use crate::error::{Code, from_kernel, guard};
 use crate::runtime::{NativePool, Outcome};
 
@@ -48,11 +49,12 @@ pub fn stats_temperature_offset_sync(mut buf: Uint8Array, delta: f64) -> Result<
 
 #[napi]
 impl NativePool {
-    /// Average/min/max on the pool. The job reads the caller's memory (the Uint8Array
-    /// reference keeps it alive until the job is dropped) and answers with
-    /// `[count, average, min, max]` as 4 little-endian f64 in a 32-byte Buffer.
-    #[napi]
-    pub fn submit_stats_temperature(&mut self, id: u32, buf: Uint8Array) -> Result<(), Code> {
+    /// Average/min/max on the pool; answers `[count, average, min, max]` as 4
+    /// little-endian f64 in a 32-byte Buffer. The bytes are copied during this call
+    /// (a transfer could detach and free them under the job), unless `buf` views a
+    /// SharedArrayBuffer, which cannot be detached: that one is read in place.
+    #[napi(ts_args_type = "id: number, buf: Uint8Array")]
+    pub fn submit_stats_temperature(&mut self, id: u32, buf: JobBytes) -> Result<(), Code> {
         self.submit(id, false, move |_| {
             let s = stats::temperature(&buf)?;
             let mut out = Vec::with_capacity(32);

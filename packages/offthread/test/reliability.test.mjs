@@ -1,0 +1,112 @@
+// Reliability of the native binding: memory a job reads must outlive the caller's
+// buffer (issue 11 item 1), every error from the binding carries a registry code
+// (issue 11 item 4, issue 12), and a pool nobody closed frees its threads (item 7).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { dirname } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { backendInfo, Pool, pi, schema, stats } from 'offthread';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const hasNative = backendInfo().native.loaded;
+
+function writeBatch(n) {
+  const writer = schema.TemperatureBatchWriter.create();
+  const readings = writer.readings(n);
+  const values = readings.value();
+  for (let i = 0; i < n; i++) values[i] = ((i * 7919) % 1000) / 10 - 20;
+  return writer.finish();
+}
+
+/**
+ * The issue's repro, made deterministic: a one-thread pool is kept busy by a π job that
+ * runs until aborted, so the stats job is still queued when its buffer is transferred
+ * away and the new owner is collected; only then does it run. Before the fix the job
+ * read the freed backing store (48 MB: above glibc's mmap threshold, so it is unmapped
+ * on free and the read faults). scripts/asan.sh runs this file under AddressSanitizer.
+ */
+const uafRepro = `
+import { Pool, pi, schema, stats } from 'offthread';
+const n = 4_000_000; // 12 bytes a reading: 48 MB
+const writer = schema.TemperatureBatchWriter.create();
+const values = writer.readings(n).value();
+for (let i = 0; i < n; i++) values[i] = ((i * 7919) % 1000) / 10 - 20;
+const batch = writer.finish();
+const expected = stats.temperatureSync(batch);
+const pool = new Pool({ threads: 1 });
+const blocker = new AbortController();
+const busy = pi.estimate(2 ** 52, { pool, signal: blocker.signal, variant: 'parallelAsync' }).catch((e) => e.code);
+let b = batch.slice();
+const p = stats.temperature(b, { pool });
+structuredClone(b.buffer, { transfer: [b.buffer] }); // detaches b; the clone is garbage
+b = null;
+let junk = [];
+for (let i = 0; i < 25; i++) junk.push(new Uint8Array(8 << 20).fill(i)); // ~200 MB
+junk = null;
+globalThis.gc();
+await new Promise((r) => setTimeout(r, 50)); // let V8 sweep the freed backing stores
+globalThis.gc();
+blocker.abort();
+const got = await p;
+console.log(JSON.stringify({ got, expected, busy: await busy }));
+await pool.close();
+`;
+
+test('an async job owns the bytes of a buffer that is transferred away (no use-after-free)', {
+  skip: !hasNative && 'needs the native addon',
+}, () => {
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', uafRepro], {
+    cwd: here,
+    encoding: 'utf8',
+  });
+  assert.equal(r.signal, null, `child died of ${r.signal}: ${r.stderr}`);
+  assert.equal(r.status, 0, r.stderr);
+  const { got, expected, busy } = JSON.parse(r.stdout);
+  assert.equal(expected.count, 4_000_000);
+  assert.deepEqual(got, expected);
+  assert.equal(busy, 'ERR_ABORTED');
+});
+
+/** A one-thread pool kept busy until `release()`: jobs submitted meanwhile stay queued. */
+function blockedPool() {
+  const pool = new Pool({ threads: 1 });
+  const ac = new AbortController();
+  const busy = pi.estimate(2 ** 52, { pool, signal: ac.signal, variant: 'parallelAsync' }).catch((e) => e.code);
+  return {
+    pool,
+    release: async () => {
+      ac.abort();
+      assert.equal(await busy, 'ERR_ABORTED');
+    },
+  };
+}
+
+test('a detachable buffer is copied at submit; a SharedArrayBuffer view is read in place', {
+  skip: !hasNative && 'needs the native addon',
+}, async () => {
+  const first = writeBatch(1000);
+  const second = writeBatch(1000);
+  schema.TemperatureBatchReader.fromBytes(second).readings().value().fill(5);
+  assert.equal(second.length, first.length);
+  const before = stats.temperatureSync(first);
+  const after = stats.temperatureSync(second);
+  assert.notDeepEqual(before, after);
+
+  const { pool, release } = blockedPool();
+  try {
+    const plain = first.slice();
+    const shared = new Uint8Array(new SharedArrayBuffer(first.length));
+    shared.set(first);
+    const fromPlain = stats.temperature(plain, { pool });
+    const fromShared = stats.temperature(shared, { pool });
+    // Both jobs are queued behind the blocker: change the bytes under them.
+    plain.set(second);
+    shared.set(second);
+    await release();
+    assert.deepEqual(await fromPlain, before, 'the job read its own copy');
+    assert.deepEqual(await fromShared, after, 'the job read the shared memory');
+  } finally {
+    await pool.close();
+  }
+});
