@@ -69,3 +69,72 @@ pub unsafe fn throw_invalid(
     }
     napi::Error::new(Status::InvalidArg, message)
 }
+
+/// A JS argument of type `T`. A value of another JS type throws ERR_INVALID_ARG
+/// (`expected a number, got symbol`) instead of napi's `NumberExpected`. napi-derive
+/// cannot name `Arg<T>` in TypeScript, so functions taking one spell their
+/// parameters with `ts_args_type`.
+pub struct Arg<T>(pub T);
+
+/// What an argument of this type must be, for the error message.
+pub trait Expected {
+    const WHAT: &'static str;
+    /// The JS type to check first, for conversions that do not check it themselves.
+    const TYPE: Option<sys::napi_valuetype> = None;
+}
+
+impl Expected for f64 {
+    const WHAT: &'static str = "a number";
+}
+impl Expected for u32 {
+    const WHAT: &'static str = "a number";
+}
+impl Expected for bool {
+    const WHAT: &'static str = "a boolean";
+}
+impl Expected for String {
+    const WHAT: &'static str = "a string";
+}
+impl Expected for Uint8Array {
+    const WHAT: &'static str = "a Uint8Array";
+}
+impl Expected for Uint8ArraySlice<'_> {
+    const WHAT: &'static str = "a Uint8Array";
+}
+impl Expected for Float64ArraySlice<'_> {
+    const WHAT: &'static str = "a Float64Array";
+}
+impl<Args: JsValuesTupleIntoVec, Ret: FromNapiValue> Expected for Function<'_, Args, Ret> {
+    const WHAT: &'static str = "a function";
+    // `Function` wraps any value; a non-function failed only later, as a
+    // threadsafe-function error.
+    const TYPE: Option<sys::napi_valuetype> = Some(sys::ValueType::napi_function);
+}
+
+impl<T: TypeName> TypeName for Arg<T> {
+    fn type_name() -> &'static str {
+        T::type_name()
+    }
+
+    fn value_type() -> ValueType {
+        T::value_type()
+    }
+}
+
+impl<T: FromNapiValue + Expected> FromNapiValue for Arg<T> {
+    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
+        if let Some(want) = T::TYPE {
+            let mut t = sys::ValueType::napi_undefined;
+            // SAFETY: forwarded from napi-derive's call of this conversion.
+            let ok = unsafe { sys::napi_typeof(env, value, &mut t) } == sys::Status::napi_ok;
+            if !ok || t != want {
+                return Err(unsafe { throw_invalid(env, value, T::WHAT) });
+            }
+        }
+        // SAFETY: forwarded from napi-derive's call of this conversion.
+        match unsafe { T::from_napi_value(env, value) } {
+            Ok(v) => Ok(Arg(v)),
+            Err(_) => Err(unsafe { throw_invalid(env, value, T::WHAT) }),
+        }
+    }
+}

@@ -19,6 +19,7 @@ use offthread_pool::{
     PoolError,
 };
 
+use crate::arg::Arg;
 use crate::error::{Code, CodedError, coded};
 
 /// Payload kinds written into `drain`'s triples.
@@ -106,12 +107,15 @@ impl NativePool {
     /// `threads` 0 = available parallelism; `max_queue` 0 = unbounded; `nice` the
     /// workers' Unix nice value (0–19). `on_ready` is called (once per batch) when
     /// completions are waiting for `drain`.
-    #[napi(constructor)]
+    #[napi(
+        constructor,
+        ts_args_type = "threads: number, maxQueue: number, nice: number, onReady: () => void"
+    )]
     pub fn new(
-        threads: u32,
-        max_queue: u32,
-        nice: u32,
-        on_ready: Function<(), ()>,
+        Arg(threads): Arg<u32>,
+        Arg(max_queue): Arg<u32>,
+        Arg(nice): Arg<u32>,
+        Arg(on_ready): Arg<Function<(), ()>>,
     ) -> Result<Self, Code> {
         let wake = on_ready
             .build_threadsafe_function::<()>()
@@ -173,20 +177,20 @@ impl NativePool {
     }
 
     /// A trivial job that returns `value`: the unit of the `async` benchmark.
-    #[napi]
-    pub fn submit_noop(&mut self, id: u32, value: f64) -> Result<(), Code> {
+    #[napi(ts_args_type = "id: number, value: number")]
+    pub fn submit_noop(&mut self, Arg(id): Arg<u32>, Arg(value): Arg<f64>) -> Result<(), Code> {
         self.submit(id, false, move |_| Ok(Outcome::Number(value)))
     }
 
     /// Test hook: a job that panics (becomes ERR_KERNEL_PANIC).
-    #[napi]
-    pub fn submit_panic(&mut self, id: u32) -> Result<(), Code> {
+    #[napi(ts_args_type = "id: number")]
+    pub fn submit_panic(&mut self, Arg(id): Arg<u32>) -> Result<(), Code> {
         self.submit(id, false, |_| panic!("test panic requested"))
     }
 
     /// Test hook: a job that runs until cancelled, checking every millisecond.
-    #[napi]
-    pub fn submit_spin(&mut self, id: u32) -> Result<(), Code> {
+    #[napi(ts_args_type = "id: number")]
+    pub fn submit_spin(&mut self, Arg(id): Arg<u32>) -> Result<(), Code> {
         use offthread_kernels::Interrupt;
         self.submit(id, true, |ctx| {
             loop {
@@ -198,8 +202,8 @@ impl NativePool {
 
     /// Cancels job `id`: a queued job completes at once with ERR_ABORTED without
     /// running, a running one stops at its next check. Unknown ids are ignored.
-    #[napi]
-    pub fn cancel(&mut self, id: u32) {
+    #[napi(ts_args_type = "id: number")]
+    pub fn cancel(&mut self, Arg(id): Arg<u32>) {
         if let Some(handle) = self.handles.get(&id) {
             handle.cancel();
         }
@@ -208,8 +212,8 @@ impl NativePool {
     /// Moves up to `out.length / 3` completions into `out` as [id, kind, number]
     /// triples and returns how many. kind 0: the number is the result; 1 and 2: call
     /// `take(id)` for the value or the error.
-    #[napi]
-    pub fn drain(&mut self, mut out: Float64ArraySlice) -> u32 {
+    #[napi(ts_args_type = "out: Float64Array")]
+    pub fn drain(&mut self, Arg(mut out): Arg<Float64ArraySlice>) -> u32 {
         // SAFETY: JS is blocked in this synchronous call, so nothing else touches the
         // array while we write it.
         let out = unsafe { out.as_mut() };
@@ -242,8 +246,11 @@ impl NativePool {
     }
 
     /// The value (string, Buffer) or error (`[code, message]`) of a drained job.
-    #[napi(ts_return_type = "string | Buffer | [string, string] | undefined")]
-    pub fn take<'env>(&mut self, env: &'env Env, id: u32) -> Result<Unknown<'env>> {
+    #[napi(
+        ts_args_type = "id: number",
+        ts_return_type = "string | Buffer | [string, string] | undefined"
+    )]
+    pub fn take<'env>(&mut self, env: &'env Env, Arg(id): Arg<u32>) -> Result<Unknown<'env>> {
         match self.values.remove(&id) {
             None | Some(Outcome::Number(_)) => ().into_unknown(env),
             Some(Outcome::Text(s)) => s.into_unknown(env),
@@ -257,8 +264,8 @@ impl NativePool {
     /// Keeps the process alive while JS awaits jobs (`true` when the first job is
     /// pending, `false` when the last one settles). The wake-up function is created
     /// weak, so an idle pool never holds the process open.
-    #[napi]
-    pub fn keep_alive(&mut self, env: &Env, on: bool) -> Result<()> {
+    #[napi(ts_args_type = "on: boolean")]
+    pub fn keep_alive(&mut self, env: &Env, Arg(on): Arg<bool>) -> Result<()> {
         let Some(shared) = &self.shared else {
             return Ok(());
         };

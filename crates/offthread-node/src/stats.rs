@@ -6,6 +6,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offthread_kernels::stats::{self, TemperatureStats};
 
+use crate::arg::Arg;
 use crate::bytes::JobBytes;
 use crate::error::{Code, from_kernel, guard};
 use crate::runtime::{NativePool, Outcome};
@@ -30,14 +31,21 @@ impl From<TemperatureStats> for TemperatureSummary {
 }
 
 /// Average/min/max of an encoded TemperatureBatch, read in place.
-#[napi]
-pub fn stats_temperature_sync(buf: &[u8]) -> Result<TemperatureSummary, Code> {
-    guard(|| stats::temperature(buf).map(Into::into).map_err(from_kernel))
+#[napi(ts_args_type = "buf: Uint8Array")]
+pub fn stats_temperature_sync(Arg(buf): Arg<Uint8ArraySlice>) -> Result<TemperatureSummary, Code> {
+    guard(|| {
+        stats::temperature(&buf)
+            .map(Into::into)
+            .map_err(from_kernel)
+    })
 }
 
 /// Adds `delta` to every value of the batch, in the caller's memory; returns the count.
-#[napi]
-pub fn stats_temperature_offset_sync(mut buf: Uint8Array, delta: f64) -> Result<f64, Code> {
+#[napi(ts_args_type = "buf: Uint8Array, delta: number")]
+pub fn stats_temperature_offset_sync(
+    Arg(mut buf): Arg<Uint8Array>,
+    Arg(delta): Arg<f64>,
+) -> Result<f64, Code> {
     // SAFETY: JS is blocked in this synchronous call; nothing else touches the bytes.
     let bytes = unsafe { buf.as_mut() };
     guard(|| {
@@ -54,7 +62,11 @@ impl NativePool {
     /// (a transfer could detach and free them under the job), unless `buf` views a
     /// SharedArrayBuffer, which cannot be detached: that one is read in place.
     #[napi(ts_args_type = "id: number, buf: Uint8Array")]
-    pub fn submit_stats_temperature(&mut self, id: u32, buf: JobBytes) -> Result<(), Code> {
+    pub fn submit_stats_temperature(
+        &mut self,
+        Arg(id): Arg<u32>,
+        buf: JobBytes,
+    ) -> Result<(), Code> {
         self.submit(id, false, move |_| {
             let s = stats::temperature(&buf)?;
             let mut out = Vec::with_capacity(32);

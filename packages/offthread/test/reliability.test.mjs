@@ -3,13 +3,16 @@
 // (issue 11 item 4, issue 12), and a pool nobody closed frees its threads (item 7).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { backendInfo, Pool, pi, schema, stats } from 'offthread';
+import { backendInfo, errorRegistry, Pool, pi, schema, stats } from 'offthread';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const hasNative = backendInfo().native.loaded;
+/** The addon itself: it is public too, so it must throw registry codes on its own. */
+const binding = hasNative ? createRequire(import.meta.url)(backendInfo().native.path) : null;
 
 function writeBatch(n) {
   const writer = schema.TemperatureBatchWriter.create();
@@ -109,4 +112,119 @@ test('a detachable buffer is copied at submit; a SharedArrayBuffer view is read 
   } finally {
     await pool.close();
   }
+});
+
+const badValues = [
+  ['a Symbol', Symbol('x')],
+  ['a bigint', 1n],
+  ['undefined', undefined],
+  ['an object', {}],
+];
+
+test('pool.echo with a Symbol, a bigint, undefined or an object rejects with ERR_INVALID_ARG', {
+  skip: !hasNative && 'needs the native addon',
+}, async () => {
+  const pool = new Pool({ threads: 1 });
+  try {
+    for (const [what, value] of badValues) {
+      await assert.rejects(pool.echo(value), { code: 'ERR_INVALID_ARG' }, what);
+    }
+    assert.equal(await pool.echo(3), 3, 'the pool still works');
+  } finally {
+    await pool.close();
+  }
+});
+
+/** Valid arguments of every binding function and NativePool method (never called as is). */
+function bindingCalls() {
+  const bytes = writeBatch(1);
+  const fns = {
+    errorCodes: [],
+    layoutRunSync: [0, 1, 1, 1],
+    md5HexBytes: [bytes],
+    md5HexString: ['a'],
+    md5IterateSync: ['a', 1, ''],
+    piCountParallelSync: [10, 1],
+    piCountRangeSync: [0, 10, 1],
+    piCountRangeUv: [0, 10, 1],
+    piCountSync: [10, 1, true],
+    qrDataUrlSync: ['a', 'M', 4, 1],
+    qrPngSync: ['a', 'M', 4, 1],
+    qrSvgSync: ['a', 'M', 4, 1],
+    statsTemperatureOffsetSync: [bytes, 1],
+    statsTemperatureSync: [bytes],
+    NativePool: [1, 0, 10, () => {}],
+  };
+  const methods = {
+    submitMd5Iterate: [0, 'a', 1, '', false],
+    submitMd5Hex: [0, 'a'],
+    submitPi: [0, 10, 1, false],
+    submitQr: [0, 'a', 'M', 4, 1, 0],
+    submitNoop: [0, 1],
+    submitPanic: [0],
+    submitSpin: [0],
+    submitStatsTemperature: [0, bytes],
+    cancel: [0],
+    drain: [new Float64Array(3)],
+    take: [0],
+    keepAlive: [false],
+    stats: [],
+    close: [],
+    destroy: [],
+    release: [],
+  };
+  return { fns, methods };
+}
+
+test('every argument of the binding refuses a wrong type with TypeError ERR_INVALID_ARG', {
+  skip: !hasNative && 'needs the native addon',
+}, () => {
+  const { fns, methods } = bindingCalls();
+  // The table must list the whole binding, so a new export cannot skip this test.
+  assert.deepEqual(Object.keys(binding).sort(), Object.keys(fns).sort());
+  const proto = Object.getOwnPropertyNames(binding.NativePool.prototype).filter(
+    (k) =>
+      k !== 'constructor' &&
+      typeof Object.getOwnPropertyDescriptor(binding.NativePool.prototype, k).value === 'function',
+  );
+  assert.deepEqual(proto.sort(), Object.keys(methods).sort());
+  const pool = new binding.NativePool(1, 0, 10, () => {});
+  const targets = [
+    ...Object.entries(fns).map(([name, args]) => [
+      name,
+      args,
+      name === 'NativePool' ? (...a) => new binding.NativePool(...a) : binding[name],
+    ]),
+    ...Object.entries(methods).map(([name, args]) => [name, args, (...a) => pool[name](...a)]),
+  ];
+  let checked = 0;
+  try {
+    for (const [name, args, call] of targets) {
+      for (let i = 0; i < args.length; i++) {
+        for (const [what, value] of badValues) {
+          const bad = args.with(i, value);
+          assert.throws(
+            () => call(...bad),
+            (err) =>
+              err instanceof TypeError && err.code === 'ERR_INVALID_ARG' && /^expected .+, got /.test(err.message),
+            `${name} argument ${i} as ${what}`,
+          );
+          checked++;
+        }
+      }
+    }
+  } finally {
+    pool.release();
+  }
+  assert.ok(checked >= 200, `${checked} calls checked`);
+  assert.ok('ERR_INVALID_ARG' in errorRegistry);
+});
+
+test('the libuv AsyncTask (nativeAsync) rejects with the registry code, not GenericFailure', {
+  skip: !hasNative && 'needs the native addon',
+}, async () => {
+  await assert.rejects(binding.piCountRangeUv(0, -1, 1), { code: 'ERR_INVALID_SAMPLES', message: /got -1/ });
+  await assert.rejects(binding.piCountRangeUv(0, 10, 0.5), { code: 'ERR_INVALID_SEED' });
+  await assert.rejects(binding.piCountRangeUv(-1, 10, 1), { code: 'ERR_INVALID_SAMPLES' });
+  assert.equal(await binding.piCountRangeUv(0, 1000, 1), binding.piCountRangeSync(0, 1000, 1));
 });
