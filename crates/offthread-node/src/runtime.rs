@@ -8,6 +8,7 @@
 //! buffers and errors wait in `values` until JS takes them by id.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use napi::bindgen_prelude::*;
@@ -66,6 +67,9 @@ type Wake = ThreadsafeFunction<(), (), (), Status, false, true>;
 struct Shared {
     completions: CompletionQueue<(u32, Outcome)>,
     wake: Wake,
+    /// The JS object was collected: nobody will drain, so jobs still finishing do not
+    /// wake the loop.
+    orphaned: AtomicBool,
 }
 
 /// The process-wide pool used by sync work-stealing calls (`parallel`): the caller
@@ -135,6 +139,7 @@ impl NativePool {
             shared: Some(Arc::new(Shared {
                 completions: CompletionQueue::new(),
                 wake,
+                orphaned: AtomicBool::new(false),
             })),
             handles: HashMap::new(),
             backlog: VecDeque::new(),
@@ -161,7 +166,7 @@ impl NativePool {
         let shared = Arc::clone(shared);
         let on_done = move |outcome: offthread_pool::JobOutcome<Outcome>| {
             let outcome = outcome.unwrap_or_else(Outcome::from);
-            if shared.completions.push((id, outcome)) {
+            if shared.completions.push((id, outcome)) && !shared.orphaned.load(Ordering::Relaxed) {
                 shared
                     .wake
                     .call((), ThreadsafeFunctionCallMode::NonBlocking);
@@ -326,13 +331,47 @@ impl NativePool {
     /// thread never waits for a job's last chunk.
     #[napi]
     pub fn release(&mut self) {
+        self.free(false);
+    }
+}
+
+impl NativePool {
+    /// Stops the pool (`cancel`: cancels its jobs too), joins its threads on a helper
+    /// thread, and lets go of the wake-up function: it is released once the last job
+    /// still holding `shared` has finished.
+    fn free(&mut self, cancel: bool) {
         if let Some(pool) = self.pool.take() {
-            pool.close();
-            std::thread::spawn(move || drop(pool));
+            if cancel {
+                pool.destroy();
+            } else {
+                pool.close();
+            }
+            let spawned = std::thread::Builder::new()
+                .name("offthread-release".to_owned())
+                .spawn(move || drop(pool));
+            // No thread to spare: the closure, and the pool with it, was dropped here,
+            // joining in place (after destroy, within a job's last chunk).
+            if let Err(e) = spawned {
+                eprintln!("offthread: joined the pool's threads on the JS thread ({e})");
+            }
         }
         self.shared = None;
         self.handles.clear();
         self.values.clear();
+        self.backlog.clear();
+    }
+}
+
+/// A pool whose JS object is collected without `close()`/`destroy()` (the JS side holds
+/// it only weakly from its wake-up callback): cancel its jobs, free its threads off the
+/// JS thread (the finalizer must not wait for a running job, which a plain drop of the
+/// last `Pool` handle would), and release the wake-up function.
+impl Drop for NativePool {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.shared {
+            shared.orphaned.store(true, Ordering::Relaxed);
+        }
+        self.free(true);
     }
 }
 

@@ -228,3 +228,53 @@ test('the libuv AsyncTask (nativeAsync) rejects with the registry code, not Gene
   await assert.rejects(binding.piCountRangeUv(-1, 10, 1), { code: 'ERR_INVALID_SAMPLES' });
   assert.equal(await binding.piCountRangeUv(0, 1000, 1), binding.piCountRangeSync(0, 1000, 1));
 });
+
+/**
+ * 20 two-thread NativePools, each running a job that only stops when cancelled, are
+ * dropped without close(). Collecting them must cancel the jobs and free the threads;
+ * before, the finalizer dropped the pool in place, which waits for the running job:
+ * the JS thread hung in the finalizer. The child exits 0 once /proc lists no pool
+ * thread (bounded wait: it fails rather than hangs).
+ */
+const collectRepro = `
+const { readdirSync, readFileSync } = require('node:fs');
+const binding = require(${JSON.stringify(binding ? backendInfo().native.path : '')});
+const poolThreads = () =>
+  readdirSync('/proc/self/task').filter((t) => {
+    try {
+      return /^offthread-\\d+$/.test(readFileSync('/proc/self/task/' + t + '/comm', 'utf8').trim());
+    } catch {
+      return false; // exited between the listing and the read
+    }
+  }).length;
+(() => {
+  for (let i = 0; i < 20; i++) {
+    const pool = new binding.NativePool(2, 0, 10, () => {});
+    pool.submitPi(0, 2 ** 52, 1, true); // hours of work unless cancelled
+  }
+})();
+const until = Date.now() + 20_000;
+const poll = () => {
+  globalThis.gc();
+  const left = poolThreads();
+  if (left === 0) return console.log('released');
+  if (Date.now() > until) {
+    console.log(left + ' pool threads still alive');
+    process.exit(1);
+  }
+  setTimeout(poll, 20);
+};
+poll();
+`;
+
+test('a NativePool collected without close() cancels its jobs and frees its threads', {
+  skip: !hasNative && 'needs the native addon',
+}, () => {
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', collectRepro], {
+    encoding: 'utf8',
+    timeout: 60_000, // the old finalizer blocks forever: fail, do not hang
+  });
+  assert.equal(r.signal, null, `child killed (${r.signal}): the finalizer blocked? ${r.stderr}`);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.equal(r.stdout.trim(), 'released');
+});
