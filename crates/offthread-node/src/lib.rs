@@ -6,6 +6,8 @@
 // --all-targets` would see every export as dead code there. Tests are in JS.
 #![cfg_attr(test, allow(dead_code))]
 
+mod arg;
+mod bytes;
 mod error;
 mod ffi;
 mod layout;

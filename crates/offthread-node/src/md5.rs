@@ -5,6 +5,7 @@ use napi_derive::napi;
 use offthread_kernels::Never;
 use offthread_kernels::md5::{self, Md5IterateOptions};
 
+use crate::arg::Arg;
 use crate::error::{Code, CodedResult, from_kernel, guard};
 use crate::runtime::{NativePool, Outcome};
 
@@ -23,20 +24,24 @@ fn rounds(value: f64) -> CodedResult<u64> {
 }
 
 /// MD5 of a string's UTF-8 bytes, lowercase hex.
-#[napi]
-pub fn md5_hex_string(text: String) -> String {
+#[napi(ts_args_type = "text: string")]
+pub fn md5_hex_string(Arg(text): Arg<String>) -> String {
     md5::hex_string(text.as_bytes())
 }
 
 /// MD5 of bytes (borrowed from JS, no copy), lowercase hex.
-#[napi]
-pub fn md5_hex_bytes(data: &[u8]) -> String {
-    md5::hex_string(data)
+#[napi(ts_args_type = "data: Uint8Array")]
+pub fn md5_hex_bytes(Arg(data): Arg<Uint8ArraySlice>) -> String {
+    md5::hex_string(&data)
 }
 
 /// d_N of the loop dᵢ = hex(MD5(text ‖ dᵢ₋₁)), continuing from `start` (d_k or "").
-#[napi]
-pub fn md5_iterate_sync(text: String, rounds_: f64, start: String) -> Result<String, Code> {
+#[napi(ts_args_type = "text: string, rounds: number, start: string")]
+pub fn md5_iterate_sync(
+    Arg(text): Arg<String>,
+    Arg(rounds_): Arg<f64>,
+    Arg(start): Arg<String>,
+) -> Result<String, Code> {
     let rounds = rounds(rounds_)?;
     guard(|| {
         md5::iterate_from(
@@ -54,14 +59,16 @@ pub fn md5_iterate_sync(text: String, rounds_: f64, start: String) -> Result<Str
 #[napi]
 impl NativePool {
     /// The MD5 loop as a pool job (cancellable between chunks of rounds).
-    #[napi]
+    #[napi(
+        ts_args_type = "id: number, text: string, rounds: number, start: string, cancellable: boolean"
+    )]
     pub fn submit_md5_iterate(
         &mut self,
-        id: u32,
-        text: String,
-        rounds_: f64,
-        start: String,
-        cancellable: bool,
+        Arg(id): Arg<u32>,
+        Arg(text): Arg<String>,
+        Arg(rounds_): Arg<f64>,
+        Arg(start): Arg<String>,
+        Arg(cancellable): Arg<bool>,
     ) -> Result<(), Code> {
         let rounds = rounds(rounds_)?;
         self.submit(id, cancellable, move |ctx| {
@@ -74,8 +81,12 @@ impl NativePool {
     }
 
     /// One MD5 as a pool job (the per-round async row of the http-md5 experiment).
-    #[napi]
-    pub fn submit_md5_hex(&mut self, id: u32, text: String) -> Result<(), Code> {
+    #[napi(ts_args_type = "id: number, text: string")]
+    pub fn submit_md5_hex(
+        &mut self,
+        Arg(id): Arg<u32>,
+        Arg(text): Arg<String>,
+    ) -> Result<(), Code> {
         self.submit(id, false, move |_| {
             Ok(Outcome::Text(md5::hex_string(text.as_bytes())))
         })

@@ -8,6 +8,7 @@ use napi_derive::napi;
 use offthread_kernels::KernelError;
 use offthread_kernels::qr::{self, Ecc, QrEncoder, QrOptions};
 
+use crate::arg::Arg;
 use crate::error::{Code, CodedResult, coded, from_kernel, guard};
 use crate::runtime::{NativePool, Outcome};
 
@@ -47,8 +48,13 @@ fn encode(opts: QrOptions<'_>, format: u32) -> std::result::Result<Outcome, Kern
 }
 
 /// `data:image/png;base64,…` of the QR code for `text`.
-#[napi]
-pub fn qr_data_url_sync(text: String, ecc: String, size: u32, margin: u32) -> Result<String, Code> {
+#[napi(ts_args_type = "text: string, ecc: string, size: number, margin: number")]
+pub fn qr_data_url_sync(
+    Arg(text): Arg<String>,
+    Arg(ecc): Arg<String>,
+    Arg(size): Arg<u32>,
+    Arg(margin): Arg<u32>,
+) -> Result<String, Code> {
     let opts = options(&text, &ecc, size, margin)?;
     guard(
         || match encode(opts, FORMAT_DATA_URL).map_err(from_kernel)? {
@@ -59,8 +65,13 @@ pub fn qr_data_url_sync(text: String, ecc: String, size: u32, margin: u32) -> Re
 }
 
 /// The PNG bytes of the QR code for `text`.
-#[napi]
-pub fn qr_png_sync(text: String, ecc: String, size: u32, margin: u32) -> Result<Buffer, Code> {
+#[napi(ts_args_type = "text: string, ecc: string, size: number, margin: number")]
+pub fn qr_png_sync(
+    Arg(text): Arg<String>,
+    Arg(ecc): Arg<String>,
+    Arg(size): Arg<u32>,
+    Arg(margin): Arg<u32>,
+) -> Result<Buffer, Code> {
     let opts = options(&text, &ecc, size, margin)?;
     guard(|| match encode(opts, FORMAT_PNG).map_err(from_kernel)? {
         Outcome::Bytes(png) => Ok(png.into()),
@@ -69,8 +80,13 @@ pub fn qr_png_sync(text: String, ecc: String, size: u32, margin: u32) -> Result<
 }
 
 /// The QR code for `text` as an SVG document.
-#[napi]
-pub fn qr_svg_sync(text: String, ecc: String, size: u32, margin: u32) -> Result<String, Code> {
+#[napi(ts_args_type = "text: string, ecc: string, size: number, margin: number")]
+pub fn qr_svg_sync(
+    Arg(text): Arg<String>,
+    Arg(ecc): Arg<String>,
+    Arg(size): Arg<u32>,
+    Arg(margin): Arg<u32>,
+) -> Result<String, Code> {
     let opts = options(&text, &ecc, size, margin)?;
     guard(|| qr::svg(opts).map_err(from_kernel))
 }
@@ -78,15 +94,17 @@ pub fn qr_svg_sync(text: String, ecc: String, size: u32, margin: u32) -> Result<
 #[napi]
 impl NativePool {
     /// A QR code as a pool job; `format`: 0 data URL, 1 PNG, 2 SVG.
-    #[napi]
+    #[napi(
+        ts_args_type = "id: number, text: string, ecc: string, size: number, margin: number, format: number"
+    )]
     pub fn submit_qr(
         &mut self,
-        id: u32,
-        text: String,
-        ecc: String,
-        size: u32,
-        margin: u32,
-        format: u32,
+        Arg(id): Arg<u32>,
+        Arg(text): Arg<String>,
+        Arg(ecc): Arg<String>,
+        Arg(size): Arg<u32>,
+        Arg(margin): Arg<u32>,
+        Arg(format): Arg<u32>,
     ) -> Result<(), Code> {
         options(&text, &ecc, size, margin)?;
         self.submit(id, false, move |_| {

@@ -8,6 +8,7 @@
 //! buffers and errors wait in `values` until JS takes them by id.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use napi::bindgen_prelude::*;
@@ -19,6 +20,7 @@ use offthread_pool::{
     PoolError,
 };
 
+use crate::arg::Arg;
 use crate::error::{Code, CodedError, coded};
 
 /// Payload kinds written into `drain`'s triples.
@@ -65,6 +67,9 @@ type Wake = ThreadsafeFunction<(), (), (), Status, false, true>;
 struct Shared {
     completions: CompletionQueue<(u32, Outcome)>,
     wake: Wake,
+    /// The JS object was collected: nobody will drain, so jobs still finishing do not
+    /// wake the loop.
+    orphaned: AtomicBool,
 }
 
 /// The process-wide pool used by sync work-stealing calls (`parallel`): the caller
@@ -106,12 +111,15 @@ impl NativePool {
     /// `threads` 0 = available parallelism; `max_queue` 0 = unbounded; `nice` the
     /// workers' Unix nice value (0–19). `on_ready` is called (once per batch) when
     /// completions are waiting for `drain`.
-    #[napi(constructor)]
+    #[napi(
+        constructor,
+        ts_args_type = "threads: number, maxQueue: number, nice: number, onReady: () => void"
+    )]
     pub fn new(
-        threads: u32,
-        max_queue: u32,
-        nice: u32,
-        on_ready: Function<(), ()>,
+        Arg(threads): Arg<u32>,
+        Arg(max_queue): Arg<u32>,
+        Arg(nice): Arg<u32>,
+        Arg(on_ready): Arg<Function<(), ()>>,
     ) -> Result<Self, Code> {
         let wake = on_ready
             .build_threadsafe_function::<()>()
@@ -131,6 +139,7 @@ impl NativePool {
             shared: Some(Arc::new(Shared {
                 completions: CompletionQueue::new(),
                 wake,
+                orphaned: AtomicBool::new(false),
             })),
             handles: HashMap::new(),
             backlog: VecDeque::new(),
@@ -157,7 +166,7 @@ impl NativePool {
         let shared = Arc::clone(shared);
         let on_done = move |outcome: offthread_pool::JobOutcome<Outcome>| {
             let outcome = outcome.unwrap_or_else(Outcome::from);
-            if shared.completions.push((id, outcome)) {
+            if shared.completions.push((id, outcome)) && !shared.orphaned.load(Ordering::Relaxed) {
                 shared
                     .wake
                     .call((), ThreadsafeFunctionCallMode::NonBlocking);
@@ -173,20 +182,20 @@ impl NativePool {
     }
 
     /// A trivial job that returns `value`: the unit of the `async` benchmark.
-    #[napi]
-    pub fn submit_noop(&mut self, id: u32, value: f64) -> Result<(), Code> {
+    #[napi(ts_args_type = "id: number, value: number")]
+    pub fn submit_noop(&mut self, Arg(id): Arg<u32>, Arg(value): Arg<f64>) -> Result<(), Code> {
         self.submit(id, false, move |_| Ok(Outcome::Number(value)))
     }
 
     /// Test hook: a job that panics (becomes ERR_KERNEL_PANIC).
-    #[napi]
-    pub fn submit_panic(&mut self, id: u32) -> Result<(), Code> {
+    #[napi(ts_args_type = "id: number")]
+    pub fn submit_panic(&mut self, Arg(id): Arg<u32>) -> Result<(), Code> {
         self.submit(id, false, |_| panic!("test panic requested"))
     }
 
     /// Test hook: a job that runs until cancelled, checking every millisecond.
-    #[napi]
-    pub fn submit_spin(&mut self, id: u32) -> Result<(), Code> {
+    #[napi(ts_args_type = "id: number")]
+    pub fn submit_spin(&mut self, Arg(id): Arg<u32>) -> Result<(), Code> {
         use offthread_kernels::Interrupt;
         self.submit(id, true, |ctx| {
             loop {
@@ -198,8 +207,8 @@ impl NativePool {
 
     /// Cancels job `id`: a queued job completes at once with ERR_ABORTED without
     /// running, a running one stops at its next check. Unknown ids are ignored.
-    #[napi]
-    pub fn cancel(&mut self, id: u32) {
+    #[napi(ts_args_type = "id: number")]
+    pub fn cancel(&mut self, Arg(id): Arg<u32>) {
         if let Some(handle) = self.handles.get(&id) {
             handle.cancel();
         }
@@ -208,8 +217,8 @@ impl NativePool {
     /// Moves up to `out.length / 3` completions into `out` as [id, kind, number]
     /// triples and returns how many. kind 0: the number is the result; 1 and 2: call
     /// `take(id)` for the value or the error.
-    #[napi]
-    pub fn drain(&mut self, mut out: Float64ArraySlice) -> u32 {
+    #[napi(ts_args_type = "out: Float64Array")]
+    pub fn drain(&mut self, Arg(mut out): Arg<Float64ArraySlice>) -> u32 {
         // SAFETY: JS is blocked in this synchronous call, so nothing else touches the
         // array while we write it.
         let out = unsafe { out.as_mut() };
@@ -242,8 +251,11 @@ impl NativePool {
     }
 
     /// The value (string, Buffer) or error (`[code, message]`) of a drained job.
-    #[napi(ts_return_type = "string | Buffer | [string, string] | undefined")]
-    pub fn take<'env>(&mut self, env: &'env Env, id: u32) -> Result<Unknown<'env>> {
+    #[napi(
+        ts_args_type = "id: number",
+        ts_return_type = "string | Buffer | [string, string] | undefined"
+    )]
+    pub fn take<'env>(&mut self, env: &'env Env, Arg(id): Arg<u32>) -> Result<Unknown<'env>> {
         match self.values.remove(&id) {
             None | Some(Outcome::Number(_)) => ().into_unknown(env),
             Some(Outcome::Text(s)) => s.into_unknown(env),
@@ -257,8 +269,8 @@ impl NativePool {
     /// Keeps the process alive while JS awaits jobs (`true` when the first job is
     /// pending, `false` when the last one settles). The wake-up function is created
     /// weak, so an idle pool never holds the process open.
-    #[napi]
-    pub fn keep_alive(&mut self, env: &Env, on: bool) -> Result<()> {
+    #[napi(ts_args_type = "on: boolean")]
+    pub fn keep_alive(&mut self, env: &Env, Arg(on): Arg<bool>) -> Result<()> {
         let Some(shared) = &self.shared else {
             return Ok(());
         };
@@ -319,13 +331,47 @@ impl NativePool {
     /// thread never waits for a job's last chunk.
     #[napi]
     pub fn release(&mut self) {
+        self.free(false);
+    }
+}
+
+impl NativePool {
+    /// Stops the pool (`cancel`: cancels its jobs too), joins its threads on a helper
+    /// thread, and lets go of the wake-up function: it is released once the last job
+    /// still holding `shared` has finished.
+    fn free(&mut self, cancel: bool) {
         if let Some(pool) = self.pool.take() {
-            pool.close();
-            std::thread::spawn(move || drop(pool));
+            if cancel {
+                pool.destroy();
+            } else {
+                pool.close();
+            }
+            let spawned = std::thread::Builder::new()
+                .name("offthread-release".to_owned())
+                .spawn(move || drop(pool));
+            // No thread to spare: the closure, and the pool with it, was dropped here,
+            // joining in place (after destroy, within a job's last chunk).
+            if let Err(e) = spawned {
+                eprintln!("offthread: joined the pool's threads on the JS thread ({e})");
+            }
         }
         self.shared = None;
         self.handles.clear();
         self.values.clear();
+        self.backlog.clear();
+    }
+}
+
+/// A pool whose JS object is collected without `close()`/`destroy()` (the JS side holds
+/// it only weakly from its wake-up callback): cancel its jobs, free its threads off the
+/// JS thread (the finalizer must not wait for a running job, which a plain drop of the
+/// last `Pool` handle would), and release the wake-up function.
+impl Drop for NativePool {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.shared {
+            shared.orphaned.store(true, Ordering::Relaxed);
+        }
+        self.free(true);
     }
 }
 

@@ -1,8 +1,15 @@
 //! Thread lifetime: dropping the last handle drains the queue and joins the threads.
 //! Kept in its own test binary (one test) so no other test's threads muddy the count.
+//!
+//! "Joined" is checked exactly, with a thread-local whose destructor runs when a worker
+//! thread finishes (before `join` can return). `/proc/self/task` is not exact: the
+//! kernel may still list a thread for a moment after `join` returned (CI saw
+//! `threads_named("lkC-") == 1` right after the drops), so the /proc checks wait for
+//! the count, within a bound.
 
 mod common;
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::{Duration, Instant};
@@ -25,11 +32,35 @@ fn eventually_named(prefix: &str, n: usize) {
     while threads_named(prefix) != n {
         assert!(
             t0.elapsed() < EVENTUALLY,
-            "{prefix}: {} threads, want {n}",
+            "/proc/self/task lists {} threads named {prefix}* after {EVENTUALLY:?}, want {n}",
             threads_named(prefix)
         );
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// Counts, when dropped, the worker thread that held it as having finished.
+struct ExitProbe(Arc<AtomicUsize>);
+
+impl Drop for ExitProbe {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+thread_local! {
+    static PROBE: RefCell<Option<ExitProbe>> = const { RefCell::new(None) };
+}
+
+/// Gives every worker of `pool` a probe that adds one to `exited` when the thread
+/// finishes (its thread-locals are destroyed before `join` returns).
+fn arm_exit_probes(pool: &Pool, exited: &Arc<AtomicUsize>) {
+    pool.install(|| {
+        rayon::broadcast(|_| {
+            let probe = ExitProbe(Arc::clone(exited));
+            PROBE.with(|p| assert!(p.borrow_mut().replace(probe).is_none()));
+        });
+    });
 }
 
 fn threads_in_process() -> usize {
@@ -60,6 +91,8 @@ fn dropping_the_last_handle_finishes_queued_jobs_and_joins_threads() {
     // 1. Plain drop: threads are joined before drop returns; queued jobs ran first.
     let pool = named_pool("lkA", 3);
     eventually_named("lkA-", 3);
+    let exited = Arc::new(AtomicUsize::new(0));
+    arm_exit_probes(&pool, &exited);
     let ran = Arc::new(AtomicUsize::new(0));
     for _ in 0..200 {
         let r = Arc::clone(&ran);
@@ -78,13 +111,19 @@ fn dropping_the_last_handle_finishes_queued_jobs_and_joins_threads() {
     let clone = pool.clone();
     drop(pool);
     assert_eq!(threads_named("lkA-"), 3, "a clone keeps the pool alive");
+    assert_eq!(exited.load(SeqCst), 0, "a clone keeps the threads running");
     drop(clone);
     assert_eq!(
         ran.load(SeqCst),
         200,
         "queued jobs finished before drop returned"
     );
-    assert_eq!(threads_named("lkA-"), 0, "threads joined by drop");
+    assert_eq!(
+        exited.load(SeqCst),
+        3,
+        "every thread finished before drop returned"
+    );
+    eventually_named("lkA-", 0);
 
     // 2. Last handle dropped inside on_done, on a worker: no self-join, threads still exit.
     let pool = named_pool("lkB", 2);
@@ -106,11 +145,18 @@ fn dropping_the_last_handle_finishes_queued_jobs_and_joins_threads() {
     eventually_named("lkB-", 0);
 
     // 3. Many pools created and dropped: the process thread count comes back.
+    let exited = Arc::new(AtomicUsize::new(0));
     for _ in 0..20 {
         let p = named_pool("lkC", 2);
+        arm_exit_probes(&p, &exited);
         p.submit(JobOptions::default(), |_| Ok(()), |_| {}).unwrap();
     }
-    assert_eq!(threads_named("lkC-"), 0);
+    assert_eq!(
+        exited.load(SeqCst),
+        40,
+        "each drop joined its pool's 2 threads"
+    );
+    eventually_named("lkC-", 0);
     // Detached exits (part 2) may still be being reaped: allow time, not extra threads.
     let t0 = Instant::now();
     while threads_in_process() != before {

@@ -57,9 +57,10 @@ export declare class NativePool {
    */
   release(): void
   /**
-   * Average/min/max on the pool. The job reads the caller's memory (the Uint8Array
-   * reference keeps it alive until the job is dropped) and answers with
-   * `[count, average, min, max]` as 4 little-endian f64 in a 32-byte Buffer.
+   * Average/min/max on the pool; answers `[count, average, min, max]` as 4
+   * little-endian f64 in a 32-byte Buffer. The bytes are copied during this call
+   * (a transfer could detach and free them under the job), unless `buf` views a
+   * SharedArrayBuffer, which cannot be detached: that one is read in place.
    */
   submitStatsTemperature(id: number, buf: Uint8Array): void
 }
