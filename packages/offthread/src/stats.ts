@@ -60,7 +60,11 @@ export function temperatureSync(buf: Uint8Array): TemperatureSummary {
   }
 }
 
-/** Average/min/max on the pool. Safe to transfer or reuse `buf` once this returns. */
+/**
+ * Average/min/max on the pool. The job owns a copy of `buf` (taken during this call), so
+ * `buf` may be reused or transferred at once — except a view of a SharedArrayBuffer,
+ * which cannot be detached and is read in place (do not write to it meanwhile).
+ */
 export async function temperature(buf: Uint8Array, options?: CallOptions): Promise<TemperatureSummary> {
   const bytes = checkBuffer(buf);
   const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
