@@ -1,7 +1,7 @@
 // Runs in its own process (one per variant): clean JIT state and its own peak RSS.
 // Measures one π variant at ascending sizes; sync variants are timed as calls, async
 // variants as one awaited call at a time (the paper's deferred benchmark).
-import { pi } from 'offthread';
+import { Pool, pi } from 'offthread';
 import { cpuMeter, peakRssMiB, progress, timeFn } from '../lib/measure.mjs';
 
 /** Per-size time budget: long calls run a few times, tiny ones many. */
@@ -11,13 +11,23 @@ function budget(quick, samples) {
   return { minTime: quick ? 150 : 500, minIterations: 5, warmup: 5 };
 }
 
+/**
+ * Rows that are not plain variants: the worker engine (WASM on worker_threads, what runs
+ * without the addon) with every core, and with one worker for the scaling ratio.
+ */
+const ENGINE_ROWS = {
+  wasmWorkers: { engine: 'wasm' },
+  wasmWorkers1: { engine: 'wasm', threads: 1 },
+};
+
 export async function measureVariant({ variant, sizes, quick, seed = 1 }) {
-  const isAsync = pi.asyncVariants.includes(variant);
+  const engineRow = ENGINE_ROWS[variant];
+  const pool = engineRow ? new Pool(engineRow) : undefined;
+  const isAsync = engineRow !== undefined || pi.asyncVariants.includes(variant);
+  const options = engineRow ? { seed, variant: 'wasmWorkers', pool } : { seed, variant };
   const rows = [];
   for (const samples of sizes) {
-    const call = isAsync
-      ? () => pi.estimate(samples, { seed, variant })
-      : () => pi.estimateSync(samples, { seed, variant });
+    const call = isAsync ? () => pi.estimate(samples, options) : () => pi.estimateSync(samples, options);
     const { inside, variant: used } = await call();
     const meter = cpuMeter();
     meter.start();
@@ -39,5 +49,6 @@ export async function measureVariant({ variant, sizes, quick, seed = 1 }) {
     });
     progress(`${variant} 1e${Math.log10(samples)}: ${t.opsPerSec.toFixed(1)} ops/s, ${cpu.coresUsed.toFixed(2)} cores`);
   }
+  await pool?.close();
   return rows;
 }

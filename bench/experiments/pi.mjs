@@ -16,10 +16,12 @@ const VARIANTS = [
   'parallel',
   'parallelAsync',
   'wasm',
+  'wasmWorkers',
+  'wasmWorkers1',
   'auto',
 ];
 /** Variants too slow for the largest sizes in --quick (seconds per call). */
-const SLOW = new Set(['js', 'jsBitwise', 'native', 'wasm']);
+const SLOW = new Set(['js', 'jsBitwise', 'native', 'wasm', 'wasmWorkers', 'wasmWorkers1']);
 const child = fileURLToPath(new URL('./pi-child.mjs', import.meta.url));
 
 function sizesFor(variant, { quick, full }) {
@@ -59,10 +61,11 @@ export async function run(ctx) {
     ratio(rows, 'parallel / nativeBitwise at 10^8 (2 cores)', 'parallel', 'nativeBitwise', 1e8, 1.8),
     ratio(rows, 'parallelAsync / nativeChunked at 10^8', 'parallelAsync', 'nativeChunked', 1e8),
     ratio(rows, 'wasm / jsBitwise at 10^7', 'wasm', 'jsBitwise', 1e7),
+    ratio(rows, 'wasm engine: 2 workers / 1 worker at 10^8 (wasmWorkers)', 'wasmWorkers', 'wasmWorkers1', 1e8, 1.8),
   ].filter(Boolean);
   for (const samples of sizes) {
     const best = rows
-      .filter((r) => r.samples === samples && r.variant !== 'auto')
+      .filter((r) => r.samples === samples && r.variant !== 'auto' && r.variant !== 'wasmWorkers1')
       .reduce((a, b) => (b.opsPerSec > a.opsPerSec ? b : a));
     const auto = at(rows, 'auto', samples);
     if (auto) {
