@@ -103,8 +103,9 @@ fn single(cx: &Cx<'_>, id: usize) -> String {
 fn aos(cx: &Cx<'_>, id: usize) -> String {
     let n = cx.union_name(id);
     let tag = cx.s.unions[id].tag.name();
+    let ctor = super::fields_and_ctor(&[("aos", "rt.AosView")]);
     format!(
-        "/** A `#aos` slice of `{}`: (tag, offset) pairs. */\nexport class {n}AosReader {{\n  constructor(readonly aos: rt.AosView) {{}}\n\n\
+        "/** A `#aos` slice of `{}`: (tag, offset) pairs. */\nexport class {n}AosReader {{\n{ctor}\n\
          \x20 get length(): number {{\n    return this.aos.length;\n  }}\n\n\
          \x20 get(i: number): {n}Ref | undefined {{\n    const v = this.aos.get(i);\n    return v === undefined ? undefined : read{n}(v, 0);\n  }}\n\n\
          \x20 toPlain(budget: rt.Budget = this.aos.msg.budget()): ({n} | null)[] {{\n    budget.spend(this.length);\n\
@@ -123,9 +124,14 @@ fn soa(cx: &Cx<'_>, id: usize) -> String {
     let tag = u.tag.name();
     let size = u.tag.size();
     let arr = super::typed_array(u.tag);
+    let ctor = super::fields_and_ctor(&[
+        ("view", "rt.StructView"),
+        ("tags", arr),
+        ("ptrs", "Uint32Array"),
+    ]);
     format!(
         "/** A `#soa` slice of `{}`: a tag column (searchable) and an offset column. */\nexport class {n}SoaReader {{\n\
-         \x20 constructor(\n    readonly view: rt.StructView,\n    readonly tags: {arr},\n    readonly ptrs: Uint32Array,\n  ) {{}}\n\n\
+         {ctor}\n\
          \x20 get length(): number {{\n    return this.tags.length;\n  }}\n\n\
          \x20 get(i: number): {n}Ref | undefined {{\n    const tag = this.tags[i];\n    const ptr = this.ptrs[i];\n\
          \x20   return tag === undefined || ptr === undefined ? undefined : read{n}At(this.view, tag, ptr);\n  }}\n\n\
@@ -147,9 +153,10 @@ fn bov(cx: &Cx<'_>, id: usize, aos: bool) -> String {
     } else {
         ("Bovos", "#bovos", "Soa")
     };
+    let ctor = super::fields_and_ctor(&[("table", "rt.VariantTable")]);
     let mut out = format!(
         "/** A `{ann}` slice of `{}`: one array per variant (insertion order is not kept). */\nexport class {n}{kind}Reader {{\n\
-         \x20 constructor(readonly table: rt.VariantTable) {{}}\n\n  get length(): number {{\n    return this.table.length;\n  }}\n",
+         {ctor}\n  get length(): number {{\n    return this.table.length;\n  }}\n",
         u.name
     );
     for v in &u.variants {
