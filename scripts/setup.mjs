@@ -84,9 +84,24 @@ step('wasm build', () => {
   );
 });
 
+// The schema compiler as wasm32: `npx offthread schema` and `schema.compile` need no Rust.
+step('schema compiler wasm', () => {
+  run('cargo', ['build', '--quiet', '--release', '-p', 'offthread-schema-wasm', '--target', 'wasm32-unknown-unknown']);
+  copyFileSync(
+    join(root, 'target/wasm32-unknown-unknown/release/offthread_schema_wasm.wasm'),
+    join(pkg, 'wasm/offthread-schema.wasm'),
+  );
+});
+
 step('typescript', () => {
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'packages/offthread']);
   for (const f of ['index.mjs', 'index.d.mts']) copyFileSync(join(pkg, 'src', f), join(pkg, 'dist', f));
+});
+
+// `offthread/schema` for ESM: a wrapper over the CommonJS runtime (one module instance).
+step('schema runtime ESM entry', () => {
+  for (const f of ['runtime.mjs', 'runtime.d.mts'])
+    copyFileSync(join(pkg, 'src', 'schema', f), join(pkg, 'dist', 'schema', f));
 });
 
 if (!quiet) {

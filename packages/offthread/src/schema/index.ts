@@ -4,6 +4,9 @@
  * layout schema as `scooter`.
  */
 
+export type { CompiledFile, CompileOptions, CompileResult, SchemaDiagnostic } from './compile';
+export { compileWith } from './compile';
 export * as scooter from './generated/scooter';
 export * from './generated/temperature';
+export { compile } from './node';
 export * as rt from './runtime';
