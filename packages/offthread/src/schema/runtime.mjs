@@ -22,4 +22,5 @@ export const {
   putInt64s,
   unionSoa,
   dynamicHeader,
+  unknownTag,
 } = cjs;

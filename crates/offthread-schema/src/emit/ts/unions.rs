@@ -74,7 +74,7 @@ fn single(cx: &Cx<'_>, id: usize) -> String {
     out += "    default:\n      return { tag: 'unknown', raw: tag };\n  }\n}\n\n";
     out += &format!(
         "/** Writes the variant's struct out of line; returns [tag, offset]. */\n\
-         export function write{n}Value(b: rt.Builder, v: rt.Writable<{n}>): [number, number] {{\n  switch (v.tag) {{\n"
+         export function write{n}Value(b: rt.Builder, v: rt.Writable<{n}>): [number, number] {{\n  switch (v?.tag) {{\n"
     );
     for v in &u.variants {
         out += &format!(
@@ -84,6 +84,11 @@ fn single(cx: &Cx<'_>, id: usize) -> String {
             cx.name(v.struct_id)
         );
     }
+    // Unknown tags (untyped callers) are W0005, not a TypeError from destructuring undefined.
+    out += &format!(
+        "    default:\n      return rt.unknownTag('{}', v);\n",
+        u.name
+    );
     out += &format!(
         "  }}\n}}\n\n/** Writes the value out of line, then tag and offset at `at`. */\n\
          export function write{n}(b: rt.Builder, at: number, v: rt.Writable<{n}>): void {{\n  const [tag, ptr] = write{n}Value(b, v);\n  b.{tag}(at, tag);\n  b.u32(at + 4, ptr);\n}}\n\n\
@@ -190,10 +195,19 @@ fn bov(cx: &Cx<'_>, id: usize, aos: bool) -> String {
         );
     }
     out += "    ];\n  }\n}\n\n";
+    // Checked first: grouping by variant would silently drop an item with an unknown tag.
+    let known = u
+        .variants
+        .iter()
+        .map(|v| format!("x?.tag !== '{}'", camel_case(&v.name)))
+        .collect::<Vec<_>>()
+        .join(" && ");
     out += &format!(
         "/** Writes a `{ann}` slice of `{}`, grouping items by variant; returns the header offset. */\n\
          export function write{n}{kind}(b: rt.Builder, items: ReadonlyArray<rt.Writable<{n}>>): number {{\n\
+         \x20 for (const x of items) if ({known}) rt.unknownTag('{}', x);\n\
          \x20 const [header, table] = b.variantTable(items.length, {});\n  if (header === 0) return 0;\n",
+        u.name,
         u.name,
         u.variants.len()
     );
