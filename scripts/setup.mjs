@@ -84,6 +84,15 @@ step('wasm build', () => {
   );
 });
 
+// The schema compiler as wasm32: `npx offthread schema` and `schema.compile` need no Rust.
+step('schema compiler wasm', () => {
+  run('cargo', ['build', '--quiet', '--release', '-p', 'offthread-schema-wasm', '--target', 'wasm32-unknown-unknown']);
+  copyFileSync(
+    join(root, 'target/wasm32-unknown-unknown/release/offthread_schema_wasm.wasm'),
+    join(pkg, 'wasm/offthread-schema.wasm'),
+  );
+});
+
 step('typescript (Node build, browser bundle)', () => {
   run(process.execPath, [join(pkg, 'scripts', 'build.mjs')]);
 });

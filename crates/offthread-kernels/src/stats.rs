@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use offthread_kernels::stats;
-//! use offthread_schema::generated::temperature::{TemperatureBatch, TemperatureReading};
+//! use offthread_schema_rt::generated::temperature::{TemperatureBatch, TemperatureReading};
 //! let batch = TemperatureBatch {
 //!     readings: vec![TemperatureReading { timestamp: 1, value: 20.5 }, TemperatureReading { timestamp: 2, value: 22.5 }],
 //! };
@@ -12,8 +12,8 @@
 //! # Ok::<(), offthread_kernels::KernelError>(())
 //! ```
 
-use offthread_schema::generated::temperature::TemperatureBatchRef;
-use offthread_schema::rt::{Column, ReadError};
+use offthread_schema_rt::generated::temperature::TemperatureBatchRef;
+use offthread_schema_rt::{Column, ReadError};
 
 use crate::{ErrorCode, KernelError};
 

@@ -2,7 +2,7 @@
 //! and malformed buffers (typed errors only).
 
 use offthread_kernels::{ErrorCode, stats};
-use offthread_schema::generated::temperature::{TemperatureBatch, TemperatureReading};
+use offthread_schema_rt::generated::temperature::{TemperatureBatch, TemperatureReading};
 
 fn batch(values: &[f32]) -> Vec<u8> {
     let readings = values

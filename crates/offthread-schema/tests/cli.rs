@@ -61,10 +61,11 @@ fn build_writes_rust_and_ts() {
     let rs = std::fs::read_to_string(dir.join("rs/scooter.rs")).unwrap();
     let ts = std::fs::read_to_string(dir.join("ts/scooter.ts")).unwrap();
     assert!(
-        rs.contains("use ::offthread_schema::rt;") && rs.contains("pub struct ScooterFleetRef")
+        rs.contains("use ::offthread_schema_rt as rt;")
+            && rs.contains("pub struct ScooterFleetRef")
     );
     assert!(
-        ts.contains("import * as rt from '../runtime.js';")
+        ts.contains("import * as rt from 'offthread/schema';")
             && ts.contains("export class ScooterSoaReader")
     );
     std::fs::remove_dir_all(dir).unwrap();

@@ -26,8 +26,8 @@ fn targets() -> Vec<Target> {
     for name in ["temperature", "scooter"] {
         out.push(Target {
             schema: krate.join(format!("schemas/{name}.km")),
-            rust: krate.join(format!("src/generated/{name}.rs")),
-            rust_runtime: "crate::rt",
+            rust: krate.join(format!("../offthread-schema-rt/src/generated/{name}.rs")),
+            rust_runtime: "crate",
             ts: ts_dir.join(format!("{name}.ts")),
             ts_runtime: "../runtime.js",
         });
@@ -36,7 +36,7 @@ fn targets() -> Vec<Target> {
         out.push(Target {
             schema: common::fixtures().join(format!("{name}.km")),
             rust: krate.join(format!("tests/generated/{name}.rs")),
-            rust_runtime: "::offthread_schema::rt",
+            rust_runtime: "::offthread_schema_rt",
             ts: ts_dir.join(format!("fixtures/{name}.ts")),
             ts_runtime: "../../runtime.js",
         });

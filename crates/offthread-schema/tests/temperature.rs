@@ -182,3 +182,39 @@ fn layout_matches_the_spec_example() {
         0x8000_0003
     );
 }
+
+/// A batch whose `readings` SoA claims count = buffer length (issue 11: the root at 0,
+/// the array header at 64, the lookup table at 128); `columns` are (hash, block).
+fn forged(len: usize, columns: &[(u32, u32)]) -> Vec<u8> {
+    let mut words = vec![0u32; len / 4];
+    words[..2].copy_from_slice(&[1, 64]);
+    words[16..20].copy_from_slice(&[len as u32, len as u32, columns.len() as u32, 128]);
+    for (i, &(hash, block)) in columns.iter().enumerate() {
+        words[32 + i] = hash;
+        words[48 + i] = block;
+    }
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+#[test]
+fn soa_count_the_columns_cannot_hold_is_refused() {
+    // Before, `from_bytes` built 4,096 zero readings out of nothing for both: an empty
+    // column table (R0009), and a column the reader does not know that cannot hold 4,096
+    // items (R0001).
+    let cases = [
+        (forged(4096, &[]), "R0009"),
+        (forged(4096, &[(0xdead_beef, 4096 / 64 - 1)]), "R0001"),
+    ];
+    for (buf, code) in cases {
+        let owned = TemperatureBatch::from_bytes(&buf).map(|b| b.readings.len());
+        assert_eq!(owned.map_err(|e| e.code()), Err(code));
+        let lazy = TemperatureBatchRef::from_bytes(&buf).and_then(|b| b.readings().map(|_| ()));
+        assert_eq!(lazy.unwrap_err().code(), code);
+    }
+    // An unknown column with room for every item is a legal evolution: known columns read as zeros.
+    let mut ok = forged(8192, &[(0xdead_beef, 4096 / 64)]);
+    ok[64..72].copy_from_slice(&[100, 0, 0, 0, 100, 0, 0, 0]);
+    let batch = TemperatureBatch::from_bytes(&ok).unwrap();
+    assert_eq!(batch.readings.len(), 100);
+    assert_eq!(batch.readings[99], TemperatureReading::default());
+}

@@ -40,7 +40,7 @@ pub unsafe extern "C" fn stats_temperature(buf: *const u8, len: usize, out: *mut
 #[cfg(test)]
 mod tests {
     use super::*;
-    use offthread_schema::generated::temperature::{TemperatureBatch, TemperatureReading};
+    use offthread_schema_rt::generated::temperature::{TemperatureBatch, TemperatureReading};
 
     #[test]
     fn reads_a_batch_and_rejects_garbage() {

@@ -1,37 +1,96 @@
 #!/usr/bin/env node
 // `offthread doctor` / `offthread info`: which backend is active, and why.
 // `offthread schema build <file.km> --ts <dir> --rust <dir>` / `offthread schema check <file.km>`:
-// the schema compiler (crates/offthread-schema), run from this repository's Cargo workspace.
-const { existsSync } = require('node:fs');
-const { join } = require('node:path');
-const { spawnSync } = require('node:child_process');
+// the schema compiler as WebAssembly (wasm/offthread-schema.wasm, the Rust compiler's own
+// code): no cargo, any platform, the same files and diagnostics as the Rust CLI.
+const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
+const { join, parse, sep } = require('node:path');
 
 const [command = 'doctor', ...rest] = process.argv.slice(2);
 
+const SCHEMA_USAGE =
+  'usage: offthread schema check <file.km>\n' +
+  '       offthread schema build <file.km> [--ts <dir>] [--rust <dir>] [--runtime-import <specifier>] [--rust-runtime <path>]';
+
+// Options of `schema build`, with their compile() names (--ts-runtime: the Rust CLI's name).
+const BUILD_FLAGS = {
+  '--ts': 'ts',
+  '--rust': 'rust',
+  '--runtime-import': 'runtimeImport',
+  '--ts-runtime': 'runtimeImport',
+  '--rust-runtime': 'rustRuntime',
+};
+
+/** `{ sub, file, opts }`, or a string: the usage error. */
+function schemaArgs(args) {
+  const [sub, ...more] = args;
+  if (sub !== 'check' && sub !== 'build') return `unknown schema command: ${sub ?? '(none)'}`;
+  const opts = {};
+  let file;
+  for (let i = 0; i < more.length; i++) {
+    const [flag, inline] = more[i].startsWith('--') ? more[i].split(/=(.*)/s, 2) : [more[i]];
+    if (!flag.startsWith('--')) {
+      if (file !== undefined) return `unexpected argument: ${flag}`;
+      file = flag;
+      continue;
+    }
+    const key = sub === 'build' ? BUILD_FLAGS[flag] : undefined;
+    const value = inline ?? more[++i];
+    if (key === undefined) return `unknown option: ${flag}`;
+    if (value === undefined || value === '') return `${flag} needs a value`;
+    opts[key] = value;
+  }
+  if (file === undefined) return 'missing <file.km>';
+  if (sub === 'build' && opts.ts === undefined && opts.rust === undefined)
+    return 'build needs --ts <dir> and/or --rust <dir>';
+  return { sub, file, opts };
+}
+
 function schema(args) {
-  const root = join(__dirname, '..', '..', '..');
-  const manifest = join(root, 'Cargo.toml');
-  if (!existsSync(join(root, 'crates', 'offthread-schema'))) {
-    console.error(
-      'offthread schema: the schema compiler is part of the offthread repository (crates/offthread-schema)',
-    );
+  const parsed = schemaArgs(args);
+  if (typeof parsed === 'string') {
+    console.error(`offthread schema: ${parsed}\n${SCHEMA_USAGE}`);
     return 2;
   }
-  const built = join(
-    root,
-    'target',
-    'release',
-    process.platform === 'win32' ? 'offthread-schema.exe' : 'offthread-schema',
-  );
-  const [cmd, cmdArgs] = existsSync(built)
-    ? [built, args]
-    : ['cargo', ['run', '--quiet', '--release', '--manifest-path', manifest, '-p', 'offthread-schema', '--', ...args]];
-  const r = spawnSync(cmd, cmdArgs, { stdio: 'inherit' });
-  if (r.error) {
-    console.error(`offthread schema: cannot run ${cmd}: ${r.error.message}`);
-    return 2;
+  const { sub, file, opts } = parsed;
+  let source;
+  try {
+    source = readFileSync(file, 'utf8');
+  } catch (err) {
+    process.stderr.write(`error: cannot read ${file}: ${err.message}\n`);
+    return 1;
   }
-  return r.status ?? 1;
+  let out;
+  try {
+    out = require('../dist/index.js').schema.compile(source, {
+      fileName: file,
+      stem: parse(file).name || 'schema',
+      ts: opts.ts !== undefined,
+      rust: opts.rust !== undefined,
+      ...(opts.runtimeImport === undefined ? {} : { runtimeImport: opts.runtimeImport }),
+      ...(opts.rustRuntime === undefined ? {} : { rustRuntime: opts.rustRuntime }),
+    });
+  } catch (err) {
+    console.error(`offthread schema: ${err.code ?? 'error'}: ${err.message}`);
+    return 1;
+  }
+  if (out.diagnostics.length > 0) {
+    process.stderr.write(out.rendered);
+    return 1;
+  }
+  if (sub === 'check') {
+    console.log(`${file}: ok`);
+    return 0;
+  }
+  for (const f of out.files) {
+    const dir = f.lang === 'rust' ? opts.rust : opts.ts;
+    mkdirSync(dir, { recursive: true });
+    // Printed like the Rust CLI (Path::join, no normalisation); written through join().
+    const shown = dir.endsWith(sep) || dir.endsWith('/') ? `${dir}${f.path}` : `${dir}${sep}${f.path}`;
+    writeFileSync(join(dir, f.path), f.contents);
+    console.log(`wrote ${shown}`);
+  }
+  return 0;
 }
 
 function doctor(json) {

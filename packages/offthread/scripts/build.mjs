@@ -18,7 +18,9 @@ const tsc = join(pkg, '..', '..', 'node_modules', '.bin', 'tsc');
 rmSync(join(pkg, 'dist'), { recursive: true, force: true });
 execFileSync(tsc, ['-p', join(pkg, 'tsconfig.json')], { stdio: 'inherit' });
 execFileSync(tsc, ['-p', join(pkg, 'tsconfig.browser.json')], { stdio: 'inherit' });
-for (const f of ['index.mjs', 'index.d.mts']) copyFileSync(join(pkg, 'src', f), join(pkg, 'dist', f));
+for (const f of ['index.mjs', 'index.d.mts', 'schema/runtime.mjs', 'schema/runtime.d.mts']) {
+  copyFileSync(join(pkg, 'src', f), join(pkg, 'dist', f)); // ESM wrappers over the CJS build
+}
 
 const out = join(pkg, 'dist', 'browser');
 mkdirSync(out, { recursive: true });

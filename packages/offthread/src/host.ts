@@ -34,6 +34,8 @@ export interface Host {
   wasmError(): string | null;
   /** Where offthread.wasm is loaded from. */
   wasmLocation(): string;
+  /** The schema compiler (offthread-schema.wasm), compiled; throws a typed error when unavailable. */
+  schemaCompiler(): WebAssembly.Module;
   /** Starts a worker running worker.ts's loop. */
   spawnWorker(name: string): WorkerPort;
   defaultThreads(): number;

@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use offthread_schema::compiler::{self, diag};
-use offthread_schema::emit;
+use offthread_schema::driver::{self, BuildOptions};
 
 #[derive(Parser)]
 #[command(
@@ -32,11 +31,11 @@ enum Command {
         /// Directory for the TypeScript module.
         #[arg(long)]
         ts: Option<PathBuf>,
-        /// Path of the runtime module the Rust code uses.
-        #[arg(long, default_value = "::offthread_schema::rt")]
+        /// Path of the runtime the Rust code uses.
+        #[arg(long, default_value = driver::DEFAULT_RUST_RUNTIME)]
         rust_runtime: String,
         /// Import specifier of the TS runtime.
-        #[arg(long, default_value = "../runtime.js")]
+        #[arg(long, alias = "runtime-import", default_value = driver::DEFAULT_TS_RUNTIME)]
         ts_runtime: String,
     },
 }
@@ -51,18 +50,30 @@ fn main() -> ExitCode {
     }
 }
 
-fn load(file: &Path) -> Result<(String, compiler::ir::Schema), String> {
+/// Reads `file` and builds it; the error is the text to print on stderr.
+fn load(file: &Path, opts: impl FnOnce(&mut BuildOptions)) -> Result<Vec<driver::File>, String> {
     let src = std::fs::read_to_string(file)
         .map_err(|e| format!("error: cannot read {}: {e}\n", file.display()))?;
-    let name = file.display().to_string();
-    let schema = compiler::compile(&src).map_err(|d| diag::render_all(&d, &name, &src))?;
-    Ok((src, schema))
+    let stem = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("schema");
+    let mut o = BuildOptions::new(file.display().to_string(), stem);
+    o.rust = false;
+    o.ts = false;
+    opts(&mut o);
+    let out = driver::build(&src, &o);
+    if out.diagnostics.is_empty() {
+        Ok(out.files)
+    } else {
+        Err(out.rendered)
+    }
 }
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Check { file } => {
-            load(&file)?;
+            load(&file, |_| {})?;
             println!("{}: ok", file.display());
             Ok(())
         }
@@ -73,33 +84,19 @@ fn run(cli: Cli) -> Result<(), String> {
             rust_runtime,
             ts_runtime,
         } => {
-            let (src, schema) = load(&file)?;
-            let name = file.display().to_string();
-            let stem = file
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("schema")
-                .to_string();
-            let render = |d: diag::Diagnostic| diag::render_all(&[d], &name, &src);
-            if let Some(dir) = rust {
-                let code = emit::rust::emit(
-                    &schema,
-                    &emit::rust::RustOptions {
-                        runtime: rust_runtime,
-                    },
-                )
-                .map_err(render)?;
-                write(&dir, &format!("{stem}.rs"), &code)?;
-            }
-            if let Some(dir) = ts {
-                let code = emit::ts::emit(
-                    &schema,
-                    &emit::ts::TsOptions {
-                        runtime: ts_runtime,
-                    },
-                )
-                .map_err(render)?;
-                write(&dir, &format!("{stem}.ts"), &code)?;
+            let files = load(&file, |o| {
+                o.rust = rust.is_some();
+                o.ts = ts.is_some();
+                o.rust_runtime = rust_runtime;
+                o.ts_runtime = ts_runtime;
+            })?;
+            for f in files {
+                let dir = if f.lang == "rust" { &rust } else { &ts };
+                write(
+                    dir.as_deref().unwrap_or(Path::new(".")),
+                    &f.path,
+                    &f.contents,
+                )?;
             }
             Ok(())
         }

@@ -17,6 +17,8 @@ const root = join(__dirname, '..', '..');
 // The browser bundle's copy: one offthread.wasm in the package for both hosts.
 const wasmPath = join(root, 'dist', 'browser', 'offthread.wasm');
 const workerPath = join(__dirname, 'worker.js');
+const schemaCompilerPath = join(root, 'wasm', 'offthread-schema.wasm');
+let schemaCompiler: WebAssembly.Module | undefined;
 
 /** The C library in use on Linux ('gnu' or 'musl'); null elsewhere. */
 export function libc(): 'gnu' | 'musl' | null {
@@ -138,6 +140,18 @@ export const nodeHost: Host = {
     return wasmError;
   },
   wasmLocation: () => wasmPath,
+  schemaCompiler() {
+    if (schemaCompiler === undefined) {
+      let bytes: Buffer<ArrayBuffer>;
+      try {
+        bytes = readFileSync(schemaCompilerPath) as Buffer<ArrayBuffer>;
+      } catch (err) {
+        throw makeError('ERR_BACKEND_UNAVAILABLE', `schema compiler not found at ${schemaCompilerPath}`, err);
+      }
+      schemaCompiler = new WebAssembly.Module(bytes);
+    }
+    return schemaCompiler;
+  },
   spawnWorker,
   defaultThreads: () => Math.min(availableParallelism(), 1024),
   md5Hex: (data) => createHash('md5').update(data).digest('hex'),

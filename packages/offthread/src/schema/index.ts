@@ -4,6 +4,8 @@
  * layout schema as `scooter`.
  */
 
+export type { CompiledFile, CompileOptions, CompileResult, SchemaDiagnostic } from './compile';
+export { compile, compileWith } from './compile';
 export * as scooter from './generated/scooter';
 export * from './generated/temperature';
 export * as rt from './runtime';

@@ -1,6 +1,7 @@
 // offthread-schema TS runtime: bounds-checked views over a message and the
 // append-only builder the generated writers fill. Mirrors crates/offthread-schema/src/rt;
 // the byte layout is docs/schema-format.md. Hand-written (not generated).
+import { makeError } from '../errors';
 
 /** A message: the whole buffer, or a window of one. */
 export type Bytes = ArrayBuffer | SharedArrayBuffer | Uint8Array;
@@ -87,9 +88,10 @@ export class SchemaReadError extends Error {
 /**
  * W0001: past the 32-bit offset limit; W0002: the caller's buffer is too small;
  * W0003: the caller's buffer does not start 8-byte aligned (columns are typed arrays);
- * W0004: a number given for a 64-bit field is not a safe integer (or is negative for u64).
+ * W0004: a number given for a 64-bit field is not a safe integer (or is negative for u64);
+ * W0005: a union value whose `tag` is none of the union's variants.
  */
-export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003' | 'W0004';
+export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003' | 'W0004' | 'W0005';
 
 export class SchemaWriteError extends Error {
   readonly code: WriteErrorCode;
@@ -98,6 +100,13 @@ export class SchemaWriteError extends Error {
     this.name = 'SchemaWriteError';
     this.code = code;
   }
+}
+
+/** Thrown by generated union writers for a value whose tag is not one of `union`'s variants. */
+export function unknownTag(union: string, value: unknown): never {
+  const tag = value !== null && typeof value === 'object' ? (value as { tag?: unknown }).tag : undefined;
+  const shown = typeof tag === 'string' ? `'${tag}'` : describe(tag);
+  throw new SchemaWriteError('W0005', `${union}: no variant has the tag ${shown}`);
 }
 
 /**
@@ -185,6 +194,27 @@ export class Budget {
   }
 }
 
+/**
+ * The bytes of `input` without copying. Anything but an ArrayBuffer, a SharedArrayBuffer or
+ * a view of one is refused at once: `new Uint8Array({ length: 1e8 })` would allocate first.
+ */
+function asBytes(input: unknown): Uint8Array {
+  if (input instanceof Uint8Array) return input;
+  if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  if (input instanceof ArrayBuffer) return new Uint8Array(input);
+  if (typeof SharedArrayBuffer !== 'undefined' && input instanceof SharedArrayBuffer) return new Uint8Array(input);
+  throw makeError(
+    'ERR_INVALID_ARG',
+    `a schema message must be an ArrayBuffer, SharedArrayBuffer or Uint8Array, not ${describe(input)}`,
+  );
+}
+
+function describe(x: unknown): string {
+  if (x === null) return 'null';
+  if (typeof x === 'object') return `an object (${Object.prototype.toString.call(x)})`;
+  return `a ${typeof x}`;
+}
+
 /** The message a view reads: its bytes and limits. */
 export class Message {
   readonly u8: Uint8Array;
@@ -194,7 +224,7 @@ export class Message {
   readonly maxTraversal: number;
 
   constructor(bytes: Bytes, opts: ReadOptions = {}) {
-    this.u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    this.u8 = asBytes(bytes);
     this.dv = new DataView(this.u8.buffer, this.u8.byteOffset, this.u8.byteLength);
     this.maxDepth = opts.maxDepth ?? 64;
     this.maxSoaColumns = opts.maxSoaColumns ?? 256;
@@ -419,6 +449,11 @@ export class StructView {
     this.msg.range(h.b, h.a * 4);
     const blocks = h.b + alignUp(h.a * 4, ARRAY_ALIGN);
     this.msg.range(blocks, h.a * 4);
+    // Every column a writer wrote holds >= 1 byte per item (structs are never empty), so a
+    // count no column can hold is forged: an empty table would otherwise make `count`
+    // zero-filled items out of nothing, decode work and allocation unbounded by the input.
+    if (h.count > 0 && h.a === 0) throw new SchemaReadError('R0009', `SoA count ${h.count} with no columns`);
+    for (let i = 0; i < h.a; i++) this.msg.range(this.msg.dv.getUint32(blocks + i * 4, true) * ARRAY_ALIGN, h.count);
     return new SoaView(this.msg, h.count, h.a, h.b, blocks);
   }
 }

@@ -4,6 +4,7 @@
  * Both files are located with `new URL('./…', import.meta.url)` — the form Vite,
  * webpack and Rollup rewrite when they bundle — or given to `init()` explicitly.
  */
+import { makeError } from '../errors.js';
 import { type BackendInfo, backendInfo, type Host, type WorkerPort } from '../host.js';
 
 export interface InitOptions {
@@ -12,6 +13,11 @@ export interface InitOptions {
   wasm?: WebAssembly.Module | undefined;
   /** Where offthread-worker.js is (default: beside this module). */
   workerUrl?: string | URL | undefined;
+  /**
+   * The schema compiler for `schema.compile` (`offthread/schema-compiler.wasm`): a URL or
+   * the compiled module. Not loaded unless asked for (263 kB).
+   */
+  schemaCompiler?: string | URL | WebAssembly.Module | undefined;
 }
 
 let wasmUrl: string | null = null;
@@ -19,6 +25,7 @@ let workerUrl: string | URL | null = null;
 let compiled: WebAssembly.Module | null = null;
 let instance: WebAssembly.Instance | null = null;
 let wasmError: string | null = 'offthread.wasm is still loading (await `ready` or `init()` first)';
+let schemaCompiler: WebAssembly.Module | null = null;
 
 function defaultWasmUrl(): string {
   return new URL('./offthread.wasm', import.meta.url).href;
@@ -49,6 +56,8 @@ async function compile(url: string): Promise<WebAssembly.Module> {
  */
 export async function init(options: InitOptions = {}): Promise<BackendInfo> {
   if (options.workerUrl !== undefined) workerUrl = options.workerUrl;
+  const sc = options.schemaCompiler;
+  if (sc !== undefined) schemaCompiler = sc instanceof WebAssembly.Module ? sc : await compile(String(sc));
   wasmUrl = options.wasm ? null : String(options.wasmUrl ?? defaultWasmUrl());
   try {
     compiled = options.wasm ?? (await compile(wasmUrl as string));
@@ -95,6 +104,13 @@ export const webHost: Host = {
   wasmInstance: () => instance,
   wasmError: () => wasmError,
   wasmLocation: () => wasmUrl ?? (compiled ? '(a module passed to init)' : defaultWasmUrl()),
+  schemaCompiler: () => {
+    if (schemaCompiler) return schemaCompiler;
+    throw makeError(
+      'ERR_BACKEND_UNAVAILABLE',
+      "the schema compiler is not loaded: await init({ schemaCompiler: new URL('offthread/schema-compiler.wasm', …) }) first",
+    );
+  },
   spawnWorker,
   defaultThreads: () => {
     const n = globalThis.navigator?.hardwareConcurrency;

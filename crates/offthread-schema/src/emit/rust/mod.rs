@@ -17,14 +17,14 @@ use crate::compiler::pascal_case;
 /// Where the generated code finds the runtime.
 #[derive(Clone, Debug)]
 pub struct RustOptions {
-    /// Path of the `rt` module: `::offthread_schema::rt` outside this crate.
+    /// Path of the runtime: the `offthread_schema_rt` crate (`crate` inside it).
     pub runtime: String,
 }
 
 impl Default for RustOptions {
     fn default() -> Self {
         Self {
-            runtime: "::offthread_schema::rt".into(),
+            runtime: crate::driver::DEFAULT_RUST_RUNTIME.into(),
         }
     }
 }

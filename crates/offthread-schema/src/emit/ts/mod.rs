@@ -1,6 +1,7 @@
 //! TypeScript emitter: per struct a plain interface, a `…Reader` (zero-copy; SoA
 //! columns are typed-array views), a top-down `…Writer`, and `encode…`/`decode…`.
-//! The code imports the hand-written runtime `packages/offthread/src/schema/runtime.ts`.
+//! The code imports the hand-written runtime `packages/offthread/src/schema/runtime.ts`
+//! (published as `offthread/schema`).
 
 mod enums;
 mod interfaces;
@@ -16,14 +17,15 @@ use crate::emit::rust::Cx as RustCx;
 /// Where the generated module finds the runtime.
 #[derive(Clone, Debug)]
 pub struct TsOptions {
-    /// Import specifier of `runtime.ts` as seen from the generated file (`../runtime.js`).
+    /// Import specifier of the runtime: `offthread/schema` (the package subpath), or
+    /// a relative path for the package's own generated files (`../runtime.js`).
     pub runtime: String,
 }
 
 impl Default for TsOptions {
     fn default() -> Self {
         Self {
-            runtime: "../runtime.js".into(),
+            runtime: crate::driver::DEFAULT_TS_RUNTIME.into(),
         }
     }
 }
@@ -116,6 +118,22 @@ fn escape(n: String, taken: &[&str]) -> String {
     } else {
         n
     }
+}
+
+/// Readonly fields and a constructor that assigns them. Not TS parameter properties:
+/// generated code stays erasable (`erasableSyntaxOnly`, Node's type stripping).
+pub(crate) fn fields_and_ctor(params: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    for (name, ty) in params {
+        out += &format!("  readonly {name}: {ty};\n");
+    }
+    let args: Vec<String> = params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+    out += &format!("\n  constructor({}) {{\n", args.join(", "));
+    for (name, _) in params {
+        out += &format!("    this.{name} = {name};\n");
+    }
+    out += "  }\n";
+    out
 }
 
 pub(crate) fn plus(base: &str, off: usize) -> String {

@@ -12,9 +12,10 @@ pub(super) fn emit_struct(cx: &Cx<'_>, id: usize) -> String {
         StructKind::Dynamic => "rt.StructView.rootDynamic(bytes, opts)".to_string(),
         StructKind::Inline => format!("rt.StructView.rootInline(bytes, {}, opts)", s.size),
     };
+    let ctor = super::fields_and_ctor(&[("view", "rt.StructView")]);
     let mut out = format!(
         "/** Zero-copy reader for `{}`. */\nexport class {n}Reader {{\n\
-         \x20 constructor(readonly view: rt.StructView) {{}}\n\n\
+         {ctor}\n\
          \x20 /** Opens a message whose root (offset 0) is this struct. */\n\
          \x20 static fromBytes(bytes: rt.Bytes, opts?: rt.ReadOptions): {n}Reader {{\n\
          \x20   return new {n}Reader({root});\n  }}\n",
@@ -205,9 +206,10 @@ fn to_plain(cx: &Cx<'_>, id: usize) -> String {
 pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
     let n = cx.name(id);
     let cols = cx.rust.soa_columns(id);
+    let ctor = super::fields_and_ctor(&[("soa", "rt.SoaView")]);
     let mut out = format!(
         "/** Struct-of-arrays of `{}`: each column a typed-array view (zeros if the writer's schema lacked it). */\n\
-         export class {n}SoaReader {{\n  constructor(readonly soa: rt.SoaView) {{}}\n\n\
+         export class {n}SoaReader {{\n{ctor}\n\
          \x20 get length(): number {{\n    return this.soa.length;\n  }}\n",
         cx.s.structs[id].name
     );
@@ -275,9 +277,10 @@ fn item_literal(cx: &Cx<'_>, id: usize, next: &mut usize, depth: usize) -> Strin
 
 pub(super) fn emit_aos(cx: &Cx<'_>, id: usize) -> String {
     let n = cx.name(id);
+    let ctor = super::fields_and_ctor(&[("aos", "rt.AosView")]);
     format!(
         "/** `{}` items stored one after another. */\nexport class {n}AosReader {{\n\
-         \x20 constructor(readonly aos: rt.AosView) {{}}\n\n\
+         {ctor}\n\
          \x20 get length(): number {{\n    return this.aos.length;\n  }}\n\n\
          \x20 get(i: number): {n}Reader | undefined {{\n    const v = this.aos.get(i);\n    return v === undefined ? undefined : new {n}Reader(v);\n  }}\n\n\
          \x20 *[Symbol.iterator](): IterableIterator<{n}Reader> {{\n\

@@ -74,7 +74,7 @@ fn single(cx: &Cx<'_>, id: usize) -> String {
     out += "    default:\n      return { tag: 'unknown', raw: tag };\n  }\n}\n\n";
     out += &format!(
         "/** Writes the variant's struct out of line; returns [tag, offset]. */\n\
-         export function write{n}Value(b: rt.Builder, v: rt.Writable<{n}>): [number, number] {{\n  switch (v.tag) {{\n"
+         export function write{n}Value(b: rt.Builder, v: rt.Writable<{n}>): [number, number] {{\n  switch (v?.tag) {{\n"
     );
     for v in &u.variants {
         out += &format!(
@@ -84,6 +84,11 @@ fn single(cx: &Cx<'_>, id: usize) -> String {
             cx.name(v.struct_id)
         );
     }
+    // Unknown tags (untyped callers) are W0005, not a TypeError from destructuring undefined.
+    out += &format!(
+        "    default:\n      return rt.unknownTag('{}', v);\n",
+        u.name
+    );
     out += &format!(
         "  }}\n}}\n\n/** Writes the value out of line, then tag and offset at `at`. */\n\
          export function write{n}(b: rt.Builder, at: number, v: rt.Writable<{n}>): void {{\n  const [tag, ptr] = write{n}Value(b, v);\n  b.{tag}(at, tag);\n  b.u32(at + 4, ptr);\n}}\n\n\
@@ -103,8 +108,9 @@ fn single(cx: &Cx<'_>, id: usize) -> String {
 fn aos(cx: &Cx<'_>, id: usize) -> String {
     let n = cx.union_name(id);
     let tag = cx.s.unions[id].tag.name();
+    let ctor = super::fields_and_ctor(&[("aos", "rt.AosView")]);
     format!(
-        "/** A `#aos` slice of `{}`: (tag, offset) pairs. */\nexport class {n}AosReader {{\n  constructor(readonly aos: rt.AosView) {{}}\n\n\
+        "/** A `#aos` slice of `{}`: (tag, offset) pairs. */\nexport class {n}AosReader {{\n{ctor}\n\
          \x20 get length(): number {{\n    return this.aos.length;\n  }}\n\n\
          \x20 get(i: number): {n}Ref | undefined {{\n    const v = this.aos.get(i);\n    return v === undefined ? undefined : read{n}(v, 0);\n  }}\n\n\
          \x20 toPlain(budget: rt.Budget = this.aos.msg.budget()): ({n} | null)[] {{\n    budget.spend(this.length);\n\
@@ -123,9 +129,14 @@ fn soa(cx: &Cx<'_>, id: usize) -> String {
     let tag = u.tag.name();
     let size = u.tag.size();
     let arr = super::typed_array(u.tag);
+    let ctor = super::fields_and_ctor(&[
+        ("view", "rt.StructView"),
+        ("tags", arr),
+        ("ptrs", "Uint32Array"),
+    ]);
     format!(
         "/** A `#soa` slice of `{}`: a tag column (searchable) and an offset column. */\nexport class {n}SoaReader {{\n\
-         \x20 constructor(\n    readonly view: rt.StructView,\n    readonly tags: {arr},\n    readonly ptrs: Uint32Array,\n  ) {{}}\n\n\
+         {ctor}\n\
          \x20 get length(): number {{\n    return this.tags.length;\n  }}\n\n\
          \x20 get(i: number): {n}Ref | undefined {{\n    const tag = this.tags[i];\n    const ptr = this.ptrs[i];\n\
          \x20   return tag === undefined || ptr === undefined ? undefined : read{n}At(this.view, tag, ptr);\n  }}\n\n\
@@ -147,9 +158,10 @@ fn bov(cx: &Cx<'_>, id: usize, aos: bool) -> String {
     } else {
         ("Bovos", "#bovos", "Soa")
     };
+    let ctor = super::fields_and_ctor(&[("table", "rt.VariantTable")]);
     let mut out = format!(
         "/** A `{ann}` slice of `{}`: one array per variant (insertion order is not kept). */\nexport class {n}{kind}Reader {{\n\
-         \x20 constructor(readonly table: rt.VariantTable) {{}}\n\n  get length(): number {{\n    return this.table.length;\n  }}\n",
+         {ctor}\n  get length(): number {{\n    return this.table.length;\n  }}\n",
         u.name
     );
     for v in &u.variants {
@@ -183,10 +195,19 @@ fn bov(cx: &Cx<'_>, id: usize, aos: bool) -> String {
         );
     }
     out += "    ];\n  }\n}\n\n";
+    // Checked first: grouping by variant would silently drop an item with an unknown tag.
+    let known = u
+        .variants
+        .iter()
+        .map(|v| format!("x?.tag !== '{}'", camel_case(&v.name)))
+        .collect::<Vec<_>>()
+        .join(" && ");
     out += &format!(
         "/** Writes a `{ann}` slice of `{}`, grouping items by variant; returns the header offset. */\n\
          export function write{n}{kind}(b: rt.Builder, items: ReadonlyArray<rt.Writable<{n}>>): number {{\n\
+         \x20 for (const x of items) if ({known}) rt.unknownTag('{}', x);\n\
          \x20 const [header, table] = b.variantTable(items.length, {});\n  if (header === 0) return 0;\n",
+        u.name,
         u.name,
         u.variants.len()
     );

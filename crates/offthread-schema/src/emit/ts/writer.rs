@@ -14,10 +14,11 @@ pub(super) fn emit_struct(cx: &Cx<'_>, id: usize) -> String {
         StructKind::Dynamic => format!("b.dynamicStruct({})", s.used),
         StructKind::Inline => format!("b.inlineStruct({})", s.size),
     };
+    let ctor = super::fields_and_ctor(&[("builder", "rt.Builder"), ("offset", "number")]);
     let mut out = format!(
         "/** Top-down writer for `{}` ({} bytes). */\nexport class {n}Writer {{\n\
          \x20 static readonly SIZE = {};\n  static readonly USED = {};\n\n\
-         \x20 constructor(readonly builder: rt.Builder, readonly offset: number) {{}}\n\n\
+         {ctor}\n\
          \x20 /** Allocates this struct (the root, if it is the builder's first allocation). */\n\
          \x20 static alloc(b: rt.Builder): {n}Writer {{\n    return new {n}Writer(b, {alloc});\n  }}\n\n\
          \x20 /** Starts a new message whose root is this struct. */\n\
@@ -179,10 +180,16 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
         .iter()
         .map(|c| format!("[{:#010x}, {}]", c.hash, c.item_bytes()))
         .collect();
+    let ctor = super::fields_and_ctor(&[
+        ("builder", "rt.Builder"),
+        ("header", "number"),
+        ("length", "number"),
+        ("columns", "ReadonlyArray<number>"),
+    ]);
     let mut out = format!(
         "/** Writes a SoA array of `{}`: allocate with a count, then fill each column. */\n\
          export class {n}SoaWriter {{\n  static readonly COLUMNS: ReadonlyArray<readonly [number, number]> = [{}];\n\n\
-         \x20 constructor(\n    readonly builder: rt.Builder,\n    readonly header: number,\n    readonly length: number,\n    readonly columns: ReadonlyArray<number>,\n  ) {{}}\n\n\
+         {ctor}\n\
          \x20 static alloc(b: rt.Builder, count: number): {n}SoaWriter {{\n\
          \x20   const a = b.soa(count, {n}SoaWriter.COLUMNS);\n\
          \x20   return new {n}SoaWriter(b, a === null ? 0 : a.header, count, a === null ? [] : a.columns);\n  }}\n",
@@ -263,9 +270,15 @@ pub(super) fn emit_aos(cx: &Cx<'_>, id: usize) -> String {
         ),
         StructKind::Inline => String::new(),
     };
+    let ctor = super::fields_and_ctor(&[
+        ("builder", "rt.Builder"),
+        ("header", "number"),
+        ("data", "number"),
+        ("length", "number"),
+    ]);
     format!(
         "/** Writes an AoS array of `{}`. */\nexport class {n}AosWriter {{\n\
-         \x20 constructor(\n    readonly builder: rt.Builder,\n    readonly header: number,\n    readonly data: number,\n    readonly length: number,\n  ) {{}}\n\n\
+         {ctor}\n\
          \x20 static alloc(b: rt.Builder, count: number): {n}AosWriter {{\n    const [header, data] = b.aos(count, {});\n{headers}\
          \x20   return new {n}AosWriter(b, header, data, count);\n  }}\n\n\
          \x20 /** Writer for item `i`. */\n  get(i: number): {n}Writer {{\n    return new {n}Writer(this.builder, this.data + i * {});\n  }}\n\n\

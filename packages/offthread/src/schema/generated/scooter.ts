@@ -10,7 +10,11 @@ export interface Scooter {
 
 /** Zero-copy reader for `scooter`. */
 export class ScooterReader {
-  constructor(readonly view: rt.StructView) {}
+  readonly view: rt.StructView;
+
+  constructor(view: rt.StructView) {
+    this.view = view;
+  }
 
   /** Opens a message whose root (offset 0) is this struct. */
   static fromBytes(bytes: rt.Bytes, opts?: rt.ReadOptions): ScooterReader {
@@ -42,7 +46,13 @@ export class ScooterWriter {
   static readonly SIZE = 8;
   static readonly USED = 8;
 
-  constructor(readonly builder: rt.Builder, readonly offset: number) {}
+  readonly builder: rt.Builder;
+  readonly offset: number;
+
+  constructor(builder: rt.Builder, offset: number) {
+    this.builder = builder;
+    this.offset = offset;
+  }
 
   /** Allocates this struct (the root, if it is the builder's first allocation). */
   static alloc(b: rt.Builder): ScooterWriter {
@@ -81,7 +91,11 @@ export class ScooterWriter {
 
 /** Struct-of-arrays of `scooter`: each column a typed-array view (zeros if the writer's schema lacked it). */
 export class ScooterSoaReader {
-  constructor(readonly soa: rt.SoaView) {}
+  readonly soa: rt.SoaView;
+
+  constructor(soa: rt.SoaView) {
+    this.soa = soa;
+  }
 
   get length(): number {
     return this.soa.length;
@@ -116,12 +130,17 @@ export class ScooterSoaReader {
 export class ScooterSoaWriter {
   static readonly COLUMNS: ReadonlyArray<readonly [number, number]> = [[0x7c3c3420, 4], [0xcc687331, 4]];
 
-  constructor(
-    readonly builder: rt.Builder,
-    readonly header: number,
-    readonly length: number,
-    readonly columns: ReadonlyArray<number>,
-  ) {}
+  readonly builder: rt.Builder;
+  readonly header: number;
+  readonly length: number;
+  readonly columns: ReadonlyArray<number>;
+
+  constructor(builder: rt.Builder, header: number, length: number, columns: ReadonlyArray<number>) {
+    this.builder = builder;
+    this.header = header;
+    this.length = length;
+    this.columns = columns;
+  }
 
   static alloc(b: rt.Builder, count: number): ScooterSoaWriter {
     const a = b.soa(count, ScooterSoaWriter.COLUMNS);
@@ -154,7 +173,11 @@ export class ScooterSoaWriter {
 
 /** `scooter` items stored one after another. */
 export class ScooterAosReader {
-  constructor(readonly aos: rt.AosView) {}
+  readonly aos: rt.AosView;
+
+  constructor(aos: rt.AosView) {
+    this.aos = aos;
+  }
 
   get length(): number {
     return this.aos.length;
@@ -179,12 +202,17 @@ export class ScooterAosReader {
 
 /** Writes an AoS array of `scooter`. */
 export class ScooterAosWriter {
-  constructor(
-    readonly builder: rt.Builder,
-    readonly header: number,
-    readonly data: number,
-    readonly length: number,
-  ) {}
+  readonly builder: rt.Builder;
+  readonly header: number;
+  readonly data: number;
+  readonly length: number;
+
+  constructor(builder: rt.Builder, header: number, data: number, length: number) {
+    this.builder = builder;
+    this.header = header;
+    this.data = data;
+    this.length = length;
+  }
 
   static alloc(b: rt.Builder, count: number): ScooterAosWriter {
     const [header, data] = b.aos(count, 8);
@@ -220,7 +248,11 @@ export interface ScooterFleet {
 
 /** Zero-copy reader for `scooter_fleet`. */
 export class ScooterFleetReader {
-  constructor(readonly view: rt.StructView) {}
+  readonly view: rt.StructView;
+
+  constructor(view: rt.StructView) {
+    this.view = view;
+  }
 
   /** Opens a message whose root (offset 0) is this struct. */
   static fromBytes(bytes: rt.Bytes, opts?: rt.ReadOptions): ScooterFleetReader {
@@ -252,7 +284,13 @@ export class ScooterFleetWriter {
   static readonly SIZE = 16;
   static readonly USED = 12;
 
-  constructor(readonly builder: rt.Builder, readonly offset: number) {}
+  readonly builder: rt.Builder;
+  readonly offset: number;
+
+  constructor(builder: rt.Builder, offset: number) {
+    this.builder = builder;
+    this.offset = offset;
+  }
 
   /** Allocates this struct (the root, if it is the builder's first allocation). */
   static alloc(b: rt.Builder): ScooterFleetWriter {

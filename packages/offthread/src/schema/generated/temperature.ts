@@ -10,7 +10,11 @@ export interface TemperatureReading {
 
 /** Zero-copy reader for `temperature_reading`. */
 export class TemperatureReadingReader {
-  constructor(readonly view: rt.StructView) {}
+  readonly view: rt.StructView;
+
+  constructor(view: rt.StructView) {
+    this.view = view;
+  }
 
   /** Opens a message whose root (offset 0) is this struct. */
   static fromBytes(bytes: rt.Bytes, opts?: rt.ReadOptions): TemperatureReadingReader {
@@ -42,7 +46,13 @@ export class TemperatureReadingWriter {
   static readonly SIZE = 24;
   static readonly USED = 20;
 
-  constructor(readonly builder: rt.Builder, readonly offset: number) {}
+  readonly builder: rt.Builder;
+  readonly offset: number;
+
+  constructor(builder: rt.Builder, offset: number) {
+    this.builder = builder;
+    this.offset = offset;
+  }
 
   /** Allocates this struct (the root, if it is the builder's first allocation). */
   static alloc(b: rt.Builder): TemperatureReadingWriter {
@@ -81,7 +91,11 @@ export class TemperatureReadingWriter {
 
 /** Struct-of-arrays of `temperature_reading`: each column a typed-array view (zeros if the writer's schema lacked it). */
 export class TemperatureReadingSoaReader {
-  constructor(readonly soa: rt.SoaView) {}
+  readonly soa: rt.SoaView;
+
+  constructor(soa: rt.SoaView) {
+    this.soa = soa;
+  }
 
   get length(): number {
     return this.soa.length;
@@ -116,12 +130,17 @@ export class TemperatureReadingSoaReader {
 export class TemperatureReadingSoaWriter {
   static readonly COLUMNS: ReadonlyArray<readonly [number, number]> = [[0x7c3c3420, 8], [0xcc687331, 4]];
 
-  constructor(
-    readonly builder: rt.Builder,
-    readonly header: number,
-    readonly length: number,
-    readonly columns: ReadonlyArray<number>,
-  ) {}
+  readonly builder: rt.Builder;
+  readonly header: number;
+  readonly length: number;
+  readonly columns: ReadonlyArray<number>;
+
+  constructor(builder: rt.Builder, header: number, length: number, columns: ReadonlyArray<number>) {
+    this.builder = builder;
+    this.header = header;
+    this.length = length;
+    this.columns = columns;
+  }
 
   static alloc(b: rt.Builder, count: number): TemperatureReadingSoaWriter {
     const a = b.soa(count, TemperatureReadingSoaWriter.COLUMNS);
@@ -174,7 +193,11 @@ export interface TemperatureBatch {
 
 /** Zero-copy reader for `temperature_batch`. */
 export class TemperatureBatchReader {
-  constructor(readonly view: rt.StructView) {}
+  readonly view: rt.StructView;
+
+  constructor(view: rt.StructView) {
+    this.view = view;
+  }
 
   /** Opens a message whose root (offset 0) is this struct. */
   static fromBytes(bytes: rt.Bytes, opts?: rt.ReadOptions): TemperatureBatchReader {
@@ -200,7 +223,13 @@ export class TemperatureBatchWriter {
   static readonly SIZE = 8;
   static readonly USED = 8;
 
-  constructor(readonly builder: rt.Builder, readonly offset: number) {}
+  readonly builder: rt.Builder;
+  readonly offset: number;
+
+  constructor(builder: rt.Builder, offset: number) {
+    this.builder = builder;
+    this.offset = offset;
+  }
 
   /** Allocates this struct (the root, if it is the builder's first allocation). */
   static alloc(b: rt.Builder): TemperatureBatchWriter {
@@ -250,7 +279,11 @@ export interface AnalysisResult {
 
 /** Zero-copy reader for `analysis_result`. */
 export class AnalysisResultReader {
-  constructor(readonly view: rt.StructView) {}
+  readonly view: rt.StructView;
+
+  constructor(view: rt.StructView) {
+    this.view = view;
+  }
 
   /** Opens a message whose root (offset 0) is this struct. */
   static fromBytes(bytes: rt.Bytes, opts?: rt.ReadOptions): AnalysisResultReader {
@@ -288,7 +321,13 @@ export class AnalysisResultWriter {
   static readonly SIZE = 16;
   static readonly USED = 16;
 
-  constructor(readonly builder: rt.Builder, readonly offset: number) {}
+  readonly builder: rt.Builder;
+  readonly offset: number;
+
+  constructor(builder: rt.Builder, offset: number) {
+    this.builder = builder;
+    this.offset = offset;
+  }
 
   /** Allocates this struct (the root, if it is the builder's first allocation). */
   static alloc(b: rt.Builder): AnalysisResultWriter {

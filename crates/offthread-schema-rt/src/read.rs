@@ -405,6 +405,20 @@ impl<'a> StructView<'a> {
             table + align_up(columns * 4, ARRAY_ALIGN),
             columns * 4,
         )?;
+        // Every column a writer wrote holds >= 1 byte per item (structs are never empty), so
+        // a count no column can hold is forged: an empty table would otherwise make `count`
+        // zero-filled items out of nothing, decode work and allocation unbounded by the input.
+        if h.count > 0 && columns == 0 {
+            return Err(ReadError::CountTooLarge {
+                count: h.count as u32,
+                buf_len: self.buf.len() as u64,
+            });
+        }
+        for b in blocks.chunks_exact(4) {
+            let start = u32::read_le(b) as u64 * ARRAY_ALIGN as u64;
+            let start = usize::try_from(start).map_err(|_| oob(usize::MAX, 0, self.buf))?;
+            range(self.buf, start, h.count)?;
+        }
         Ok(SoaView {
             count: h.count,
             hashes,

@@ -1,0 +1,99 @@
+//! One build for every front end — the `offthread-schema` CLI and the wasm32 module
+//! behind `npx offthread schema` / `schema.compile` — so both produce the same files
+//! and the same diagnostic text, byte for byte.
+
+use crate::compiler::{self, diag};
+use crate::emit;
+
+/// Default `use` path of the runtime in generated Rust: the runtime crate itself.
+pub const DEFAULT_RUST_RUNTIME: &str = "::offthread_schema_rt";
+/// Default import specifier of the runtime in generated TS: the package subpath.
+pub const DEFAULT_TS_RUNTIME: &str = "offthread/schema";
+
+/// What to build, and the names to print.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// The schema's file name as diagnostics show it (`--> file:line:col`).
+    pub file: String,
+    /// Base name of the generated files (`<stem>.rs`, `<stem>.ts`).
+    pub stem: String,
+    pub rust: bool,
+    pub ts: bool,
+    pub rust_runtime: String,
+    pub ts_runtime: String,
+}
+
+impl BuildOptions {
+    /// Both languages, default runtimes.
+    pub fn new(file: impl Into<String>, stem: impl Into<String>) -> Self {
+        Self {
+            file: file.into(),
+            stem: stem.into(),
+            rust: true,
+            ts: true,
+            rust_runtime: DEFAULT_RUST_RUNTIME.into(),
+            ts_runtime: DEFAULT_TS_RUNTIME.into(),
+        }
+    }
+}
+
+/// A generated file, named relative to its language's output directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct File {
+    /// `"rust"` or `"ts"`.
+    pub lang: &'static str,
+    pub path: String,
+    pub contents: String,
+}
+
+/// The result: files (empty on any error) and diagnostics with the text the CLI prints.
+#[derive(Clone, Debug, Default)]
+pub struct Output {
+    pub files: Vec<File>,
+    pub diagnostics: Vec<diag::Diagnostic>,
+    /// `diagnostics` rendered like rustc's, as the CLI writes them to stderr.
+    pub rendered: String,
+    /// 1-based (line, column) of each diagnostic, for hosts that show their own.
+    pub positions: Vec<(usize, usize)>,
+}
+
+/// Compiles `source`; emits the languages `opts` asks for (none: a check).
+pub fn build(source: &str, opts: &BuildOptions) -> Output {
+    let fail = |diags: Vec<diag::Diagnostic>| Output {
+        rendered: diag::render_all(&diags, &opts.file, source),
+        positions: diags.iter().map(|d| d.line_col(source)).collect(),
+        diagnostics: diags,
+        files: Vec::new(),
+    };
+    let schema = match compiler::compile(source) {
+        Ok(s) => s,
+        Err(d) => return fail(d),
+    };
+    let mut files = Vec::new();
+    if opts.rust {
+        let runtime = opts.rust_runtime.clone();
+        match emit::rust::emit(&schema, &emit::rust::RustOptions { runtime }) {
+            Ok(contents) => files.push(File {
+                lang: "rust",
+                path: format!("{}.rs", opts.stem),
+                contents,
+            }),
+            Err(d) => return fail(vec![d]),
+        }
+    }
+    if opts.ts {
+        let runtime = opts.ts_runtime.clone();
+        match emit::ts::emit(&schema, &emit::ts::TsOptions { runtime }) {
+            Ok(contents) => files.push(File {
+                lang: "ts",
+                path: format!("{}.ts", opts.stem),
+                contents,
+            }),
+            Err(d) => return fail(vec![d]),
+        }
+    }
+    Output {
+        files,
+        ..Output::default()
+    }
+}

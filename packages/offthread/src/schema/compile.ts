@@ -1,0 +1,128 @@
+// The schema compiler (crates/offthread-schema-wasm, the same Rust code as the
+// `offthread-schema` CLI) driven from JS: no Rust toolchain, any host. This file is
+// host-neutral: the host supplies the compiled module (Node reads it from the package;
+// a browser loads it in `init({ schemaCompiler })`).
+import { makeError } from '../errors.js';
+import { host } from '../host.js';
+
+export interface CompileOptions {
+  /** The schema's name in diagnostics (`--> file:line:col`). Default `schema.km`. */
+  fileName?: string;
+  /** Base name of the generated files. Default: `fileName` without directory and extension. */
+  stem?: string;
+  /** Emit TypeScript. Default true. */
+  ts?: boolean;
+  /** Emit Rust. Default true. */
+  rust?: boolean;
+  /** Import specifier of the TS runtime. Default `'offthread/schema'`. */
+  runtimeImport?: string;
+  /** `use` path of the Rust runtime. Default `::offthread_schema_rt`. */
+  rustRuntime?: string;
+}
+
+export interface CompiledFile {
+  lang: 'ts' | 'rust';
+  /** Relative to the language's output directory: `<stem>.ts` / `<stem>.rs`. */
+  path: string;
+  contents: string;
+}
+
+/** A schema error (codes E0001…, docs/schema-format.md). */
+export interface SchemaDiagnostic {
+  code: string;
+  message: string;
+  help: string;
+  /** 1-based line and column of the span start. */
+  line: number;
+  column: number;
+  /** Byte range in the UTF-8 source. */
+  start: number;
+  end: number;
+}
+
+export interface CompileResult {
+  /** Empty when there are diagnostics. */
+  files: CompiledFile[];
+  diagnostics: SchemaDiagnostic[];
+  /** The diagnostics as the CLI prints them (rustc's shape); '' when none. */
+  rendered: string;
+}
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  alloc(len: number): number;
+  dealloc(ptr: number, len: number): void;
+  compile(src: number, srcLen: number, opts: number, optsLen: number): number;
+  result_ptr(): number;
+}
+
+const instances = new WeakMap<WebAssembly.Module, Exports>();
+
+function instance(module: WebAssembly.Module): Exports {
+  let e = instances.get(module);
+  if (e === undefined) {
+    e = new WebAssembly.Instance(module, {}).exports as unknown as Exports;
+    instances.set(module, e);
+  }
+  return e;
+}
+
+function optionText(name: string, value: unknown): string {
+  if (typeof value !== 'string' || /[\r\n]/.test(value))
+    throw makeError('ERR_INVALID_ARG', `schema.compile: ${name} must be a string without line breaks`);
+  return value;
+}
+
+function flag(name: string, value: unknown): string {
+  if (value === undefined) return '1';
+  if (typeof value !== 'boolean') throw makeError('ERR_INVALID_ARG', `schema.compile: ${name} must be a boolean`);
+  return value ? '1' : '0';
+}
+
+/** The `key=value` lines the wasm module reads (crates/offthread-schema-wasm). */
+function optionLines(opts: CompileOptions): string {
+  const file = optionText('fileName', opts.fileName ?? 'schema.km');
+  const stem = optionText('stem', opts.stem ?? (file.split(/[\\/]/).pop() ?? file).replace(/\.[^.]*$/, ''));
+  const lines = [
+    `file=${file}`,
+    `stem=${stem || 'schema'}`,
+    `ts=${flag('ts', opts.ts)}`,
+    `rust=${flag('rust', opts.rust)}`,
+  ];
+  if (opts.runtimeImport !== undefined) lines.push(`ts_runtime=${optionText('runtimeImport', opts.runtimeImport)}`);
+  if (opts.rustRuntime !== undefined) lines.push(`rust_runtime=${optionText('rustRuntime', opts.rustRuntime)}`);
+  return lines.join('\n');
+}
+
+/** Compiles `source` with the compiler in `module`. Schema errors are returned, not thrown. */
+export function compileWith(module: WebAssembly.Module, source: string, opts: CompileOptions = {}): CompileResult {
+  if (typeof source !== 'string') throw makeError('ERR_INVALID_ARG', 'schema.compile: source must be a string');
+  if (opts === null || typeof opts !== 'object')
+    throw makeError('ERR_INVALID_ARG', 'schema.compile: options must be an object');
+  const e = instance(module);
+  const enc = new TextEncoder();
+  const src = enc.encode(source);
+  const opt = enc.encode(optionLines(opts));
+  const sp = e.alloc(src.length);
+  const op = e.alloc(opt.length);
+  try {
+    new Uint8Array(e.memory.buffer, sp, src.length).set(src);
+    new Uint8Array(e.memory.buffer, op, opt.length).set(opt);
+    const len = e.compile(sp, src.length, op, opt.length);
+    if (len < 0) throw makeError('ERR_INVALID_ARG', 'schema.compile: source is not valid UTF-8');
+    // A fresh view: compiling may have grown (and so replaced) the memory buffer.
+    const json = new TextDecoder().decode(new Uint8Array(e.memory.buffer, e.result_ptr(), len));
+    return JSON.parse(json) as CompileResult;
+  } finally {
+    e.dealloc(sp, src.length);
+    e.dealloc(op, opt.length);
+  }
+}
+
+/**
+ * Compiles a `.km` schema to TS and/or Rust; schema errors come back as `diagnostics`.
+ * Node loads the compiler from the package; a browser passes it to `init({ schemaCompiler })`.
+ */
+export function compile(source: string, opts?: CompileOptions): CompileResult {
+  return compileWith(host().schemaCompiler(), source, opts);
+}
