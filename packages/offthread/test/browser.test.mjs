@@ -7,7 +7,7 @@
 // deleted) did and the new one does not yet: they are reported, not counted as failures.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -628,3 +628,45 @@ for (const isolated of [false, true]) {
     });
   });
 }
+
+describe('calls made before `ready` settles', () => {
+  // A page that calls the async API right after import, without awaiting `ready` (the
+  // old entry loaded offthread.wasm with top-level await, so there was no "before").
+  let server;
+  let dir;
+  let got;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'offthread-early-'));
+    const html = `<!doctype html><meta charset="utf-8" /><link rel="icon" href="data:," />
+<script type="module">
+  import * as o from './offthread/offthread.js';
+  const settle = (p) => p.then((v) => String(v).slice(0, 22), (e) => e.code);
+  const early = [settle(o.qr.toDataURL('x')), settle(o.md5.iterate('abc', 10))];
+  globalThis.early = Promise.all([...early, o.ready.then(() => o.defaultPool().engine)]);
+</script>`;
+    writeFileSync(join(dir, 'index.html'), html);
+    server = await startServer({
+      mounts: [
+        ['/offthread/', distBrowser],
+        ['/', dir],
+      ],
+    });
+    const page = await browser.context.newPage();
+    try {
+      await page.goto(server.url);
+      got = await page.evaluate(() => globalThis.early);
+    } finally {
+      await page.close();
+    }
+  });
+  after(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('an async call made right after import runs on the wasm engine', {
+    todo: 'src/pool.ts Pool/defaultEngine(): the default pool made before init() settles is the js engine for good',
+  }, () => {
+    assert.deepEqual(got, ['data:image/png;base64,', node.md5.iterateSync('abc', 10), 'wasm']);
+  });
+});
