@@ -3,9 +3,9 @@
 // worker) at 10^1…10^8 samples, a log–log chart, and the results as JSON.
 // Scripting: `window.runBench(options)` resolves the results object; `window.offthread`
 // is the library. `?run=1` starts a run on load (`variants`, `min`, `max`, `minTime` too).
-import * as offthread from 'offthread/browser';
+import * as offthread from 'offthread';
 
-const { pi, backendInfo } = offthread;
+const { pi, backendInfo, defaultPool } = offthread;
 export const VARIANTS = ['js', 'jsBitwise', 'wasm', 'wasmWorkers'];
 const COLORS = { js: '#d62728', jsBitwise: '#ff7f0e', wasm: '#1f77b4', wasmWorkers: '#2ca02c' };
 const SEED = 1;
@@ -85,6 +85,8 @@ export async function runBench(options = {}) {
     hardwareConcurrency: navigator.hardwareConcurrency,
     crossOriginIsolated: globalThis.crossOriginIsolated === true,
     backend: info,
+    // How the workers talk to this page: 'shared' (SharedArrayBuffer) or 'message'.
+    transport: info.sharedMemory ? 'shared' : 'message',
     params: { variants, minExp, maxExp, minTime, maxCallMs, seed: SEED },
     rows: [],
     skipped: [],
@@ -92,7 +94,10 @@ export async function runBench(options = {}) {
   last = result;
   $('download').disabled = false;
   // Start the workers before timing (each compiles its instance once).
-  if (variants.includes('wasmWorkers')) await pi.estimate(1, { variant: 'wasmWorkers' });
+  if (variants.includes('wasmWorkers')) {
+    await pi.estimate(1, { variant: 'wasmWorkers' });
+    result.threads = defaultPool().threads;
+  }
   for (const variant of variants) {
     for (let e = minExp; e <= maxExp; e++) {
       const n = 10 ** e;
@@ -227,9 +232,9 @@ function download() {
 function setup() {
   const info = backendInfo();
   $('env').textContent =
-    `backend ${info.backend}${info.wasmError ? ` (wasm failed: ${info.wasmError})` : ''}; ` +
-    `${navigator.hardwareConcurrency} logical cores; crossOriginIsolated ${info.crossOriginIsolated}; ` +
-    `transport ${info.transport}`;
+    `backend ${info.active}${info.wasm.error ? ` (wasm failed: ${info.wasm.error})` : ''}; ` +
+    `${navigator.hardwareConcurrency} logical cores; crossOriginIsolated ${globalThis.crossOriginIsolated === true}; ` +
+    `transport ${info.sharedMemory ? 'shared' : 'message'}`;
   const q = new URLSearchParams(location.search);
   const chosen = q.get('variants')?.split(',') ?? VARIANTS;
   $('variant-boxes').innerHTML = VARIANTS.map(
@@ -262,5 +267,8 @@ function setup() {
 }
 
 Object.assign(globalThis, { offthread, runBench, benchResults: () => last, drawChart });
+// Sync calls (js, jsBitwise, wasm) need offthread.wasm loaded: the entry starts loading
+// it on import and `ready` settles once it did (or failed: backendInfo() says why).
+await offthread.ready;
 setup();
 globalThis.benchReady = true;

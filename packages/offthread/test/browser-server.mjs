@@ -1,7 +1,7 @@
 // A tiny static server for the browser tests and the benchmark page (node:http only).
 //   /                       bench/browser/index.html (and the page's other files)
-//   /offthread/browser/…    packages/offthread/browser/
-//   /offthread/wasm/…       packages/offthread/wasm/
+//   /offthread/…            packages/offthread/dist/browser/ (offthread.js, offthread-worker.js,
+//                           offthread.wasm: the browser entry as the package ships it)
 // With `isolated`, every response carries COOP/COEP, so the page is cross-origin
 // isolated (SharedArrayBuffer available); without, it is not. Run by hand:
 //   node packages/offthread/test/browser-server.mjs [--isolated] [--port 8080]
@@ -10,14 +10,13 @@ import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { extname, join, normalize, sep } from 'node:path';
+import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const MOUNTS = [
-  ['/offthread/browser/', join(root, 'packages/offthread/browser')],
-  ['/offthread/wasm/', join(root, 'packages/offthread/wasm')],
+  ['/offthread/', join(root, 'packages/offthread/dist/browser')],
   ['/', join(root, 'bench/browser')],
 ];
 export const MIME = {
@@ -32,8 +31,8 @@ export const MIME = {
   '.md': 'text/plain; charset=utf-8',
 };
 
-function resolve(pathname) {
-  for (const [prefix, dir] of MOUNTS) {
+function resolveFile(mounts, pathname) {
+  for (const [prefix, dir] of mounts) {
     if (!pathname.startsWith(prefix)) continue;
     const rel = normalize(decodeURIComponent(pathname.slice(prefix.length)) || 'index.html');
     const file = join(dir, rel);
@@ -44,9 +43,13 @@ function resolve(pathname) {
 
 /**
  * Starts a server on 127.0.0.1. Resolves `{ url, close() }`; `url` ends with '/'.
- * @param {{ port?: number, isolated?: boolean }} [options]
+ * `mounts`: [url prefix, directory] pairs, first match wins (default: the bench page
+ * and the browser entry, above). `onRequest(pathname, status)` sees every response.
+ * @param {{ port?: number, isolated?: boolean, mounts?: [string, string][],
+ *           onRequest?: (pathname: string, status: number) => void }} [options]
  */
-export async function startServer({ port = 0, isolated = false } = {}) {
+export async function startServer({ port = 0, isolated = false, mounts = MOUNTS, onRequest } = {}) {
+  const dirs = mounts.map(([prefix, dir]) => [prefix, resolve(dir)]); // no trailing separator
   const server = createServer(async (req, res) => {
     const headers = { 'cache-control': 'no-store' };
     if (isolated) {
@@ -55,12 +58,14 @@ export async function startServer({ port = 0, isolated = false } = {}) {
       headers['cross-origin-resource-policy'] = 'same-origin';
     }
     const { pathname } = new URL(req.url ?? '/', 'http://localhost');
-    const file = resolve(pathname);
+    const file = resolveFile(dirs, pathname);
     const info = file && (await stat(file).catch(() => null));
     if (!info?.isFile() || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      onRequest?.(pathname, info ? 405 : 404);
       res.writeHead(info ? 405 : 404, { ...headers, 'content-type': 'text/plain' }).end(info ? 'method' : 'not found');
       return;
     }
+    onRequest?.(pathname, 200);
     res.writeHead(200, {
       ...headers,
       'content-type': MIME[extname(file)] ?? 'application/octet-stream',

@@ -1,12 +1,15 @@
-// offthread/browser in a real headless Chromium (playwright-core, /usr/bin/chromium),
-// on a page served with and without COOP/COEP: π equals Node's `inside` bit for bit,
-// MD5 equals node:crypto, QR data URLs decode (jsQR + pngjs) to their text, abort and a
-// crashed worker reject their call and the pool goes on. Screenshot of the benchmark
-// chart in test-artifacts/.
+// The browser entry (packages/offthread/dist/browser, built from src/browser.ts) in a
+// real headless Chromium (playwright-core, /usr/bin/chromium), on a page served with and
+// without COOP/COEP: π equals Node's `inside` bit for bit, MD5 equals node:crypto, QR
+// data URLs decode (jsQR + pngjs) to their text, abort and a crashed worker reject their
+// call and the pool goes on. Screenshot of the benchmark chart in test-artifacts/.
+// Tests marked `todo` assert what the old hand-written entry (packages/offthread/browser,
+// deleted) did and the new one does not yet: they are reported, not counted as failures.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +21,11 @@ const require = createRequire(import.meta.url);
 const node = require('offthread');
 const { errorRegistry } = node;
 const artifacts = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
+const distBrowser = fileURLToPath(new URL('../dist/browser/', import.meta.url));
+const benchPage = fileURLToPath(new URL('../../../bench/browser/', import.meta.url));
+
+/** What the entry's π `auto` runs inline before using the pool (src/pi.ts). */
+const AUTO_INLINE_MAX = 2 ** 14;
 
 /** (samples, seed) cases: sizes not divisible by 2, 3 or 4 workers, odd seeds. */
 const PI_CASES = [
@@ -58,6 +66,8 @@ for (const isolated of [false, true]) {
     let server;
     let page;
     const errors = [];
+    /** Console warnings and errors that mention offthread (the entry warns on a failed load). */
+    const warnings = [];
     /** Runs `fn(offthread, arg)` in the page. */
     const inPage = (fn, arg) =>
       page.evaluate(([src, a]) => new Function(`return (${src})`)()(globalThis.offthread, a), [fn.toString(), arg]);
@@ -66,6 +76,9 @@ for (const isolated of [false, true]) {
       server = await startServer({ isolated });
       page = await browser.context.newPage();
       page.on('pageerror', (e) => errors.push(e.message));
+      page.on('console', (m) => {
+        if (['warning', 'error'].includes(m.type()) && /offthread/i.test(m.text())) warnings.push(m.text());
+      });
       await page.goto(server.url);
       await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 20_000 });
     });
@@ -75,18 +88,43 @@ for (const isolated of [false, true]) {
     });
 
     test(`crossOriginIsolated is ${isolated}; the wasm backend and transport follow`, async () => {
-      const info = await inPage((o) => ({ coi: globalThis.crossOriginIsolated, ...o.backendInfo() }));
-      assert.equal(info.coi, isolated);
-      assert.equal(info.crossOriginIsolated, isolated);
-      assert.equal(info.backend, 'wasm', info.wasmError);
-      assert.equal(info.transport, isolated ? 'shared' : 'message');
-      assert.ok(info.threads >= 1);
+      const got = await inPage(async (o) => {
+        const pool = new o.Pool({ threads: 2 });
+        await pool.echo(1);
+        const out = {
+          coi: globalThis.crossOriginIsolated,
+          info: o.backendInfo(),
+          stats: pool.stats(),
+          engine: pool.engine,
+          defaultThreads: o.defaultPool().threads,
+          cores: navigator.hardwareConcurrency,
+        };
+        await pool.close();
+        return out;
+      });
+      assert.equal(got.coi, isolated);
+      const { info } = got;
+      assert.equal(info.runtime, 'browser');
+      assert.equal(info.active, 'wasm', info.wasm.error);
+      assert.equal(info.wasm.loaded, true);
+      assert.equal(info.wasm.error, null);
+      assert.equal(info.wasm.path, `${server.url}offthread/offthread.wasm`);
+      assert.equal(info.native.loaded, false);
+      assert.equal(info.sharedMemory, isolated);
+      assert.equal(got.engine, 'wasm');
+      assert.equal(got.stats.engine, 'wasm');
+      assert.equal(got.stats.transport, isolated ? 'shared' : 'message');
+      assert.equal(got.stats.threads, 2);
+      assert.equal(got.stats.completed, 1);
+      assert.equal(got.defaultThreads, got.cores);
     });
 
     test("π: every variant, sync and async, returns Node's inside bit for bit", async () => {
       const got = await inPage(async (o, cases) => {
         const { pi, Pool } = o;
+        const one = new Pool({ threads: 1 });
         const three = new Pool({ threads: 3 });
+        const jsPool = new Pool({ threads: 2, engine: 'js' });
         const out = [];
         for (const [n, seed] of cases) {
           const row = { n, seed };
@@ -96,15 +134,18 @@ for (const isolated of [false, true]) {
             row.js = pi.estimateSync(n, { seed, variant: 'js' }).inside;
             row.jsBitwise = pi.estimateSync(n, { seed, variant: 'jsBitwise' }).inside;
             row.jsAsync = (await pi.estimate(n, { seed, variant: 'jsBitwise' })).inside;
+            row.jsWorkers = await pi.estimate(n, { seed, variant: 'jsWorkers', pool: jsPool });
           }
           row.wasmAsync = (await pi.estimate(n, { seed, variant: 'wasm' })).inside;
           row.workers = await pi.estimate(n, { seed, variant: 'wasmWorkers' });
           row.chunks7 = (await pi.estimate(n, { seed, variant: 'wasmWorkers', chunks: 7 })).inside;
           row.three = (await pi.estimate(n, { seed, variant: 'wasmWorkers', pool: three, chunks: 3 })).inside;
+          row.threeDefault = (await pi.estimate(n, { seed, variant: 'wasmWorkers', pool: three })).inside;
+          row.one = (await pi.estimate(n, { seed, variant: 'wasmWorkers', pool: one })).inside;
           row.autoAsync = await pi.estimate(n, { seed });
           out.push(row);
         }
-        await three.close();
+        await Promise.all([one.close(), three.close(), jsPool.close()]);
         return out;
       }, PI_CASES);
       for (const row of got) {
@@ -115,14 +156,16 @@ for (const isolated of [false, true]) {
         assert.equal(row.wasm.variant, 'wasm');
         assert.equal(row.auto.inside, want, `auto ${at}`);
         assert.equal(row.auto.variant, 'wasm');
-        for (const k of ['js', 'jsBitwise', 'jsAsync', 'wasmAsync', 'chunks7', 'three']) {
+        for (const k of ['js', 'jsBitwise', 'jsAsync', 'wasmAsync', 'chunks7', 'three', 'threeDefault', 'one']) {
           if (row[k] !== undefined) assert.equal(row[k], want, `${k} ${at}`);
         }
         assert.deepEqual(row.workers, { ...nodeResult, variant: 'wasmWorkers' }, at);
+        if (row.jsWorkers) assert.deepEqual(row.jsWorkers, { ...nodeResult, variant: 'jsWorkers' }, at);
         assert.equal(row.autoAsync.inside, want, `auto async ${at}`);
-        assert.equal(row.autoAsync.variant, row.n <= 2 ** 16 ? 'wasm' : 'wasmWorkers');
+        assert.equal(row.autoAsync.variant, row.n <= AUTO_INLINE_MAX ? 'wasm' : 'wasmWorkers');
       }
       assert.equal(got.find((r) => r.n === 100_000 && r.seed === 1).wasm.inside, 78463);
+      assert.ok(got.some((r) => r.jsWorkers));
     });
 
     test('π input errors carry the Node codes; bigint samples and seeds work', async () => {
@@ -133,7 +176,9 @@ for (const isolated of [false, true]) {
             await f();
             codes.push(null);
           } catch (e) {
-            codes.push([e.code, e.name]);
+            const typed =
+              e instanceof o.OffthreadTypeError || e instanceof o.OffthreadRangeError || e instanceof o.OffthreadError;
+            codes.push([e.code, e.name, typed]);
           }
         };
         await tryIt(() => o.pi.estimateSync(-1));
@@ -144,18 +189,26 @@ for (const isolated of [false, true]) {
         await tryIt(() => o.pi.estimateSync(10, { variant: 'nope' }));
         await tryIt(() => o.pi.estimateSync(10, { variant: 'wasmWorkers' }));
         await tryIt(() => o.pi.estimate(10, { variant: 'wasmWorkers', chunks: 0 }));
+        await tryIt(() => o.pi.estimate(10, { variant: 'jsWorkers' })); // the default pool runs wasm
+        await tryIt(() => o.pi.estimate(10, { timeout: -1 }));
+        await tryIt(() => new o.Pool({ threads: 0 }));
+        await tryIt(() => new o.Pool({ engine: 'native' }));
         const big = (await o.pi.estimate(12345n, { seed: 99n, variant: 'wasmWorkers' })).inside;
         return { codes, big };
       });
       assert.deepEqual(got.codes, [
-        ['ERR_INVALID_SAMPLES', 'RangeError'],
-        ['ERR_INVALID_SAMPLES', 'RangeError'],
-        ['ERR_INVALID_SAMPLES', 'RangeError'],
-        ['ERR_INVALID_ARG', 'TypeError'],
-        ['ERR_INVALID_SEED', 'RangeError'],
-        ['ERR_INVALID_VARIANT', 'RangeError'],
-        ['ERR_INVALID_VARIANT', 'RangeError'],
-        ['ERR_INVALID_ARG', 'TypeError'],
+        ['ERR_INVALID_SAMPLES', 'RangeError', true],
+        ['ERR_INVALID_SAMPLES', 'RangeError', true],
+        ['ERR_INVALID_SAMPLES', 'RangeError', true],
+        ['ERR_INVALID_ARG', 'TypeError', true],
+        ['ERR_INVALID_SEED', 'RangeError', true],
+        ['ERR_INVALID_VARIANT', 'RangeError', true],
+        ['ERR_INVALID_VARIANT', 'RangeError', true],
+        ['ERR_INVALID_ARG', 'TypeError', true],
+        ['ERR_INVALID_VARIANT', 'RangeError', true],
+        ['ERR_INVALID_ARG', 'TypeError', true],
+        ['ERR_INVALID_POOL_OPTIONS', 'RangeError', true],
+        ['ERR_BACKEND_UNAVAILABLE', 'OffthreadError', true],
       ]);
       assert.equal(got.big, nodeInside(12345, 99));
     });
@@ -245,7 +298,10 @@ for (const isolated of [false, true]) {
           () => null,
           (e) => [e.code, e.name, performance.now() - t0],
         );
-        const timedOut = await pi.estimate(2 ** 40, { pool, variant: 'wasmWorkers', timeout: 50 }).then(
+        // 2^36 samples: 4,096 chunks, about a minute of work on two workers. (2^40, 65,536
+        // chunks, stalls the page for over a minute while the chunks are cancelled: the
+        // cost is quadratic in the chunk count, reported as a defect of src/.)
+        const timedOut = await pi.estimate(2 ** 36, { pool, variant: 'wasmWorkers', timeout: 50 }).then(
           () => null,
           (e) => e.code,
         );
@@ -265,7 +321,12 @@ for (const isolated of [false, true]) {
         } catch (e) {
           closed = e.code;
         }
-        return { aborted, timedOut, preAborted, after, stats, closed };
+        // A closed pool refuses calls small enough to run inline, too.
+        const closedInline = await pi.estimate(10, { pool }).then(
+          () => null,
+          (e) => e.code,
+        );
+        return { aborted, timedOut, preAborted, after, stats, closed, closedInline };
       });
       assert.equal(got.aborted[0], 'ERR_ABORTED');
       assert.equal(got.aborted[1], 'AbortError');
@@ -280,6 +341,7 @@ for (const isolated of [false, true]) {
       else
         assert.ok(got.stats.replaced >= 1, 'without shared memory a running task is stopped by replacing its worker');
       assert.equal(got.closed, 'ERR_POOL_CLOSED');
+      assert.equal(got.closedInline, 'ERR_POOL_CLOSED');
     });
 
     test('many calls in flight all settle with their own results; maxQueue bounds the queue', async () => {
@@ -318,12 +380,12 @@ for (const isolated of [false, true]) {
         const { pi, md5, Pool } = o;
         const pool = new Pool({ threads: 2 });
         const before = (await pi.estimate(500_001, { pool, variant: 'wasmWorkers' })).inside;
-        pool.crashNextTask();
+        pool._engine.crashNextTask();
         const crashed = await md5.iterate('crash', 10, { pool }).then(
           (v) => ['resolved', v],
           (e) => [e.code, e.message],
         );
-        pool.crashNextTask();
+        pool._engine.crashNextTask();
         const crashedPi = await pi.estimate(4_000_037, { pool, variant: 'wasmWorkers' }).then(
           () => 'resolved',
           (e) => e.code,
@@ -355,6 +417,8 @@ for (const isolated of [false, true]) {
         }),
       );
       assert.equal(result.crossOriginIsolated, isolated);
+      assert.equal(result.transport, isolated ? 'shared' : 'message');
+      assert.equal(result.backend.wasm.loaded, true);
       assert.equal(result.rows.length, 4 * 5);
       for (const r of result.rows) {
         assert.ok(r.opsPerSec > 0, JSON.stringify(r));
@@ -371,7 +435,27 @@ for (const isolated of [false, true]) {
       assert.ok(ink > 2000, `only ${ink} dark pixels`);
     });
 
-    test('without offthread.wasm: π falls back to JS, MD5/QR and pools fail typed; init() restores', async () => {
+    test('every error code in the registry, with the same kind, and no other', async () => {
+      const got = await inPage((o) => JSON.parse(JSON.stringify(o.errorRegistry)));
+      assert.deepEqual(got, JSON.parse(JSON.stringify(errorRegistry)));
+    });
+
+    test('async π with a sync variant, once called, still honours its signal (todo: runs inline)', {
+      todo: 'src/pi.ts estimate(): js/jsBitwise/wasm run on the calling thread; the old entry ran them on a worker',
+    }, async () => {
+      const got = await inPage(async (o) => {
+        const ac = new AbortController();
+        const call = o.pi.estimate(2 ** 22, { variant: 'wasm', signal: ac.signal });
+        ac.abort(); // before the page yields once: a call on a worker is still cancellable
+        return call.then(
+          (r) => ['resolved', r.variant],
+          (e) => [e.code],
+        );
+      });
+      assert.deepEqual(got, ['ERR_ABORTED']);
+    });
+
+    test('init() with a missing wasm: sync calls fail typed, π falls back; init() restores', async () => {
       const got = await inPage(async (o) => {
         const code = async (f) => {
           try {
@@ -381,44 +465,208 @@ for (const isolated of [false, true]) {
             return e.code;
           }
         };
-        const info = await o.init({ wasm: new URL('./offthread/wasm/missing.wasm', location.href).href });
+        const info = await o.init({ wasmUrl: new URL('./offthread/missing.wasm', location.href).href });
         const out = {
           info,
           auto: o.pi.estimateSync(100_003, { seed: 2 }),
-          autoAsync: await o.pi.estimate(100_003, { seed: 2 }),
           wasm: await code(() => o.pi.estimateSync(10, { variant: 'wasm' })),
           md5: await code(() => o.md5.hex('x')),
           qr: await code(() => o.qr.toDataURLSync('x')),
-          pool: await code(() => o.pi.estimate(10, { variant: 'wasmWorkers' })),
+          wasmPool: await code(() => new o.Pool({ engine: 'wasm' })),
         };
         out.restored = await o.init();
+        out.md5After = o.md5.hex('abc');
+        // The default pool (made while the wasm was loaded) goes on.
         out.after = (await o.pi.estimate(100_003, { seed: 2, variant: 'wasmWorkers' })).inside;
         return out;
       });
-      assert.equal(got.info.backend, 'js');
-      assert.match(got.info.wasmError, /HTTP 404/);
+      assert.equal(got.info.active, 'js');
+      assert.equal(got.info.wasm.loaded, false);
+      assert.match(got.info.wasm.error, /HTTP 404/);
+      assert.match(got.info.wasm.path, /missing\.wasm$/);
       const want = nodeInside(100_003, 2);
       assert.deepEqual([got.auto.variant, got.auto.inside], ['jsBitwise', want]);
-      assert.deepEqual([got.autoAsync.variant, got.autoAsync.inside], ['jsBitwise', want]);
       assert.equal(got.wasm, 'ERR_BACKEND_UNAVAILABLE');
       assert.equal(got.md5, 'ERR_BACKEND_UNAVAILABLE');
       assert.equal(got.qr, 'ERR_BACKEND_UNAVAILABLE');
-      assert.equal(got.pool, 'ERR_BACKEND_UNAVAILABLE');
-      assert.equal(got.restored.backend, 'wasm');
+      assert.equal(got.wasmPool, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.restored.active, 'wasm');
+      assert.equal(got.restored.wasm.error, null);
+      assert.equal(got.md5After, createHash('md5').update('abc').digest('hex'));
       assert.equal(got.after, want);
+    });
+
+    test('no console warnings from offthread but the one for the missing wasm', () => {
+      assert.equal(warnings.length, 1, warnings.join('\n'));
+      assert.match(warnings[0], /^offthread: cannot fetch .*missing\.wasm: HTTP 404.*init\(\{ wasmUrl \}\)/);
     });
 
     test('no uncaught page errors', () => {
       assert.deepEqual(errors, []);
     });
   });
+
+  describe(`offthread.wasm missing from the start, ${isolated ? 'cross-origin isolated' : 'not isolated'}`, () => {
+    // The entry and its worker served without offthread.wasm beside them; the real one
+    // under /real/ for init({ wasmUrl }).
+    let server;
+    let page;
+    let dir;
+    let got;
+    const errors = [];
+    const warnings = [];
+    const statuses = [];
+
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'offthread-nowasm-'));
+      for (const f of ['offthread.js', 'offthread-worker.js']) copyFileSync(join(distBrowser, f), join(dir, f));
+      server = await startServer({
+        isolated,
+        mounts: [
+          ['/offthread/', dir],
+          ['/real/', distBrowser],
+          ['/', benchPage],
+        ],
+        onRequest: (path, status) => statuses.push([path, status]),
+      });
+      page = await browser.context.newPage();
+      page.on('pageerror', (e) => errors.push(e.message));
+      page.on('console', (m) => {
+        if (['warning', 'error'].includes(m.type()) && /offthread/i.test(m.text())) warnings.push(m.text());
+      });
+      await page.goto(server.url);
+      await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 20_000 });
+      got = await page.evaluate(async () => {
+        const o = globalThis.offthread;
+        const code = async (f) => {
+          try {
+            await f();
+            return null;
+          } catch (e) {
+            return e.code;
+          }
+        };
+        const out = { info: o.backendInfo() };
+        out.auto = o.pi.estimateSync(100_003, { seed: 2 });
+        out.autoAsync = await o.pi.estimate(100_003, { seed: 2 }); // makes the default pool
+        out.defaultEngine = o.defaultPool().engine;
+        out.wasm = await code(() => o.pi.estimateSync(10, { variant: 'wasm' }));
+        out.md5 = await code(() => o.md5.hex('x'));
+        out.md5Async = await code(() => o.md5.iterate('x', 10));
+        out.qr = await code(() => o.qr.toDataURLSync('x'));
+        out.qrAsync = await code(() => o.qr.toDataURL('x'));
+        out.wasmPool = await code(() => new o.Pool({ engine: 'wasm' }));
+        out.wasmWorkers = await code(() => o.pi.estimate(10, { variant: 'wasmWorkers' }));
+        out.restored = await o.init({ wasmUrl: new URL('./real/offthread.wasm', location.href).href });
+        out.md5After = o.md5.hex('abc');
+        const pool = new o.Pool({ threads: 2 });
+        out.newPool = pool.engine;
+        out.newPoolPi = (await o.pi.estimate(100_003, { seed: 2, variant: 'wasmWorkers', pool })).inside;
+        await pool.close();
+        out.defaultAfter = await o.pi.estimate(100_003, { seed: 2, variant: 'wasmWorkers' }).then(
+          (r) => r.inside,
+          (e) => e.code,
+        );
+        out.defaultQrAfter = await o.qr.toDataURL('x').then(
+          (url) => url.slice(0, 22),
+          (e) => e.code,
+        );
+        return out;
+      });
+    });
+    after(async () => {
+      await page?.close();
+      await server?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('the page loads; backendInfo says why; one warning names the fix', () => {
+      assert.equal(got.info.active, 'js');
+      assert.equal(got.info.wasm.loaded, false);
+      assert.match(got.info.wasm.error, /HTTP 404/);
+      assert.deepEqual(
+        statuses.filter(([, status]) => status !== 200),
+        [['/offthread/offthread.wasm', 404]],
+      );
+      assert.equal(warnings.length, 1, warnings.join('\n'));
+      assert.match(warnings[0], /HTTP 404.*init\(\{ wasmUrl \}\)/);
+      assert.deepEqual(errors, []);
+    });
+
+    test('π falls back to JS (inline, then on JS workers); MD5, QR and wasm pools fail typed', () => {
+      const want = nodeInside(100_003, 2);
+      assert.deepEqual([got.auto.variant, got.auto.inside], ['jsBitwise', want]);
+      assert.deepEqual([got.autoAsync.variant, got.autoAsync.inside], ['jsWorkers', want]);
+      assert.equal(got.defaultEngine, 'js');
+      assert.equal(got.wasm, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.md5, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.md5Async, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.qr, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.qrAsync, 'ERR_BACKEND_UNAVAILABLE');
+      assert.equal(got.wasmPool, 'ERR_BACKEND_UNAVAILABLE');
+    });
+
+    test('wasmWorkers without offthread.wasm rejects ERR_BACKEND_UNAVAILABLE', {
+      todo: 'src/pi.ts onPool(): the default pool runs js, so this is ERR_INVALID_VARIANT',
+    }, () => {
+      assert.equal(got.wasmWorkers, 'ERR_BACKEND_UNAVAILABLE');
+    });
+
+    test('init({ wasmUrl }) restores sync calls and new pools', () => {
+      assert.equal(got.restored.active, 'wasm');
+      assert.equal(got.restored.wasm.error, null);
+      assert.equal(got.md5After, createHash('md5').update('abc').digest('hex'));
+      assert.equal(got.newPool, 'wasm');
+      assert.equal(got.newPoolPi, nodeInside(100_003, 2));
+    });
+
+    test('init({ wasmUrl }) restores the default pool too', {
+      todo: 'src/pool.ts defaultPool(): made while the wasm was missing, it stays on the js engine',
+    }, () => {
+      assert.equal(got.defaultAfter, nodeInside(100_003, 2));
+      assert.equal(got.defaultQrAfter, 'data:image/png;base64,');
+    });
+  });
 }
 
-test('every error code the browser entry uses is in the Node registry', async () => {
-  const { errorKinds, WASM_ERRORS } = await import('../browser/errors.mjs');
-  for (const [code, kind] of Object.entries(errorKinds)) {
-    assert.ok(code in errorRegistry, code);
-    assert.equal(errorRegistry[code].kind, kind, code);
-  }
-  for (const code of WASM_ERRORS) assert.ok(code in errorRegistry, code);
+describe('calls made before `ready` settles', () => {
+  // A page that calls the async API right after import, without awaiting `ready` (the
+  // old entry loaded offthread.wasm with top-level await, so there was no "before").
+  let server;
+  let dir;
+  let got;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'offthread-early-'));
+    const html = `<!doctype html><meta charset="utf-8" /><link rel="icon" href="data:," />
+<script type="module">
+  import * as o from './offthread/offthread.js';
+  const settle = (p) => p.then((v) => String(v).slice(0, 22), (e) => e.code);
+  const early = [settle(o.qr.toDataURL('x')), settle(o.md5.iterate('abc', 10))];
+  globalThis.early = Promise.all([...early, o.ready.then(() => o.defaultPool().engine)]);
+</script>`;
+    writeFileSync(join(dir, 'index.html'), html);
+    server = await startServer({
+      mounts: [
+        ['/offthread/', distBrowser],
+        ['/', dir],
+      ],
+    });
+    const page = await browser.context.newPage();
+    try {
+      await page.goto(server.url);
+      got = await page.evaluate(() => globalThis.early);
+    } finally {
+      await page.close();
+    }
+  });
+  after(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('an async call made right after import runs on the wasm engine', {
+    todo: 'src/pool.ts Pool/defaultEngine(): the default pool made before init() settles is the js engine for good',
+  }, () => {
+    assert.deepEqual(got, ['data:image/png;base64,', node.md5.iterateSync('abc', 10), 'wasm']);
+  });
 });

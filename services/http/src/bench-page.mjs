@@ -1,6 +1,7 @@
 // GET /bench: the browser experiment's page (bench/browser) with the offthread browser
-// entry and the wasm build next to it, served cross-origin isolated (COOP/COEP), so
-// the page's workers can share memory. Static files only: the page needs no server.
+// entry under it (packages/offthread/dist/browser: entry, worker and wasm side by side),
+// served cross-origin isolated (COOP/COEP), so the page's workers can share memory.
+// Static files only: the page needs no server.
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 
@@ -21,10 +22,11 @@ export function registerBenchPage(app) {
       reply.headers(ISOLATION);
       return payload;
     });
+    // The page's import map points `offthread` at ./offthread/offthread.js: the browser
+    // entry as the package builds it, with its worker and offthread.wasm beside it.
     const roots = [
       ['/bench/', '../../../bench/browser/'],
-      ['/bench/offthread/browser/', '../../../packages/offthread/browser/'],
-      ['/bench/offthread/wasm/', '../../../packages/offthread/wasm/'],
+      ['/bench/offthread/', '../../../packages/offthread/dist/browser/'],
     ];
     for (const [prefix, root] of roots) {
       scope.register(fastifyStatic, { root: dir(root), prefix, decorateReply: false, index: 'index.html' });

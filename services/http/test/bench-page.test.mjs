@@ -13,10 +13,13 @@ test('/bench serves the page, the browser entry and the wasm, with COOP/COEP', a
     assert.match(page.headers['content-type'], /text\/html/);
     assert.equal(page.headers['cross-origin-opener-policy'], 'same-origin');
     assert.equal(page.headers['cross-origin-embedder-policy'], 'require-corp');
-    const entry = await app.inject('/bench/offthread/browser/index.mjs');
+    const entry = await app.inject('/bench/offthread/offthread.js');
     assert.equal(entry.statusCode, 200);
     assert.match(entry.headers['content-type'], /javascript/);
-    const wasm = await app.inject('/bench/offthread/wasm/offthread.wasm');
+    const worker = await app.inject('/bench/offthread/offthread-worker.js');
+    assert.equal(worker.statusCode, 200);
+    assert.match(worker.headers['content-type'], /javascript/);
+    const wasm = await app.inject('/bench/offthread/offthread.wasm');
     assert.equal(wasm.statusCode, 200);
     assert.equal(wasm.headers['content-type'], 'application/wasm');
     assert.deepEqual([...wasm.rawPayload.subarray(0, 4)], [0x00, 0x61, 0x73, 0x6d]);

@@ -1,0 +1,152 @@
+// The one WASM client (src/wasm-client.ts) against the built offthread.wasm: its export
+// list is the module's, with the arity its types declare; its error table is the Rust
+// ErrorCode::ALL in order; and every failure the module can be made to return decodes
+// to the registry code the module itself names in its message.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+
+const require = createRequire(import.meta.url);
+const { WASM_ERRORS, WASM_EXPORTS, WasmKernels } = require('offthread/internal');
+const { errorRegistry } = require('offthread');
+
+const file = (path) => new URL(`../${path}`, import.meta.url);
+const bytes = readFileSync(file('wasm/offthread.wasm'));
+const module = new WebAssembly.Module(bytes);
+/** Symbols wasm-ld exports from every module; no client calls them. */
+const LINKER_GLOBALS = ['__data_end', '__heap_base'];
+
+test('the browser build ships the same offthread.wasm', () => {
+  assert.ok(readFileSync(file('dist/browser/offthread.wasm')).equals(bytes));
+});
+
+test('WASM_EXPORTS equals the exports of the built offthread.wasm', () => {
+  const exports = WebAssembly.Module.exports(module);
+  const used = exports.filter((e) => !LINKER_GLOBALS.includes(e.name));
+  assert.deepEqual(
+    exports.filter((e) => LINKER_GLOBALS.includes(e.name)).map((e) => e.kind),
+    LINKER_GLOBALS.map(() => 'global'),
+  );
+  assert.deepEqual(used.map((e) => e.name).sort(), [...WASM_EXPORTS].sort());
+  for (const e of used) assert.equal(e.kind, e.name === 'memory' ? 'memory' : 'function', e.name);
+  assert.deepEqual(WebAssembly.Module.imports(module), []);
+});
+
+test('each export takes the parameters WasmExports declares', () => {
+  // The interface as tsc emitted it: `name(a: number, b: number): number;`.
+  const dts = readFileSync(file('dist/wasm-client.d.ts'), 'utf8');
+  const body = dts.match(/interface WasmExports \{([^}]*)\}/)?.[1];
+  assert.ok(body, 'WasmExports not found in dist/wasm-client.d.ts');
+  const declared = Object.fromEntries(
+    [...body.matchAll(/^\s*(\w+)\(([^)]*)\)/gm)].map(([, name, params]) => [
+      name,
+      params.trim() ? params.split(',').length : 0,
+    ]),
+  );
+  const instance = new WebAssembly.Instance(module, {});
+  const functions = WASM_EXPORTS.filter((n) => n !== 'memory');
+  assert.deepEqual(Object.keys(declared).sort(), [...functions].sort());
+  for (const name of functions) assert.equal(instance.exports[name].length, declared[name], name);
+  assert.ok(instance.exports.memory instanceof WebAssembly.Memory);
+});
+
+test('WASM_ERRORS is the Rust ErrorCode::ALL, in order, and every code is in the registry', () => {
+  const rust = readFileSync(new URL('../../../crates/offthread-kernels/src/error.rs', import.meta.url), 'utf8');
+  const all = rust.match(/ALL: &'static \[ErrorCode\] = &\[([^\]]*)\]/)?.[1];
+  assert.ok(all, 'ErrorCode::ALL not found');
+  const names = Object.fromEntries(
+    [...rust.matchAll(/ErrorCode::(\w+) => "(ERR_\w+)"/g)].map(([, variant, code]) => [variant, code]),
+  );
+  const order = [...all.matchAll(/ErrorCode::(\w+)/g)].map(([, variant]) => names[variant]);
+  assert.deepEqual([...WASM_ERRORS], order);
+  for (const code of WASM_ERRORS) assert.ok(code in errorRegistry, code);
+});
+
+/** A fresh instance, and helpers to put bytes in its memory. */
+function fresh() {
+  const k = WasmKernels.fromModule(module);
+  const x = k.x;
+  const put = (data) => {
+    const input = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+    const ptr = x.alloc(input.length + 64);
+    new Uint8Array(x.memory.buffer).set(input, ptr);
+    return [ptr, input.length, ptr + input.length]; // pointer, length, 64 spare bytes after
+  };
+  const lastError = () => {
+    const len = x.last_error_len();
+    return new TextDecoder().decode(new Uint8Array(x.memory.buffer, x.last_error_ptr(), len));
+  };
+  return { k, x, put, lastError };
+}
+
+test('every failure the module can return decodes to the code its message names', () => {
+  const { x, put, lastError } = fresh();
+  const text = (s) => put(s).slice(0, 2);
+  const qrArgs = (t, ecc = 1, size = 128, margin = 4) => [...text(t), ecc, size, margin];
+  /** [expected code, call returning the raw result, whether the module writes a message] */
+  const cases = [
+    ['ERR_INVALID_SAMPLES', () => x.pi_count_range(0, -1, 1), false],
+    ['ERR_INVALID_SAMPLES', () => x.pi_count_range_reference(0.5, 10, 1), false],
+    ['ERR_INVALID_SEED', () => x.pi_count_range(0, 10, 2 ** 60), false],
+    ['ERR_INVALID_ARG', () => x.md5_hex(0, 5, put('')[2]), true],
+    ['ERR_INVALID_ROUNDS', () => x.md5_iterate(...text('abc'), -1, put('')[2]), true],
+    ['ERR_INVALID_ROUNDS', () => x.md5_iterate_from(...text('abc'), 1.5, put('x'.repeat(32))[0]), true],
+    ['ERR_INVALID_TEXT', () => x.qr_data_url(...put(new Uint8Array([0xff, 0xfe, 0x41])).slice(0, 2), 1, 128, 4), true],
+    ['ERR_TEXT_TOO_LONG', () => x.qr_png(...qrArgs('a'.repeat(3000))), true],
+    ['ERR_INVALID_QR_OPTIONS', () => x.qr_svg(...qrArgs('hello', 9)), true],
+    ['ERR_INVALID_BUFFER', () => x.stats_temperature(...text('not a batch'), (put('')[2] + 7) & ~7), true],
+  ];
+  const seen = new Set();
+  for (const [code, call, hasMessage] of cases) {
+    const ret = call();
+    assert.ok(ret < 0 && Number.isInteger(ret), `${code}: returned ${ret}`);
+    assert.equal(WASM_ERRORS[-ret - 1], code, `${code}: returned ${ret}`);
+    if (hasMessage) assert.match(lastError(), new RegExp(`^${code}: .+`), code);
+    seen.add(code);
+  }
+  // What the module never returns: cancellation is the pool's (a flag polled between
+  // calls), never an error code from an export.
+  const unreachable = WASM_ERRORS.filter((c) => !seen.has(c));
+  assert.deepEqual(unreachable, ['ERR_ABORTED', 'ERR_TIMEOUT']);
+  const source = ['abi.rs', 'lib.rs', 'md5.rs', 'qr.rs', 'stats.rs', 'layout.rs', 'pi_simd.rs']
+    .map((f) => readFileSync(new URL(`../../../crates/offthread-wasm/src/${f}`, import.meta.url), 'utf8'))
+    .join('\n');
+  assert.doesNotMatch(source, /ErrorCode::(Aborted|Timeout)/);
+});
+
+test('the client turns those returns into registry errors with the module message', () => {
+  const { k } = fresh();
+  const failures = [
+    ['ERR_INVALID_SAMPLES', () => k.piCount(0, -1, 1)],
+    ['ERR_INVALID_SEED', () => k.piCount(0, 10, 2 ** 60)],
+    ['ERR_INVALID_ROUNDS', () => k.md5Iterate('abc', 1.5)], // (md5.ts validates rounds before this)
+    ['ERR_INVALID_TEXT', () => k.qr('dataURL', new Uint8Array([0xff, 0xfe]), 'M', 128, 4)],
+    ['ERR_TEXT_TOO_LONG', () => k.qr('png', 'a'.repeat(3000), 'M', 128, 4)],
+    ['ERR_INVALID_QR_OPTIONS', () => k.qr('svg', 'x', 'M', 0, 4)],
+    ['ERR_INVALID_BUFFER', () => k.statsTemperature(new TextEncoder().encode('not a batch'))],
+  ];
+  for (const [code, call] of failures) {
+    assert.throws(call, (err) => {
+      assert.equal(err.code, code);
+      assert.equal(err.name, errorRegistry[code].kind === 'Error' ? 'OffthreadError' : errorRegistry[code].kind);
+      assert.ok(err.message.length > 0);
+      assert.ok(!err.message.startsWith(`${code}:`), `the code prefix is stripped: ${err.message}`);
+      return true;
+    });
+  }
+  // The instance goes on after each failure.
+  assert.equal(k.piCount(0, 100_000, 1), 78463);
+  assert.equal(k.md5Hex('abc'), '900150983cd24fb0d6963f7d28e17f72');
+});
+
+test('a π failure after another failure does not carry the other message', {
+  todo: "src/wasm-client.ts #fail(): π exports write no message, so the previous failure's is read",
+}, () => {
+  const { k } = fresh();
+  assert.throws(() => k.qr('svg', 'x', 'M', 0, 4), { code: 'ERR_INVALID_QR_OPTIONS' });
+  assert.throws(
+    () => k.piCount(0, -1, 1),
+    (err) => err.code === 'ERR_INVALID_SAMPLES' && !/QR|size/.test(err.message),
+  );
+});
