@@ -3,13 +3,26 @@
  * 'offthread/browser'): the same API as Node's, on a pool of Web Workers each running
  * offthread.wasm. Built from the same sources as the Node entry; only web/ differs.
  */
+import type { BackendInfo } from './host.js';
 import { installHost } from './host.js';
-import { init, webHost } from './web/host.js';
+import { resetDefaultPool } from './pool.js';
+import { type InitOptions, init as load, webHost } from './web/host.js';
 
 installHost(webHost);
 
 export * from './api.js';
-export { type InitOptions, init } from './web/host.js';
+export type { InitOptions } from './web/host.js';
+
+/**
+ * Loads offthread.wasm (and optionally the schema compiler) from elsewhere than beside
+ * this module. The default pool is replaced, so later calls use what was loaded; pools
+ * you made yourself keep their engine.
+ */
+export async function init(options?: InitOptions): Promise<BackendInfo> {
+  const info = await load(options);
+  resetDefaultPool();
+  return info;
+}
 
 /** Settles once offthread.wasm is loaded (or failed to: `backendInfo().wasm.error` says why). */
-export const ready = init();
+export const ready: Promise<BackendInfo> = load();

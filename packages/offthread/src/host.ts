@@ -23,6 +23,8 @@ export interface Host {
   readonly name: 'node' | 'browser';
   /** Backend forced by the user (OFFTHREAD_BACKEND in Node), or null. */
   readonly forced: BackendName | null;
+  /** A load in progress that decides the default engine (browsers before `ready`), or null. */
+  loading(): Promise<unknown> | null;
   /** The native addon (loaded on first use), or null; `nativeError()` says why. */
   native(): NativeBinding | null;
   nativeError(): string | null;

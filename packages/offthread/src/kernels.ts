@@ -6,7 +6,7 @@
  */
 import type { NativePool } from '../native/binding';
 import { makeError } from './errors.js';
-import { countInsideJsBitwise, stateAt } from './js/pi.js';
+import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import {
   type Ecc,
   PI_CHECK_SAMPLES,
@@ -38,6 +38,8 @@ export interface PiArgs {
   first: number;
   count: number;
   seed: number;
+  /** Worker pools only: run this sync variant's kernel (default: wasm, else jsBitwise). */
+  impl?: 'js' | 'jsBitwise' | 'wasm' | undefined;
 }
 export interface Md5IterateArgs {
   text: string;
@@ -67,13 +69,13 @@ function jsMd5(env: WorkerEnv): (data: string | Uint8Array) => string {
   throw makeError('ERR_BACKEND_UNAVAILABLE', 'MD5 needs the native addon or offthread.wasm on this platform');
 }
 
-/** The JS tier's π over a range, checking `stop` between chunks. */
-function piRangeJs(args: PiArgs, stop: Stop): number | null {
+/** π over a range in JS (`js` or `jsBitwise`), checking `stop` between chunks. */
+function piRangeJs(args: PiArgs, stop: Stop, count = countInsideJsBitwise): number | null {
   let inside = 0;
   for (let done = 0; done < args.count; ) {
     if (stop()) return null;
     const n = Math.min(PI_CHECK_SAMPLES, args.count - done);
-    inside += countInsideJsBitwise(stateAt(args.seed, args.first + done), n);
+    inside += count(stateAt(args.seed, args.first + done), n);
     done += n;
   }
   return inside;
@@ -91,7 +93,11 @@ function md5IterateJs(md5: (data: string) => string, a: Md5IterateArgs, stop: St
 
 const pi: Kernel<PiArgs, number> = {
   native: (pool, id, a, cancellable) => pool.submitPi(id, a.count, a.seed, cancellable),
-  worker: (env, a) => (env.wasm ? env.wasm.piCountChecked(a.first, a.count, a.seed, env.stop) : piRangeJs(a, env.stop)),
+  worker: (env, a) => {
+    if (a.impl === 'js') return piRangeJs(a, env.stop, countInsideJs);
+    if (a.impl === 'jsBitwise' || (!a.impl && !env.wasm)) return piRangeJs(a, env.stop);
+    return needsWasm(env, 'the wasm π variant').piCountChecked(a.first, a.count, a.seed, env.stop);
+  },
 };
 
 const md5Iterate: Kernel<Md5IterateArgs, string> = {

@@ -5,7 +5,7 @@
  */
 import { describe, fromNative, makeError } from './errors.js';
 import { host, warnFallbackOnce } from './host.js';
-import { type CallOptions, checkCallOptions, poolOf } from './pool.js';
+import { type CallOptions, checkCallOptions, runOn } from './pool.js';
 import { CALL_KEYS, toOptions } from './validate.js';
 import { wasmKernels } from './wasm-sync.js';
 
@@ -65,7 +65,7 @@ export function hex(data: string | Uint8Array): string {
 export async function hexAsync(data: string, options?: CallOptions): Promise<string> {
   const text = checkText(data);
   const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return poolOf(call).run('md5Hex', { text }, call);
+  return runOn(call, 'md5Hex', { text });
 }
 
 /** The loop with the host's MD5, one digest per round: the oracle of the tests. */
@@ -101,5 +101,5 @@ export async function iterate(text: string, rounds: number, options?: IterateOpt
   const n = checkRounds(rounds);
   const start = checkStart(opts.start);
   const call = checkCallOptions(opts);
-  return poolOf(call).run('md5Iterate', { text: t, rounds: n, start }, call);
+  return runOn(call, 'md5Iterate', { text: t, rounds: n, start });
 }

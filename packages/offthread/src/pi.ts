@@ -4,7 +4,7 @@
  * generator stream, never by other seeds.
  */
 import { fromNative, makeError } from './errors.js';
-import { host, warnFallbackOnce } from './host.js';
+import { activeBackend, host, warnFallbackOnce } from './host.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import { type CallOptions, checkCallOptions, type Pool, poolOf, raceAbort, runAll } from './pool.js';
 import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from './validate.js';
@@ -57,6 +57,8 @@ export const AUTO_INLINE_MAX = 1 << 14;
  * never fill a bounded queue (maxQueue) with thousands of chunks.
  */
 const MIN_CHUNK = 2 ** 14;
+/** Most chunks one call may ask for (`chunks`): each is a queue entry. */
+const MAX_CHUNKS = 4096;
 
 function result(samples: number, seed: number, inside: number, variant: PiResult['variant']): PiResult {
   return { estimate: (4 * inside) / samples, inside, samples, seed, variant };
@@ -171,6 +173,9 @@ async function onPool(
   call: CallOptions,
 ) {
   const needed = onPoolVariant(pool);
+  if (variant === 'wasmWorkers' && needed !== variant && !host().wasmModule()) {
+    throw makeError('ERR_BACKEND_UNAVAILABLE', `wasmWorkers needs offthread.wasm: ${host().wasmError()}`);
+  }
   if (variant !== needed) {
     throw makeError(
       'ERR_INVALID_VARIANT',
@@ -204,11 +209,23 @@ export async function estimate(samples: number | bigint, options?: PiAsyncOption
       const chunks = checkChunks(opts.chunks, 1024) ?? 4;
       return result(n, seed, await raceAbort(chunkedUv(n, seed, chunks), call), variant);
     }
+    const onWorkers = variant === 'js' || variant === 'jsBitwise' || variant === 'wasm';
+    if (onWorkers && (call.pool?.engine ?? activeBackend()) !== 'native') {
+      // A sync variant asked for asynchronously on a worker pool: one worker runs it, so
+      // the caller's thread stays free and abort/timeout apply.
+      const maybe = poolOf(call);
+      const pool = maybe instanceof Promise ? await maybe : maybe;
+      if (pool.engine !== 'native') {
+        const inside = await pool.run('pi', { first: 0, count: n, seed, impl: variant }, call);
+        return result(n, seed, inside, variant);
+      }
+    }
     if (variant === 'auto' ? n > AUTO_INLINE_MAX : (asyncVariants as readonly string[]).includes(variant)) {
-      const pool = poolOf(call);
+      const maybe = poolOf(call);
+      const pool = maybe instanceof Promise ? await maybe : maybe;
       const chosen = variant === 'auto' ? onPoolVariant(pool) : (variant as PiAsyncVariant);
       if (chosen !== 'parallelAsync') warnFallbackOnce();
-      const inside = await onPool(pool, chosen, n, seed, checkChunks(opts.chunks, 65536), call);
+      const inside = await onPool(pool, chosen, n, seed, checkChunks(opts.chunks, MAX_CHUNKS), call);
       return result(n, seed, inside, chosen);
     }
     call.pool?.assertOpen();

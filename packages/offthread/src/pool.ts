@@ -215,9 +215,28 @@ export function defaultPool(): Pool {
   return shared;
 }
 
-/** The pool a call runs on: `call.pool` or the default one. */
-export function poolOf(call: CallOptions): Pool {
-  return call.pool ?? defaultPool();
+/**
+ * The pool a call runs on: `call.pool` or the default one. The default one is made only
+ * once the host has settled what it runs on (a browser's offthread.wasm still loading),
+ * so a call made right after import gets the wasm engine, not the JS tier for good.
+ */
+export function poolOf(call: CallOptions): Pool | Promise<Pool> {
+  if (call.pool) return call.pool;
+  const loading = host().loading();
+  return loading ? loading.then(defaultPool) : defaultPool();
+}
+
+/** Runs `kernel` on the call's pool (no extra tick when the pool is already settled). */
+export function runOn<K extends KernelName>(call: CallOptions, kernel: K, args: ArgsOf<K>): Promise<ResultOf<K>> {
+  const pool = poolOf(call);
+  return pool instanceof Pool ? pool.run(kernel, args, call) : pool.then((p) => p.run(kernel, args, call));
+}
+
+/** Closes the default pool (its calls finish); the next call makes a new one. For `init()`. */
+export function resetDefaultPool(): void {
+  const old = shared;
+  shared = undefined;
+  void old?.close();
 }
 
 /**

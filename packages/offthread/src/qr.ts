@@ -8,7 +8,7 @@
 import { describe, fromNative, makeError } from './errors.js';
 import { host } from './host.js';
 import type { QrArgs } from './kernels.js';
-import { type CallOptions, checkCallOptions, poolOf } from './pool.js';
+import { type CallOptions, checkCallOptions, runOn } from './pool.js';
 import { CALL_KEYS, toOptions } from './validate.js';
 import type { Ecc, QrFormat } from './wasm-client.js';
 import { wasmKernels } from './wasm-sync.js';
@@ -79,7 +79,7 @@ function encodeSync(a: QrArgs): string | Uint8Array {
 async function onPool(text: unknown, options: unknown, format: QrFormat): Promise<string | Uint8Array> {
   const { args, call } = parse(text, options, format, [...QR_KEYS, ...CALL_KEYS]);
   const checked = checkCallOptions(call);
-  return poolOf(checked).run('qr', args, checked);
+  return runOn(checked, 'qr', args);
 }
 
 /** `data:image/png;base64,…` on the calling thread (~70 µs for 128 px natively). */

@@ -5,7 +5,7 @@
  */
 import { describe, fromNative, makeError } from './errors.js';
 import { host } from './host.js';
-import { type CallOptions, checkCallOptions, poolOf } from './pool.js';
+import { type CallOptions, checkCallOptions, runOn } from './pool.js';
 import { TemperatureBatchReader } from './schema/generated/temperature.js';
 import { CALL_KEYS, toOptions } from './validate.js';
 import type { TemperatureSummary } from './wasm-client.js';
@@ -68,7 +68,7 @@ export function temperatureSync(buf: Uint8Array): TemperatureSummary {
 export async function temperature(buf: Uint8Array, options?: CallOptions): Promise<TemperatureSummary> {
   const bytes = checkBuffer(buf);
   const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return poolOf(call).run('statsTemperature', { buf: bytes }, call);
+  return runOn(call, 'statsTemperature', { buf: bytes });
 }
 
 /** Adds `delta` to every value, in the caller's memory; returns how many were updated. */

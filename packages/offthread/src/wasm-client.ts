@@ -135,7 +135,11 @@ export class WasmKernels {
 
   /** `inside` for samples [first, first + count) of `seed`'s stream. */
   piCount(first: number, count: number, seed: number): number {
-    return this.#check(this.x.pi_count_range(first, count, seed));
+    const r = this.x.pi_count_range(first, count, seed);
+    if (r >= 0) return r;
+    // The π exports record no message (a previous failure's would be stale): say it here.
+    const code = WASM_ERRORS[-r - 1] ?? 'ERR_KERNEL_PANIC';
+    throw makeError(code, `pi_count_range(${first}, ${count}, ${seed}) refused its arguments (${code})`);
   }
 
   /** As piCount, asking `stop()` every PI_CHECK_SAMPLES samples; null when stopped. */

@@ -114,6 +114,7 @@ function spawnWorker(name: string): WorkerPort {
 export const nodeHost: Host = {
   name: 'node',
   forced,
+  loading: () => null,
   native() {
     if (native === undefined) native = loadNative();
     return native;

@@ -26,6 +26,7 @@ let compiled: WebAssembly.Module | null = null;
 let instance: WebAssembly.Instance | null = null;
 let wasmError: string | null = 'offthread.wasm is still loading (await `ready` or `init()` first)';
 let schemaCompiler: WebAssembly.Module | null = null;
+let pending: Promise<unknown> | null = null;
 
 function defaultWasmUrl(): string {
   return new URL('./offthread.wasm', import.meta.url).href;
@@ -54,7 +55,15 @@ async function compile(url: string): Promise<WebAssembly.Module> {
  * for pools made afterwards. The entry calls it once with the defaults on import
  * (`ready`); call it yourself to load the files from elsewhere.
  */
-export async function init(options: InitOptions = {}): Promise<BackendInfo> {
+export function init(options: InitOptions = {}): Promise<BackendInfo> {
+  const loading = load(options);
+  pending = loading;
+  return loading.finally(() => {
+    if (pending === loading) pending = null;
+  });
+}
+
+async function load(options: InitOptions): Promise<BackendInfo> {
   if (options.workerUrl !== undefined) workerUrl = options.workerUrl;
   const sc = options.schemaCompiler;
   if (sc !== undefined) schemaCompiler = sc instanceof WebAssembly.Module ? sc : await compile(String(sc));
@@ -97,6 +106,7 @@ function spawnWorker(name: string): WorkerPort {
 export const webHost: Host = {
   name: 'browser',
   forced: null,
+  loading: () => pending,
   native: () => null,
   nativeError: () => 'browsers have no native addon',
   nativePath: null,
