@@ -1,4 +1,4 @@
-// The browser π benchmark (EXPERIMENTS.md `pi`, the paper's Figures 9–10): ops/s of
+// The browser π benchmark (docs/experiments.md `browser`, the paper's Figures 9–10): ops/s of
 // `js`, `jsBitwise`, `wasm` (sync, on this page's thread) and `wasmWorkers` (async, every
 // worker) at 10^1…10^8 samples, a log–log chart, and the results as JSON.
 // Scripting: `window.runBench(options)` resolves the results object; `window.offthread`

@@ -1,4 +1,4 @@
-// Experiment `browser` (EXPERIMENTS.md `pi`, browser rows; the paper's Figure 9): the
+// Experiment `browser` (docs/experiments.md `browser`; the paper's Figure 9): the
 // benchmark page bench/browser/ in headless Chromium (js, jsBitwise, wasm on the page's
 // thread, wasmWorkers on every worker) and, in the same run, Node's nativeBitwise, wasm
 // and jsBitwise single-thread for the ratios.

@@ -1,4 +1,4 @@
-//! MD5: one-shot hex and the DESIGN.md loop, sync and on the pool.
+//! MD5: one-shot hex and the loop of docs/kernels.md, sync and on the pool.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;

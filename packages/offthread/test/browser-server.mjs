@@ -91,7 +91,7 @@ export async function startServer({ port = 0, isolated = false, mounts = MOUNTS,
 }
 
 export const CHROMIUM = '/usr/bin/chromium';
-/** The flags TOOLCHAIN.md lists for headless Chromium on these machines. */
+/** Headless Chromium flags that work on these machines (ARCHITECTURE.md, Toolchain facts). */
 export const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',
