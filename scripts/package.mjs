@@ -5,8 +5,11 @@
 //   offthread-<platform>-<version>.tgz      one package per native target: the stripped .node
 // npm installs only the platform package matching the machine (os/cpu/libc); without
 // it (another platform, or --omit=optional) the package runs on its WASM engine.
-// Targets built here: linux-x64-gnu. Cross targets need their toolchains (see README).
-import { execFileSync } from 'node:child_process';
+// The host's target comes from `npm run setup`. `--cross` also builds linux-arm64-gnu and
+// linux-x64-musl with zig (cargo-zigbuild, `napi build --cross-compile`), installing what
+// is missing from the registries (rustup targets, PyPI's ziglang, crates.io's
+// cargo-zigbuild). Every .node in packages/offthread/native becomes a platform package.
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +26,60 @@ const TARGETS = {
   'linux-x64-musl': { os: ['linux'], cpu: ['x64'], libc: ['musl'] },
 };
 
+/** rustup target → napi platform suffix, for the cross builds. */
+const CROSS = { 'aarch64-unknown-linux-gnu': 'linux-arm64-gnu', 'x86_64-unknown-linux-musl': 'linux-x64-musl' };
+
+/** A `zig` on PATH: the real one, or PyPI's ziglang behind a small shim. */
+function zigPath() {
+  if (spawnSync('zig', ['version']).status === 0) return process.env.PATH;
+  if (spawnSync('python3', ['-m', 'ziglang', 'version']).status !== 0) {
+    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', 'ziglang'], { stdio: 'inherit' });
+  }
+  const shim = join(root, 'target', 'zig-shim');
+  mkdirSync(shim, { recursive: true });
+  writeFileSync(join(shim, 'zig'), '#!/bin/sh\nexec python3 -m ziglang "$@"\n', { mode: 0o755 });
+  return `${shim}:${process.env.PATH}`;
+}
+
+function crossBuild() {
+  const PATH = zigPath();
+  if (spawnSync('cargo', ['zigbuild', '--help'], { stdio: 'ignore' }).status !== 0) {
+    execFileSync('cargo', ['install', '--locked', 'cargo-zigbuild'], { stdio: 'inherit' });
+  }
+  for (const [target, suffix] of Object.entries(CROSS)) {
+    execFileSync('rustup', ['target', 'add', target], { stdio: 'ignore' });
+    console.error(`package: building ${suffix} (${target}) with zig`);
+    execFileSync(
+      join(root, 'node_modules', '.bin', 'napi'),
+      ['build', '--platform', '--release', '--target', target, '--cross-compile', '--no-js'].concat(
+        [
+          '--manifest-path',
+          'crates/offthread-node/Cargo.toml',
+          '--package-json-path',
+          'packages/offthread/package.json',
+        ],
+        ['--output-dir', join(root, 'target', 'cross', suffix), '--target-dir', join(root, 'target', 'cross')],
+      ),
+      {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        // musl links statically by default, which rules out a cdylib (the .node).
+        env: {
+          ...process.env,
+          PATH,
+          CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS: '-C target-feature=-crt-static',
+        },
+      },
+    );
+    copyFileSync(
+      join(root, 'target', 'cross', suffix, `offthread.${suffix}.node`),
+      join(pkgDir, 'native', `offthread.${suffix}.node`),
+    );
+  }
+}
+
+if (process.argv.includes('--cross')) crossBuild();
+
 const pack = (dir) =>
   execFileSync('npm', ['pack', '--silent', '--pack-destination', out], { cwd: dir, encoding: 'utf8' }).trim();
 
@@ -38,8 +95,10 @@ for (const file of built) {
   const dir = join(out, 'stage', `offthread-${suffix}`);
   mkdirSync(dir, { recursive: true });
   copyFileSync(join(pkgDir, 'native', file), join(dir, file));
-  // The release build keeps its symbol table; the shipped one needs only the dynamic symbols.
-  execFileSync('strip', ['--strip-unneeded', join(dir, file)]);
+  // The release build keeps its symbol table; the shipped one needs only the dynamic
+  // symbols. Host `strip` reads only host binaries; zig's cross builds come stripped.
+  const sections = execFileSync('readelf', ['-S', '-W', join(dir, file)], { encoding: 'utf8' });
+  if (sections.includes('.symtab')) execFileSync('strip', ['--strip-unneeded', join(dir, file)]);
   writeFileSync(
     join(dir, 'package.json'),
     `${JSON.stringify(
