@@ -11,13 +11,11 @@
 //! # Ok::<(), offthread_kernels::KernelError>(())
 //! ```
 
-mod error;
-mod interrupt;
 pub mod layout;
 pub mod md5;
 pub mod pi;
 pub mod qr;
 pub mod stats;
 
-pub use error::{ErrorCode, KernelError};
-pub use interrupt::{Deadline, Interrupt, Never};
+// The shared vocabulary lives in offthread-core; re-exported so kernel users need one crate.
+pub use offthread_core::{Deadline, ErrorCode, Interrupt, KernelError, Never};

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use offthread_kernels::{ErrorCode, KernelError};
+use offthread_core::{ErrorCode, KernelError};
 
 /// Why a job did not produce a value. Delivered to the job's `on_done`.
 #[derive(Debug, Clone, PartialEq, Eq)]

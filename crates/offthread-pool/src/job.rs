@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-use offthread_kernels::{ErrorCode, Interrupt, KernelError};
+use offthread_core::{ErrorCode, Interrupt, KernelError};
 
 use crate::error::JobError;
 use crate::pool::{QUEUED_ONE, RUNNING_ONE, Shared};

@@ -48,7 +48,7 @@
 //! CANCELLED`). Whoever wins the CAS out of `QUEUED` owns the closures, so `on_done`
 //! runs exactly once, and cancelling a queued job is O(1): its queue entry is skipped
 //! when reached. Running jobs poll a flag through [`JobContext`], an
-//! [`offthread_kernels::Interrupt`].
+//! [`offthread_core::Interrupt`].
 //!
 //! **Accounting:** one atomic word holds `queued` and `running` (moving a job from one
 //! to the other is one add; idle is zero; `max_queue` is a CAS on it). Outcome counters

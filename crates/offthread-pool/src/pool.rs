@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Steal};
-use offthread_kernels::KernelError;
+use offthread_core::KernelError;
 
 use crate::error::{JobError, PoolError};
 use crate::job::{ErasedJob, Job, JobContext, JobHandle, JobOptions, JobOutcome, panic_message};
