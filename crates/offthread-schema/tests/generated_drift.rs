@@ -38,6 +38,7 @@ fn targets() -> Vec<Target> {
         "evolution_v2",
         "unions",
         "records",
+        "records_v1",
     ] {
         out.push(Target {
             schema: common::fixtures().join(format!("{name}.km")),

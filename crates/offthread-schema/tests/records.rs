@@ -4,6 +4,9 @@
 #[rustfmt::skip]
 #[path = "generated/records.rs"]
 mod records;
+#[rustfmt::skip]
+#[path = "generated/records_v1.rs"]
+mod records_v1;
 mod common;
 
 use offthread_schema::rt;
@@ -161,4 +164,41 @@ fn mutated_buffers_give_typed_errors_only() {
         RowBatch::from_bytes(buf).is_ok()
     });
     assert!(rejected > 5_000 && rejected < 50_000, "rejected {rejected}");
+}
+
+#[test]
+fn a_reader_without_the_columns_reads_data_with_them() {
+    let bytes = sample().to_bytes().unwrap();
+    let old = records_v1::RowBatch::from_bytes(&bytes).unwrap();
+    let ids: Vec<(u32, f64)> = old.rows.iter().map(|r| (r.id, r.score)).collect();
+    assert_eq!(ids, [(0, -1.0), (1, -0.5), (2, 0.0), (3, 0.5)]);
+    assert_eq!((old.name.as_str(), old.tail), ("batch", 0xfeed));
+}
+
+#[test]
+fn a_reader_with_the_columns_reads_data_without_them() {
+    let old = records_v1::RowBatch {
+        name: "old".into(),
+        rows: (0..3)
+            .map(|i| records_v1::Row { id: i, score: 2.0 })
+            .collect(),
+        tail: 1,
+    };
+    let bytes = old.to_bytes().unwrap();
+    let got = RowBatch::from_bytes(&bytes).unwrap();
+    let want: Vec<Row> = (0..3)
+        .map(|i| Row {
+            id: i,
+            score: 2.0,
+            ..Row::default()
+        })
+        .collect();
+    assert_eq!(got.rows, want);
+    let rows = RowBatchRef::from_bytes(&bytes).unwrap().rows().unwrap();
+    let label = rows.label().unwrap();
+    assert_eq!((label.len(), label.get(2)), (3, Some("")));
+    assert!(matches!(
+        rows.samples().unwrap().offsets(),
+        rt::Column::Zero(4)
+    ));
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as rec from '../dist/schema/generated/fixtures/records.js';
+import * as v1 from '../dist/schema/generated/fixtures/records_v1.js';
 import * as rt from '../dist/schema/runtime.js';
 
 const golden = (name) => {
@@ -161,4 +162,20 @@ test('records: mutated buffers only ever throw SchemaReadError', () => {
     if (c !== 'ok') rejected++;
   }
   assert.ok(rejected > n / 20, `rejected ${rejected}`);
+});
+
+test('records: evolution both ways (records_v1.km has no variable-length columns)', () => {
+  const old = v1.decodeRowBatch(golden('records'));
+  assert.deepEqual(old, {
+    name: 'batch',
+    rows: [0, 1, 2, 3].map((i) => ({ id: i, score: i * 0.5 - 1 })),
+    tail: 0xfeed,
+  });
+  const bytes = v1.encodeRowBatch({ name: 'old', rows: [0, 1, 2].map((i) => ({ id: i, score: 2 })), tail: 1 });
+  const got = rec.decodeRowBatch(bytes);
+  assert.deepEqual(
+    plain(got).rows,
+    [0, 1, 2].map((i) => ({ id: i, score: 2, label: '', samples: [], levels: [], flags: [], wide: '' })),
+  );
+  assert.deepEqual(Array.from(rec.RowBatchReader.fromBytes(bytes).rows().samples().offsets), [0, 0, 0, 0]);
 });
