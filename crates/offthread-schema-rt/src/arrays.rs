@@ -67,21 +67,30 @@ impl<'a> SoaView<'a> {
     /// (more than one for fixed arrays). Zeros when the writer had no such column.
     pub fn column<T: Le>(&self, hash: u32, per_item: usize) -> Result<Column<'a, T>, ReadError> {
         let len = mul(self.count, per_item, self.buf)?;
-        let Some(i) = self
-            .hashes
-            .chunks_exact(4)
-            .position(|h| u32::read_le(h) == hash)
-        else {
+        let Some(start) = self.column_start(hash)? else {
             return Ok(Column::Zero(len));
         };
-        let block = u32::read_le(&self.blocks[i * 4..]) as u64;
-        let start = block * ARRAY_ALIGN as u64;
-        let start = usize::try_from(start).map_err(|_| oob(usize::MAX, 0, self.buf))?;
         Ok(Column::from_bytes(range(
             self.buf,
             start,
             mul(len, T::SIZE, self.buf)?,
         )?))
+    }
+
+    /// Where the column with path hash `hash` starts; `None` when the table lacks it.
+    pub(super) fn column_start(&self, hash: u32) -> Result<Option<usize>, ReadError> {
+        let Some(i) = self
+            .hashes
+            .chunks_exact(4)
+            .position(|h| u32::read_le(h) == hash)
+        else {
+            return Ok(None);
+        };
+        let block = u32::read_le(&self.blocks[i * 4..]) as u64;
+        let start = block * ARRAY_ALIGN as u64;
+        usize::try_from(start)
+            .map(Some)
+            .map_err(|_| oob(usize::MAX, 0, self.buf))
     }
 }
 

@@ -53,6 +53,18 @@ impl<'a, T: Le> Column<'a, T> {
         }
     }
 
+    /// Items `start..end` as a column of their own, or `None` when out of range.
+    pub fn sub(&self, start: usize, end: usize) -> Option<Self> {
+        if start > end || end > self.len() {
+            return None;
+        }
+        Some(match self {
+            Self::Slice(s) => Self::Slice(&s[start..end]),
+            Self::Bytes(b) => Self::Bytes(&b[start * T::SIZE..end * T::SIZE]),
+            Self::Zero(_) => Self::Zero(end - start),
+        })
+    }
+
     /// The zero-copy slice, when the column is aligned and present.
     pub fn as_slice(&self) -> Option<&'a [T]> {
         match self {

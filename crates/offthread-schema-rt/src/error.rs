@@ -25,6 +25,8 @@ pub enum ReadError {
     CountTooLarge { count: u32, buf_len: u64 },
     /// Decoding into owned values visited more items than `ReadOptions::max_traversal`.
     TraversalLimit { limit: u64 },
+    /// A variable-length SoA column's offsets do not start at 0, or decrease.
+    BadOffsets { offset: u64 },
 }
 
 impl ReadError {
@@ -41,6 +43,7 @@ impl ReadError {
             Self::InvalidString { .. } => "R0008",
             Self::CountTooLarge { .. } => "R0009",
             Self::TraversalLimit { .. } => "R0010",
+            Self::BadOffsets { .. } => "R0011",
         }
     }
 }
@@ -84,6 +87,10 @@ impl fmt::Display for ReadError {
                 )
             }
             Self::TraversalLimit { limit } => write!(f, "decoding visited more than {limit} items"),
+            Self::BadOffsets { offset } => write!(
+                f,
+                "offsets column at {offset} does not start at 0 or decreases"
+            ),
         }
     }
 }

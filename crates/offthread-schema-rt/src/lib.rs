@@ -22,6 +22,7 @@ mod error;
 mod hash;
 mod le;
 mod read;
+mod varlen;
 mod write;
 
 pub use arrays::{AosView, SoaView, VariantTable};
@@ -30,7 +31,8 @@ pub use error::{ReadError, WriteError};
 pub use hash::{FIELD_PATH_SEED, field_path_hash};
 pub use le::Le;
 pub use read::{Budget, ReadOptions, StructView};
-pub use write::{Builder, SoaColumns, UnionSoaColumns, dynamic_header};
+pub use varlen::{StrColumn, Utf16Column, VarColumn};
+pub use write::{Builder, ColumnSpec, SoaColumns, UnionSoaColumns, dynamic_header};
 
 /// Alignment of every array header, lookup table and column (one AVX-512 line).
 pub const ARRAY_ALIGN: usize = 64;

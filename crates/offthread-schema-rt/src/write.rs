@@ -39,8 +39,23 @@ impl Default for Out<'_> {
 pub struct SoaColumns {
     /// Offset of the array header (what the parent field stores).
     pub header: usize,
-    /// Absolute offset of each column.
+    /// Absolute offset of each column (of the offsets, for a variable-length one).
     pub columns: Vec<usize>,
+    /// Absolute offset of each variable-length column's values area (0 for the others).
+    pub values: Vec<usize>,
+}
+
+/// One column of [`Builder::soa_columns`].
+#[derive(Clone, Copy, Debug)]
+pub enum ColumnSpec {
+    /// `item_bytes` per item.
+    Fixed { hash: u32, item_bytes: usize },
+    /// `count + 1` u32 offsets, then `values` elements of `elem_bytes` each.
+    Var {
+        hash: u32,
+        elem_bytes: usize,
+        values: usize,
+    },
 }
 
 /// Where [`Builder::union_soa`] put its parts.
@@ -205,6 +220,20 @@ impl<'a> Builder<'a> {
         count: usize,
         columns: &[(u32, usize)],
     ) -> Result<Option<SoaColumns>, WriteError> {
+        let specs: Vec<ColumnSpec> = columns
+            .iter()
+            .map(|&(hash, item_bytes)| ColumnSpec::Fixed { hash, item_bytes })
+            .collect();
+        self.soa_columns(count, &specs)
+    }
+
+    /// [`Self::soa`] with variable-length columns: each is its offsets column followed,
+    /// at the next 64-byte boundary, by its values area (where readers look for it).
+    pub fn soa_columns(
+        &mut self,
+        count: usize,
+        columns: &[ColumnSpec],
+    ) -> Result<Option<SoaColumns>, WriteError> {
         if count == 0 {
             return Ok(None);
         }
@@ -213,20 +242,79 @@ impl<'a> Builder<'a> {
         let table_bytes = align_up(n * 4, ARRAY_ALIGN);
         let table = self.alloc(2 * table_bytes, ARRAY_ALIGN)?;
         self.fix_header_word(header, 12, table);
+        let too_large = WriteError::TooLarge { needed: u64::MAX };
         let mut offsets = Vec::with_capacity(n);
-        for (i, &(hash, item_bytes)) in columns.iter().enumerate() {
-            let bytes = count
-                .checked_mul(item_bytes)
-                .ok_or(WriteError::TooLarge { needed: u64::MAX })?;
-            let at = self.alloc(align_up(bytes, ARRAY_ALIGN), ARRAY_ALIGN)?;
+        let mut values = Vec::with_capacity(n);
+        for (i, spec) in columns.iter().enumerate() {
+            let (hash, bytes, var) = match *spec {
+                ColumnSpec::Fixed { hash, item_bytes } => {
+                    (hash, count.checked_mul(item_bytes), None)
+                }
+                ColumnSpec::Var {
+                    hash,
+                    elem_bytes,
+                    values,
+                } => (
+                    hash,
+                    (count + 1).checked_mul(4),
+                    Some(values.checked_mul(elem_bytes)),
+                ),
+            };
+            let at = self.alloc(
+                align_up(bytes.ok_or(too_large.clone())?, ARRAY_ALIGN),
+                ARRAY_ALIGN,
+            )?;
+            let values_at = match var {
+                Some(v) => self.alloc(
+                    align_up(v.ok_or(too_large.clone())?, ARRAY_ALIGN),
+                    ARRAY_ALIGN,
+                )?,
+                None => 0,
+            };
             self.put(table + i * 4, hash);
             self.put(table + table_bytes + i * 4, (at / ARRAY_ALIGN) as u32);
             offsets.push(at);
+            values.push(values_at);
         }
         Ok(Some(SoaColumns {
             header,
             columns: offsets,
+            values,
         }))
+    }
+
+    /// Fills a variable-length column reserved by [`Self::soa_columns`]: item `i`'s
+    /// elements go to the values area, and the running total to offset `i + 1`.
+    /// The elements must number what was reserved.
+    pub fn put_var<T: Le, I: IntoIterator<Item = T>>(
+        &mut self,
+        offsets: usize,
+        values: usize,
+        items: impl IntoIterator<Item = I>,
+    ) {
+        let mut n = 0usize;
+        for (i, item) in items.into_iter().enumerate() {
+            for x in item {
+                self.put(values + n * T::SIZE, x);
+                n += 1;
+            }
+            self.put(offsets + (i + 1) * 4, n as u32);
+        }
+    }
+
+    /// [`Self::put_var`] for byte items (UTF-8 strings, `[]u8`), copied whole.
+    pub fn put_var_bytes<'b>(
+        &mut self,
+        offsets: usize,
+        values: usize,
+        items: impl IntoIterator<Item = &'b [u8]>,
+    ) {
+        let mut n = 0usize;
+        for (i, item) in items.into_iter().enumerate() {
+            self.bytes()[values + n..values + n + item.len()].copy_from_slice(item);
+            n += item.len();
+            self.put(offsets + (i + 1) * 4, n as u32);
+        }
     }
 
     /// Reserves a SoA union slice: header, tag column, offset column.

@@ -32,7 +32,14 @@ fn targets() -> Vec<Target> {
             ts_runtime: "../runtime.js",
         });
     }
-    for name in ["kitchen_sink", "evolution_v1", "evolution_v2", "unions"] {
+    for name in [
+        "kitchen_sink",
+        "evolution_v1",
+        "evolution_v2",
+        "unions",
+        "records",
+        "records_v1",
+    ] {
         out.push(Target {
             schema: common::fixtures().join(format!("{name}.km")),
             rust: krate.join(format!("tests/generated/{name}.rs")),

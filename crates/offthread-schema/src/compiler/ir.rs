@@ -116,13 +116,17 @@ pub struct SoaColumn {
     pub scalar: Scalar,
     /// The leaf's enum, if it is one (then `scalar` is its repr).
     pub enum_id: Option<usize>,
-    /// Values per item: 1, or N for a `[N]T` leaf.
+    /// Values per item: 1, or N for a `[N]T` leaf (1 for a variable-length leaf).
     pub per_item: usize,
     pub hash: u32,
+    /// A `[]T` leaf: an offsets column plus a values area of `scalar` elements.
+    pub varlen: bool,
+    /// The text a variable-length `#string` leaf holds.
+    pub string: Option<StringKind>,
 }
 
 impl SoaColumn {
-    /// Bytes per item in this column.
+    /// Bytes per item in this column (per element, for a variable-length one).
     pub fn item_bytes(&self) -> usize {
         self.scalar.size() * self.per_item
     }

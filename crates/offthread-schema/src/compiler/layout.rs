@@ -133,8 +133,20 @@ impl Resolver {
                     },
                     _ => continue,
                 };
+                let bovos = !matches!(
+                    self.out.structs[id].fields[fi].ty,
+                    Type::Slice {
+                        layout: SliceLayout::Soa(_),
+                        ..
+                    }
+                );
                 for item in items {
                     let columns = self.soa_columns(item, span);
+                    if bovos && let Some(c) = columns.iter().find(|c| c.varlen) {
+                        self.diags
+                            .push(bovos_varlen(&self.out.structs[item].name, c, span));
+                        continue;
+                    }
                     if let Type::Slice {
                         layout: SliceLayout::Soa(cols),
                         ..
@@ -191,6 +203,13 @@ impl Resolver {
                 enum_id,
                 per_item,
                 hash: field_path_hash(path),
+                varlen: false,
+                string: None,
+            };
+            let var = |scalar, enum_id, string| SoaColumn {
+                varlen: true,
+                string,
+                ..leaf(scalar, enum_id, 1)
             };
             match &f.ty {
                 Type::Scalar(sc) => out.push(leaf(*sc, None, 1)),
@@ -203,10 +222,32 @@ impl Resolver {
                 Type::Struct(inner) if self.kinds[*inner] == StructKind::Inline => {
                     self.flatten(*inner, path, names, out, span);
                 }
-                _ => self.diags.push(err("E0012", span, format!("field `{}.{}` cannot be a SoA column", s.name, names.join(".")), "SoA items hold scalars, enums, fixed arrays and inline structs; use `#aos` (or `#bovoa` for a union slice)")),
+                // `[]T` of scalars or enums (strings too): offsets column + values area.
+                Type::Slice { elem, string, .. } if matches!(**elem, Type::Scalar(_) | Type::Enum(_)) => {
+                    match **elem {
+                        Type::Scalar(sc) => out.push(var(sc, None, *string)),
+                        Type::Enum(e) => out.push(var(self.out.enums[e].repr, Some(e), None)),
+                        _ => {}
+                    }
+                }
+                _ => self.diags.push(err("E0012", span, format!("field `{}.{}` cannot be a SoA column", s.name, names.join(".")), "SoA items hold scalars, enums, fixed arrays, inline structs and slices of scalars or enums; use `#aos` (or `#bovoa` for a union slice)")),
             }
             path.pop();
             names.pop();
         }
     }
+}
+
+/// E0012: BoVoS variant arrays keep fixed-size columns only (their writers fill
+/// columns sized by the item count alone).
+fn bovos_varlen(item: &str, c: &SoaColumn, span: Span) -> super::diag::Diagnostic {
+    err(
+        "E0012",
+        span,
+        format!(
+            "field `{item}.{}` cannot be a column of a `#bovos` variant",
+            c.names.join(".")
+        ),
+        "strings and slices are SoA columns in `#soa` slices only; use `#bovoa` for this union slice",
+    )
 }

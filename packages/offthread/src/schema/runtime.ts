@@ -74,7 +74,8 @@ export type ReadErrorCode =
   | 'R0007'
   | 'R0008'
   | 'R0009'
-  | 'R0010';
+  | 'R0010'
+  | 'R0011';
 
 export class SchemaReadError extends Error {
   readonly code: ReadErrorCode;
@@ -89,9 +90,10 @@ export class SchemaReadError extends Error {
  * W0001: past the 32-bit offset limit; W0002: the caller's buffer is too small;
  * W0003: the caller's buffer does not start 8-byte aligned (columns are typed arrays);
  * W0004: a number given for a 64-bit field is not a safe integer (or is negative for u64);
- * W0005: a union value whose `tag` is none of the union's variants.
+ * W0005: a union value whose `tag` is none of the union's variants;
+ * W0006: a variable-length SoA column got more or fewer values than `alloc` reserved.
  */
-export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003' | 'W0004' | 'W0005';
+export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003' | 'W0004' | 'W0005' | 'W0006';
 
 export class SchemaWriteError extends Error {
   readonly code: WriteErrorCode;
@@ -546,14 +548,169 @@ export class SoaView {
   /** Column `hash` as `length × perItem` values; zeros when the writer had no such column. */
   column<K extends Kind>(hash: number, kind: K, perItem: number): KindArrays[K] {
     const len = this.length * perItem;
+    const start = this.columnStart(hash);
+    return start < 0 ? (new CTORS[kind](len) as KindArrays[K]) : this.msg.typed(kind, start, len);
+  }
+
+  /** Where column `hash` starts, or -1 when the table lacks it. */
+  private columnStart(hash: number): number {
     for (let i = 0; i < this.columns; i++) {
       if (this.msg.dv.getUint32(this.hashes + i * 4, true) === hash) {
-        const start = this.msg.dv.getUint32(this.blocks + i * 4, true) * ARRAY_ALIGN;
-        return this.msg.typed(kind, start, len);
+        return this.msg.dv.getUint32(this.blocks + i * 4, true) * ARRAY_ALIGN;
       }
     }
-    return new CTORS[kind](len) as KindArrays[K];
+    return -1;
   }
+
+  /**
+   * Variable-length column `hash`: `length + 1` u32 offsets, then (at the next 64-byte
+   * boundary) the values. Offsets must start at 0 and never decrease (R0011); both
+   * parts must lie in the message (R0001). Absent: `length` empty items.
+   */
+  varColumn<K extends Kind>(hash: number, kind: K): VarColumn<K> {
+    const n = this.length + 1;
+    const start = this.columnStart(hash);
+    if (start < 0) return new VarColumn(new Uint32Array(n), new CTORS[kind](0) as KindArrays[K]);
+    const offsets = this.msg.typed('u32', start, n);
+    let prev = 0;
+    for (let i = 0; i < n; i++) {
+      const o = offsets[i]!;
+      if ((i === 0 && o !== 0) || o < prev) {
+        throw new SchemaReadError('R0011', `offsets column at ${start} does not start at 0 or decreases`);
+      }
+      prev = o;
+    }
+    const values = this.msg.typed(kind, alignUp(start + n * 4, ARRAY_ALIGN), prev);
+    return new VarColumn(offsets, values);
+  }
+
+  /** A `#string` column; each string is decoded (and checked, R0008) when read. */
+  stringColumn(hash: number, encoding: 'utf8' | 'utf16'): StringColumn {
+    return new StringColumn(this.varColumn(hash, encoding === 'utf8' ? 'u8' : 'u16'));
+  }
+}
+
+/** A variable-length SoA column: item `i` is `values[offsets[i] .. offsets[i + 1]]`. */
+export class VarColumn<K extends Kind> {
+  readonly offsets: Uint32Array;
+  readonly values: KindArrays[K];
+  constructor(offsets: Uint32Array, values: KindArrays[K]) {
+    this.offsets = offsets;
+    this.values = values;
+  }
+
+  get length(): number {
+    return this.offsets.length - 1;
+  }
+
+  /** Item `i` as a view of `values` (no copy), or undefined past the end. */
+  get(i: number): KindArrays[K] | undefined {
+    if (!(Number.isInteger(i) && i >= 0 && i < this.length)) return undefined;
+    return this.values.subarray(this.offsets[i]!, this.offsets[i + 1]!) as KindArrays[K];
+  }
+}
+
+/** A `#string` SoA column (UTF-8 bytes or UTF-16 units in `raw.values`). */
+export class StringColumn {
+  readonly raw: VarColumn<'u8' | 'u16'>;
+  constructor(raw: VarColumn<'u8' | 'u16'>) {
+    this.raw = raw;
+  }
+
+  get length(): number {
+    return this.raw.length;
+  }
+
+  /** String `i` (R0008 when it is not valid text), or undefined past the end. */
+  get(i: number): string | undefined {
+    const v = this.raw.get(i);
+    if (v === undefined) return undefined;
+    try {
+      const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+      return (v instanceof Uint8Array ? UTF8 : UTF16).decode(unshared(bytes));
+    } catch {
+      throw new SchemaReadError('R0008', `invalid string at item ${i}`);
+    }
+  }
+}
+
+/** The offsets and values views of a variable-length column being written. */
+export interface VarColumnWriter<K extends Kind> {
+  readonly offsets: Uint32Array;
+  readonly values: KindArrays[K];
+}
+
+/** UTF-8 bytes TextEncoder writes for `s` (a lone surrogate becomes U+FFFD, 3 bytes). */
+export function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** Sum of `measure(get(item))` over `items`: the values a variable-length column needs. */
+export function varTotal<T, V>(items: ReadonlyArray<T>, get: (item: T) => V, measure: (v: V) => number): number {
+  let n = 0;
+  for (const item of items) n += measure(get(item));
+  return n;
+}
+
+function varMismatch(): never {
+  throw new SchemaWriteError('W0006', 'a variable-length column got more or fewer values than alloc reserved');
+}
+
+/** Fills a `#string` column: UTF-8 encoded once, straight into the message. */
+export function fillUtf8<T>(col: VarColumnWriter<'u8'>, items: ReadonlyArray<T>, get: (item: T) => string): void {
+  let o = 0;
+  for (let i = 0; i < items.length; i++) {
+    const s = get(items[i]!);
+    const r = UTF8_ENC.encodeInto(s, col.values.subarray(o));
+    if (r.read !== s.length) varMismatch();
+    o += r.written;
+    col.offsets[i + 1] = o;
+  }
+  if (o !== col.values.length) varMismatch();
+}
+
+/** Fills a UTF-16 `#string` column with the strings' code units. */
+export function fillUtf16<T>(col: VarColumnWriter<'u16'>, items: ReadonlyArray<T>, get: (item: T) => string): void {
+  let o = 0;
+  for (let i = 0; i < items.length; i++) {
+    const s = get(items[i]!);
+    if (o + s.length > col.values.length) varMismatch();
+    for (let j = 0; j < s.length; j++) col.values[o + j] = s.charCodeAt(j);
+    o += s.length;
+    col.offsets[i + 1] = o;
+  }
+  if (o !== col.values.length) varMismatch();
+}
+
+/** Fills a `[]T` column from arrays / typed arrays (bools as 0/1, 64-bit as bigint or safe integer). */
+export function fillVar<T>(
+  col: VarColumnWriter<Kind>,
+  items: ReadonlyArray<T>,
+  get: (item: T) => ArrayLike<number | bigint | boolean>,
+): void {
+  const values = col.values;
+  const wide = values instanceof BigInt64Array || values instanceof BigUint64Array;
+  let o = 0;
+  for (let i = 0; i < items.length; i++) {
+    const v = get(items[i]!);
+    if (o + v.length > values.length) varMismatch();
+    const at = values.subarray(o, o + v.length);
+    if (wide) putInt64s(at as BigInt64Array, v as ArrayLike<bigint | number>, values instanceof BigUint64Array);
+    else (at as Uint8Array).set(v as ArrayLike<number>); // booleans convert to 1 / 0
+    o += v.length;
+    col.offsets[i + 1] = o;
+  }
+  if (o !== values.length) varMismatch();
 }
 
 /** The header word of a dynamic struct whose fields end at `used`. */
@@ -743,8 +900,15 @@ export class Builder {
     return [header, data];
   }
 
-  /** Reserves a SoA array: header, lookup table, one column per [hash, bytes per item]. */
-  soa(count: number, columns: ReadonlyArray<readonly [number, number]>): { header: number; columns: number[] } | null {
+  /**
+   * Reserves a SoA array: header, lookup table, one column per [hash, bytes per item];
+   * a variable-length column is [hash, bytes per element, element count]: its offsets
+   * (count + 1 u32), then its values at the next 64-byte boundary.
+   */
+  soa(
+    count: number,
+    columns: ReadonlyArray<readonly [number, number] | readonly [number, number, number]>,
+  ): { header: number; columns: number[]; values: number[] } | null {
     if (count === 0) return null;
     const n = columns.length;
     const header = this.arrayHeader(count, n, 0);
@@ -752,13 +916,22 @@ export class Builder {
     const table = this.alloc(2 * tableBytes, ARRAY_ALIGN);
     this.u32(header + 12, table);
     const offsets: number[] = [];
-    columns.forEach(([hash, itemBytes], i) => {
-      const at = this.alloc(alignUp(count * itemBytes, ARRAY_ALIGN), ARRAY_ALIGN);
-      this.u32(table + i * 4, hash);
+    const values: number[] = [];
+    columns.forEach((c, i) => {
+      const bytes = c.length === 3 ? (count + 1) * 4 : count * c[1];
+      const at = this.alloc(alignUp(bytes, ARRAY_ALIGN), ARRAY_ALIGN);
+      values.push(c.length === 3 ? this.alloc(alignUp(c[1] * c[2], ARRAY_ALIGN), ARRAY_ALIGN) : 0);
+      this.u32(table + i * 4, c[0]);
       this.u32(table + tableBytes + i * 4, at / ARRAY_ALIGN);
       offsets.push(at);
     });
-    return { header, columns: offsets };
+    return { header, columns: offsets, values };
+  }
+
+  /** Views of a variable-length column (`count` items, `size` values); detached when empty. */
+  varView<K extends Kind>(kind: K, offsets: number, values: number, count: number, size: number): VarColumnWriter<K> {
+    if (count === 0) return { offsets: new Uint32Array(1), values: new CTORS[kind](0) as KindArrays[K] };
+    return { offsets: this.view('u32', offsets, count + 1), values: this.view(kind, values, size) };
   }
 
   /** Reserves a SoA union slice: header, tag column, offset column (null when empty). */

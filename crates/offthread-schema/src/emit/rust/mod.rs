@@ -177,6 +177,12 @@ impl Cx<'_> {
         self.s.structs[id].soa.as_deref().unwrap_or(&[])
     }
 
+    /// True when SoA item `id` has a variable-length column (its writers need the
+    /// values' sizes before allocating).
+    pub fn has_varlen(&self, id: usize) -> bool {
+        self.soa_columns(id).iter().any(|c| c.varlen)
+    }
+
     /// The owned Rust type of a field.
     pub fn owned_type(&self, ty: &Type) -> String {
         match ty {

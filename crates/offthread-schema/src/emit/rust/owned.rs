@@ -211,19 +211,57 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
     let cols = cx.soa_columns(id);
     let list: Vec<String> = cols
         .iter()
-        .map(|c| format!("({:#010x}, {})", c.hash, c.item_bytes()))
+        .enumerate()
+        .map(|(k, c)| match c.varlen {
+            false => format!(
+                "rt::ColumnSpec::Fixed {{ hash: {:#010x}, item_bytes: {} }}",
+                c.hash,
+                c.item_bytes()
+            ),
+            true => format!(
+                "rt::ColumnSpec::Var {{ hash: {:#010x}, elem_bytes: {}, values: v{k} }}",
+                c.hash,
+                c.item_bytes()
+            ),
+        })
         .collect();
+    // Items with only fixed columns keep the plain `soa` call (unchanged output).
+    let alloc = if cols.iter().any(|c| c.varlen) {
+        let mut sizes = String::new();
+        for (k, c) in cols.iter().enumerate().filter(|(_, c)| c.varlen) {
+            sizes += &format!(
+                "        let v{k}: usize = items.iter().map(|item| {}).sum();\n",
+                var_len(c)
+            );
+        }
+        format!(
+            "{sizes}        let Some(cols) = b.soa_columns(items.len(), &[{}])? else {{",
+            list.join(", ")
+        )
+    } else {
+        let list: Vec<String> = cols
+            .iter()
+            .map(|c| format!("({:#010x}, {})", c.hash, c.item_bytes()))
+            .collect();
+        format!(
+            "        let Some(cols) = b.soa(items.len(), &[{}])? else {{",
+            list.join(", ")
+        )
+    };
     let mut out = format!(
         "impl {name} {{\n\
          \x20   /// Writes `items` as a SoA array (header, lookup table, one column per field);\n\
          \x20   /// returns the header offset, 0 when `items` is empty.\n\
          \x20   pub fn write_soa(b: &mut rt::Builder, items: &[Self]) -> Result<usize, rt::WriteError> {{\n\
-         \x20       let Some(cols) = b.soa(items.len(), &[{}])? else {{\n            return Ok(0);\n        }};\n",
-        list.join(", ")
+         {alloc}\n            return Ok(0);\n        }};\n"
     );
     for (k, c) in cols.iter().enumerate() {
         let path: Vec<String> = c.names.iter().map(|n| ident(n)).collect();
         let v = format!("item.{}", path.join("."));
+        if c.varlen {
+            out += &write_var(c, k, &v);
+            continue;
+        }
         let st = storage(c.scalar);
         let size = c.scalar.size();
         let conv = |x: &str| match (c.scalar, c.enum_id) {
@@ -255,6 +293,10 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
     );
     for (k, c) in cols.iter().enumerate() {
         out += &format!("        let c{k} = soa.{}()?;\n", column_name(c));
+        if c.varlen {
+            let raw = if c.string.is_some() { ".raw()" } else { "" };
+            out += &format!("        budget.spend(c{k}{raw}.values().len() as u64)?;\n");
+        }
     }
     let mut next = 0;
     let lit = item_literal(cx, id, &mut next, 3);
@@ -283,6 +325,30 @@ fn item_literal(cx: &Cx<'_>, id: usize, next: &mut usize, depth: usize) -> Strin
     out
 }
 
+/// Elements item `item` puts in variable-length column `c` (`v` is `item.path`).
+fn var_len(c: &SoaColumn) -> String {
+    let path: Vec<String> = c.names.iter().map(|n| ident(n)).collect();
+    let v = format!("item.{}", path.join("."));
+    match c.string {
+        Some(StringKind::Utf16) => format!("{v}.encode_utf16().count()"),
+        _ => format!("{v}.len()"),
+    }
+}
+
+/// Fills variable-length column `k` from every item's `v`.
+fn write_var(c: &SoaColumn, k: usize, v: &str) -> String {
+    let at = format!("cols.columns[{k}], cols.values[{k}]");
+    let (call, each) = match (c.string, c.scalar, c.enum_id) {
+        (Some(StringKind::Utf8), ..) => ("put_var_bytes", format!("{v}.as_bytes()")),
+        (Some(StringKind::Utf16), ..) => ("put_var", format!("{v}.encode_utf16()")),
+        (_, Scalar::U8, None) => ("put_var_bytes", format!("&{v}[..]")),
+        (_, Scalar::Bool, _) => ("put_var", format!("{v}.iter().map(|x| u8::from(*x))")),
+        (_, _, Some(_)) => ("put_var", format!("{v}.iter().map(|x| x.0)")),
+        _ => ("put_var", format!("{v}.iter().copied()")),
+    };
+    format!("        b.{call}({at}, items.iter().map(|item| {each}));\n")
+}
+
 fn leaf_value(cx: &Cx<'_>, ty: &Type, k: usize) -> String {
     let conv = |ty: &Type, x: String| match ty {
         Type::Scalar(Scalar::Bool) => format!("{x} != 0"),
@@ -290,6 +356,22 @@ fn leaf_value(cx: &Cx<'_>, ty: &Type, k: usize) -> String {
         _ => x,
     };
     match ty {
+        Type::Slice {
+            string: Some(StringKind::Utf8),
+            ..
+        } => format!("c{k}.get(i).unwrap_or_default().to_owned()"),
+        Type::Slice {
+            string: Some(StringKind::Utf16),
+            ..
+        } => format!("c{k}.get(i).unwrap_or_default()"),
+        Type::Slice { elem, .. } => {
+            let each = match &**elem {
+                Type::Scalar(Scalar::Bool) => ".iter().map(|x| x != 0).collect()".to_string(),
+                Type::Enum(e) => format!(".iter().map({}).collect()", cx.enum_name(*e)),
+                _ => ".to_vec()".to_string(),
+            };
+            format!("c{k}.get(i).map(|c| c{each}).unwrap_or_default()")
+        }
         Type::Fixed { len, elem } => {
             format!(
                 "core::array::from_fn(|j| {})",

@@ -192,6 +192,10 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
         cx.s.structs[id].name
     );
     for c in cx.soa_columns(id) {
+        if c.varlen {
+            out += &var_accessor(c);
+            continue;
+        }
         let st = storage(c.scalar);
         let per = if c.per_item > 1 {
             format!(" ({} values per item)", c.per_item)
@@ -212,6 +216,33 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
     }
     out += "}\n";
     out
+}
+
+/// A variable-length column: its reader type and the `SoaView` call that opens it.
+pub(super) fn var_column_type(c: &SoaColumn) -> (String, String) {
+    let st = storage(c.scalar);
+    match c.string {
+        Some(StringKind::Utf8) => ("rt::StrColumn<'a>".into(), "utf8_column".into()),
+        Some(StringKind::Utf16) => ("rt::Utf16Column<'a>".into(), "utf16_column".into()),
+        None => (
+            format!("rt::VarColumn<'a, {st}>"),
+            format!("var_column::<{st}>"),
+        ),
+    }
+}
+
+fn var_accessor(c: &SoaColumn) -> String {
+    let (ty, open) = var_column_type(c);
+    format!(
+        "\n    /// Column `{}` (variable length: offsets + values), path `{:?}`, hash `{:#010x}`.\n\
+         \x20   pub fn {}(&self) -> {R}{ty}{E} {{\n\
+         \x20       self.soa.{open}({:#010x})\n    }}\n",
+        c.names.join("."),
+        c.path,
+        c.hash,
+        column_name(c),
+        c.hash,
+    )
 }
 
 pub(super) fn emit_aos(cx: &Cx<'_>, id: usize) -> String {

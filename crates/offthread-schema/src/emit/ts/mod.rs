@@ -7,6 +7,7 @@ mod enums;
 mod interfaces;
 mod reader;
 mod unions;
+mod varlen;
 mod writer;
 
 use crate::compiler::diag::Diagnostic;
@@ -97,6 +98,9 @@ const TAKEN_BY_SOA: &[&str] = &[
     "builder",
     "header",
     "columns",
+    "values",
+    "sizes",
+    "write",
     "fill",
     "constructor",
 ];

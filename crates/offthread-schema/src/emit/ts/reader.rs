@@ -214,6 +214,10 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
         cx.s.structs[id].name
     );
     for c in cols {
+        if c.varlen {
+            out += &var_accessor(c);
+            continue;
+        }
         let per = if c.per_item > 1 {
             format!(", {} values per item", c.per_item)
         } else {
@@ -236,6 +240,10 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
     );
     for (k, c) in cols.iter().enumerate() {
         out += &format!("    const c{k} = this.{}();\n", column_member(&c.names));
+        if c.varlen {
+            let raw = if c.string.is_some() { ".raw" } else { "" };
+            out += &format!("    budget.spend(c{k}{raw}.values.length);\n");
+        }
     }
     let mut next = 0;
     let lit = item_literal(cx, id, &mut next, 3);
@@ -259,6 +267,15 @@ fn item_literal(cx: &Cx<'_>, id: usize, next: &mut usize, depth: usize) -> Strin
                     _ => x,
                 };
                 match ty {
+                    Type::Slice {
+                        string: Some(_), ..
+                    } => format!("c{k}.get(i)!"),
+                    Type::Slice { elem, .. } => match **elem {
+                        Type::Scalar(Scalar::Bool) => {
+                            format!("Array.from(c{k}.get(i)!, (x) => x !== 0)")
+                        }
+                        _ => format!("c{k}.get(i)!.slice()"),
+                    },
                     Type::Fixed { len, elem } => {
                         format!(
                             "Array.from({{ length: {len} }}, (_, j) => {})",
@@ -273,6 +290,33 @@ fn item_literal(cx: &Cx<'_>, id: usize, next: &mut usize, depth: usize) -> Strin
     }
     out += &format!("{}}}", "  ".repeat(depth));
     out
+}
+
+/// A variable-length column: a `StringColumn` (`#string`) or a `VarColumn`.
+fn var_accessor(c: &SoaColumn) -> String {
+    let (ty, open) = match c.string {
+        Some(StringKind::Utf8) => (
+            "rt.StringColumn".to_string(),
+            format!("stringColumn({:#010x}, 'utf8')", c.hash),
+        ),
+        Some(StringKind::Utf16) => (
+            "rt.StringColumn".to_string(),
+            format!("stringColumn({:#010x}, 'utf16')", c.hash),
+        ),
+        None => {
+            let k = c.scalar.storage().name();
+            (
+                format!("rt.VarColumn<'{k}'>"),
+                format!("varColumn({:#010x}, '{k}')", c.hash),
+            )
+        }
+    };
+    format!(
+        "\n  /** Column `{}`: variable length, offsets + values (path {:?}). */\n  {}(): {ty} {{\n    return this.soa.{open};\n  }}\n",
+        c.names.join("."),
+        c.path,
+        column_member(&c.names),
+    )
 }
 
 pub(super) fn emit_aos(cx: &Cx<'_>, id: usize) -> String {

@@ -96,6 +96,15 @@ fn field_methods(cx: &Cx<'_>, f: &Field) -> String {
             )
         }
         Type::Slice { elem, layout, .. } => match (&**elem, layout) {
+            (Type::Struct(id), SliceLayout::Soa(_)) if cx.rust.has_varlen(*id) => {
+                let n = cx.name(*id);
+                format!(
+                    "  /** Allocates a SoA array of `count` items, `sizes` values per variable-length column; fill it before the next allocation. */\n\
+                     \x20 {m}(count: number, sizes: ReadonlyArray<number>): {n}SoaWriter {{\n    const w = {n}SoaWriter.alloc(this.builder, count, sizes);\n    this.builder.u32({at}, w.header);\n    return w;\n  }}\n\n\
+                     \x20 /** Writes plain items as a SoA array (strings UTF-8-encoded once, into the message). */\n\
+                     \x20 set{p}(items: ReadonlyArray<rt.Writable<{n}>>): this {{\n    this.builder.u32({at}, {n}SoaWriter.write(this.builder, items).header);\n    return this;\n  }}\n"
+                )
+            }
             (Type::Struct(id), SliceLayout::Soa(_)) => {
                 let n = cx.name(*id);
                 format!(
@@ -162,6 +171,13 @@ fn fill(cx: &Cx<'_>, id: usize) -> String {
             Type::Struct(_) => format!("    if ({v} !== null) this.new{p}().fill({v});\n"),
             Type::Union(_) => format!("    if ({v} !== null) this.set{p}({v});\n"),
             Type::Slice {
+                elem,
+                layout: SliceLayout::Soa(_),
+                ..
+            } if matches!(**elem, Type::Struct(i) if cx.rust.has_varlen(i)) => {
+                format!("    this.set{p}({v});\n")
+            }
+            Type::Slice {
                 elem, string: None, ..
             } if matches!(**elem, Type::Struct(_)) => {
                 format!("    this.{m}({v}.length).fill({v});\n")
@@ -174,6 +190,9 @@ fn fill(cx: &Cx<'_>, id: usize) -> String {
 }
 
 pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
+    if cx.rust.has_varlen(id) {
+        return super::varlen::emit_soa_writer(cx, id);
+    }
     let n = cx.name(id);
     let cols = cx.rust.soa_columns(id);
     let list: Vec<String> = cols
@@ -197,63 +216,13 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
         list.join(", ")
     );
     for (k, c) in cols.iter().enumerate() {
-        out += &format!(
-            "\n  /** Column `{}` ({}): a view, valid until the next allocation. */\n  {}(): {} {{\n    return this.builder.view('{}', this.columns[{k}] ?? 0, this.header === 0 ? 0 : this.length * {});\n  }}\n",
-            c.names.join("."),
-            if c.per_item > 1 {
-                format!("{} per item", c.per_item)
-            } else {
-                "one per item".into()
-            },
-            column_member(&c.names),
-            typed_array(c.scalar),
-            c.scalar.storage().name(),
-            c.per_item
-        );
+        out += &column_method(k, c);
     }
     out += &format!(
         "\n  /** Copies plain items into the columns (64-bit integers: bigint or safe-integer number). */\n  fill(items: ReadonlyArray<rt.Writable<{n}>>): this {{\n"
     );
     for c in cols {
-        let path: Vec<String> = c.names.iter().map(|x| camel_case(x)).collect();
-        let v = format!("items[i]!.{}", path.join("."));
-        let col = column_member(&c.names);
-        let index = |i: &str| {
-            if c.per_item == 1 {
-                i.to_string()
-            } else {
-                format!("i * {} + j", c.per_item)
-            }
-        };
-        let elem = if c.per_item == 1 {
-            v.clone()
-        } else {
-            format!("{v}[j]!")
-        };
-        let stmt = match c.scalar {
-            Scalar::Bool => format!("c[{}] = {elem} ? 1 : 0;", index("i")),
-            // 64-bit: a number goes in as two u32 halves (no BigInt per value).
-            Scalar::I64 | Scalar::U64 => format!(
-                "{{\n        const x = {elem};\n        if (typeof x === 'number') rt.putInt64Number(h, {}, x, {});\n        else c[{}] = x;\n      }}",
-                index("i"),
-                c.scalar == Scalar::U64,
-                index("i")
-            ),
-            _ => format!("c[{}] = {elem};", index("i")),
-        };
-        let stmt = if c.per_item == 1 {
-            stmt
-        } else {
-            format!("for (let j = 0; j < {}; j++) {stmt}", c.per_item)
-        };
-        let halves = if matches!(c.scalar, Scalar::I64 | Scalar::U64) {
-            "\n      const h = rt.halvesOf(c);"
-        } else {
-            ""
-        };
-        out += &format!(
-            "    {{\n      const c = this.{col}();{halves}\n      for (let i = 0; i < items.length; i++) {stmt}\n    }}\n"
-        );
+        out += &fill_column(c);
     }
     out += "    return this;\n  }\n}\n";
     out
@@ -284,5 +253,65 @@ pub(super) fn emit_aos(cx: &Cx<'_>, id: usize) -> String {
          \x20 /** Writer for item `i`. */\n  get(i: number): {n}Writer {{\n    return new {n}Writer(this.builder, this.data + i * {});\n  }}\n\n\
          \x20 fill(items: ReadonlyArray<rt.Writable<{n}>>): this {{\n    items.forEach((item, i) => this.get(i).fill(item));\n    return this;\n  }}\n}}\n",
         st.name, st.size, st.size
+    )
+}
+
+/// `fill`'s statement for fixed column `c` (scalars, enums, bools, fixed arrays).
+pub(super) fn fill_column(c: &SoaColumn) -> String {
+    let path: Vec<String> = c.names.iter().map(|x| camel_case(x)).collect();
+    let v = format!("items[i]!.{}", path.join("."));
+    let col = column_member(&c.names);
+    let index = |i: &str| {
+        if c.per_item == 1 {
+            i.to_string()
+        } else {
+            format!("i * {} + j", c.per_item)
+        }
+    };
+    let elem = if c.per_item == 1 {
+        v.clone()
+    } else {
+        format!("{v}[j]!")
+    };
+    let stmt = match c.scalar {
+        Scalar::Bool => format!("c[{}] = {elem} ? 1 : 0;", index("i")),
+        // 64-bit: a number goes in as two u32 halves (no BigInt per value).
+        Scalar::I64 | Scalar::U64 => format!(
+            "{{\n        const x = {elem};\n        if (typeof x === 'number') rt.putInt64Number(h, {}, x, {});\n        else c[{}] = x;\n      }}",
+            index("i"),
+            c.scalar == Scalar::U64,
+            index("i")
+        ),
+        _ => format!("c[{}] = {elem};", index("i")),
+    };
+    let stmt = if c.per_item == 1 {
+        stmt
+    } else {
+        format!("for (let j = 0; j < {}; j++) {stmt}", c.per_item)
+    };
+    let halves = if matches!(c.scalar, Scalar::I64 | Scalar::U64) {
+        "\n      const h = rt.halvesOf(c);"
+    } else {
+        ""
+    };
+    format!(
+        "    {{\n      const c = this.{col}();{halves}\n      for (let i = 0; i < items.length; i++) {stmt}\n    }}\n"
+    )
+}
+
+/// The writable view of fixed column `k`.
+pub(super) fn column_method(k: usize, c: &SoaColumn) -> String {
+    format!(
+        "\n  /** Column `{}` ({}): a view, valid until the next allocation. */\n  {}(): {} {{\n    return this.builder.view('{}', this.columns[{k}] ?? 0, this.header === 0 ? 0 : this.length * {});\n  }}\n",
+        c.names.join("."),
+        if c.per_item > 1 {
+            format!("{} per item", c.per_item)
+        } else {
+            "one per item".into()
+        },
+        column_member(&c.names),
+        typed_array(c.scalar),
+        c.scalar.storage().name(),
+        c.per_item
     )
 }
