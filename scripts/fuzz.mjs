@@ -186,15 +186,12 @@ function fuzzTs(runs, seed) {
 }
 
 function markdown(report) {
-  const lines = [
-    '# Fuzzing',
-    '',
-    `\`${report.command}\` on ${report.host.cpus}× ${report.host.cpu}, ${report.date}.`,
-    '',
-  ];
+  const lines = ['# Fuzzing', '', `${report.host.cpus}× ${report.host.cpu}, Node ${report.host.node}.`, ''];
   if (report.rust) {
     lines.push(
       '## Rust (cargo-fuzz, libFuzzer; `-a`: debug assertions and overflow checks on)',
+      '',
+      `\`${report.rust.command}\` (${report.rust.seconds} s per target), ${report.rust.date}.`,
       '',
       '| Target | Executions | Exec/s | Crashes | Corpus | Slowest input | Peak RSS |',
       '| ------ | ---------: | -----: | ------: | -----: | ------------- | -------: |',
@@ -215,12 +212,14 @@ function markdown(report) {
     lines.push(
       '## TS (fast-check, packages/offthread/test/schema-fuzz.test.mjs)',
       '',
+      `\`${report.ts.command}\` (${report.ts.runsPerProperty} runs per property), ${report.ts.date}.`,
+      '',
       '| Property | Executions | Failures | Slowest input |',
       '| -------- | ---------: | -------: | ------------- |',
     );
     for (const p of report.ts.properties) {
       lines.push(
-        `| ${p.name} | ${p.executions.toLocaleString('en-US')} | ${p.failures} | ${p.slowestMs.toFixed(3)} ms (${p.slowestBytes} B) |`,
+        `| ${p.name} | ${p.executions.toLocaleString('en-US')} | ${p.failures} | ${p.slowestMs.toFixed(3)} ms${p.slowestBytes ? ` (${p.slowestBytes} B)` : ''} |`,
       );
     }
     lines.push(
@@ -238,12 +237,21 @@ const report = {
   date: new Date().toISOString(),
   host: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
 };
+// A run of one side (`--no-rust` / `--no-ts`) keeps the other side's last figures.
+const resultsDir = join(root, 'bench', 'results');
+const previous = existsSync(join(resultsDir, 'fuzz.json'))
+  ? JSON.parse(readFileSync(join(resultsDir, 'fuzz.json'), 'utf8'))
+  : {};
+const stamp = { command: report.command, date: report.date };
 let failed = false;
+if (!opts.rust && previous.rust) report.rust = previous.rust;
+if (!opts.ts && previous.ts) report.ts = previous.ts;
 if (opts.rust) {
   const bin = buildRust();
   const targets = opts.targets.map((t) => fuzzRust(bin, t, opts.seconds));
   const sum = (ts) => ts.reduce((a, t) => a + (Number.isFinite(t.executions) ? t.executions : 0), 0);
   report.rust = {
+    ...stamp,
     seconds: opts.seconds,
     targets,
     readerExecutions: sum(targets.filter((t) => t.target !== 'compile_schema')),
@@ -253,13 +261,12 @@ if (opts.rust) {
   failed ||= report.rust.crashes > 0;
 }
 if (opts.ts) {
-  report.ts = fuzzTs(opts.tsRuns, opts.seed);
+  report.ts = { ...stamp, ...fuzzTs(opts.tsRuns, opts.seed) };
   failed ||= report.ts.exitCode !== 0;
 }
-const out = join(root, 'bench', 'results');
-mkdirSync(out, { recursive: true });
-writeFileSync(join(out, 'fuzz.json'), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(out, 'fuzz.md'), markdown(report));
+mkdirSync(resultsDir, { recursive: true });
+writeFileSync(join(resultsDir, 'fuzz.json'), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(resultsDir, 'fuzz.md'), markdown(report));
 console.log(markdown(report));
 if (failed) {
   console.error('fuzz: FAILED (see above; crashing inputs are in fuzz/artifacts/)');
