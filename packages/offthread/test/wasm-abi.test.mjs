@@ -52,7 +52,7 @@ test('each export takes the parameters WasmExports declares', () => {
 });
 
 test('WASM_ERRORS is the Rust ErrorCode::ALL, in order, and every code is in the registry', () => {
-  const rust = readFileSync(new URL('../../../crates/offthread-kernels/src/error.rs', import.meta.url), 'utf8');
+  const rust = readFileSync(new URL('../../../crates/offthread-core/src/error.rs', import.meta.url), 'utf8');
   const all = rust.match(/ALL: &'static \[ErrorCode\] = &\[([^\]]*)\]/)?.[1];
   assert.ok(all, 'ErrorCode::ALL not found');
   const names = Object.fromEntries(
