@@ -19,7 +19,14 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fuzzDir = join(root, 'fuzz');
 const fixtures = join(root, 'tests', 'fixtures');
 
-const READERS = ['read_kitchen_sink', 'read_unions', 'read_evolution', 'read_temperature', 'read_scooter'];
+const READERS = [
+  'read_kitchen_sink',
+  'read_unions',
+  'read_evolution',
+  'read_temperature',
+  'read_scooter',
+  'read_records',
+];
 const ALL = [...READERS, 'compile_schema'];
 /** Golden buffers (tests/fixtures/schema/golden/<name>.hex) that seed each reader target. */
 const SEEDS = {
@@ -28,6 +35,7 @@ const SEEDS = {
   read_evolution: ['evolution_v1', 'evolution_v2'],
   read_temperature: ['temperature_10'],
   read_scooter: ['scooter_fleet'],
+  read_records: ['records'],
   read_buffers: ['kitchen_sink', 'unions', 'evolution_v1', 'evolution_v2', 'temperature_10', 'scooter_fleet'],
 };
 
