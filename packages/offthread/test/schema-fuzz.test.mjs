@@ -16,6 +16,8 @@ import { errorRegistry } from '../dist/errors.js';
 import * as v1 from '../dist/schema/generated/fixtures/evolution_v1.js';
 import * as v2 from '../dist/schema/generated/fixtures/evolution_v2.js';
 import * as ks from '../dist/schema/generated/fixtures/kitchen_sink.js';
+import * as rec from '../dist/schema/generated/fixtures/records.js';
+import * as recV1 from '../dist/schema/generated/fixtures/records_v1.js';
 import * as un from '../dist/schema/generated/fixtures/unions.js';
 import * as scooter from '../dist/schema/generated/scooter.js';
 import * as temperature from '../dist/schema/generated/temperature.js';
@@ -44,6 +46,8 @@ const MODULES = [
   ['scooter', scooter, ['scooter_fleet']],
   ['kitchen_sink', ks, ['kitchen_sink']],
   ['unions', un, ['unions']],
+  ['records', rec, ['records']],
+  ['records_v1', recV1, ['records']],
   ['evolution_v1', v1, ['evolution_v1', 'evolution_v2']],
   ['evolution_v2', v2, ['evolution_v2', 'evolution_v1']],
 ].map(([name, mod, seeds]) => ({
@@ -93,7 +97,7 @@ after(() => {
 
 // ---- readers -----------------------------------------------------------------------------
 
-const R_CODE = /^R00(0[1-9]|10)$/;
+const R_CODE = /^R00(0[1-9]|1[01])$/; // R0001–R0011 (docs/schema-format.md §3)
 /** The only errors a reader may throw: SchemaReadError with an R code. */
 function readOnly(fn) {
   try {
