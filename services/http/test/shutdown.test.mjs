@@ -12,6 +12,7 @@ import net from 'node:net';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { md5LoopReference, requireKernels } from '../test-support/helpers.mjs';
+import { spawnService } from '../test-support/process.mjs';
 
 const MAIN = fileURLToPath(new URL('../src/main.mjs', import.meta.url));
 const N = 200;
@@ -35,29 +36,8 @@ function request(url, timeoutMs = 30_000) {
   });
 }
 
-/** Starts main.mjs on port 0; resolves { child, url, exit, output() }. */
-function startMain(env = {}) {
-  const child = spawn(process.execPath, [MAIN, '--mode', 'offload'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (c) => {
-    out += c;
-  });
-  const exit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const url = new Promise((resolve, reject) => {
-    child.stdout.on('data', (c) => {
-      out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    exit.then(({ code }) => reject(new Error(`main.mjs exited ${code} before listening:\n${out}`)));
-  });
-  return { child, url, exit, output: () => out };
-}
+/** Starts main.mjs (offload mode) on port 0; resolves { child, url, exit, output() }. */
+const startMain = (env = {}) => spawnService(['--mode', 'offload'], env);
 
 /** @param {string} text @param {string} series */
 function metric(text, series) {
