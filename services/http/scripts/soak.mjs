@@ -8,13 +8,13 @@
 // failed or the service did not stop cleanly. `--overload-seconds S` adds an overload
 // run on a fresh service: its capacity for one request kind, then S seconds at 10× that
 // (accepted requests' latency, 503 rate, loop-delay max).
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import offthread from 'offthread';
+import { spawnService } from '../test-support/process.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -37,21 +37,13 @@ for (const [name, v] of Object.entries({ minutes, rate, concurrency, sampleMs })
   }
 }
 const durationMs = minutes * 60_000;
-const warmupMs = Math.max(20_000, durationMs / 5);
-const MAIN = new URL('../src/main.mjs', import.meta.url);
+// A fifth of the run, at least 20 s — but never more than half, so a short run still
+// has samples after warm-up to compare (a 0.3-minute run used to crash on none).
+const warmupMs = Math.min(Math.max(20_000, durationMs / 5), durationMs / 2);
 const RESULTS = new URL('../../../bench/results/', import.meta.url);
 
-/** The MD5 loop with node:crypto (the oracle for good /md5 answers). */
-function md5Loop(/** @type {string} */ text, /** @type {number} */ rounds) {
-  let d = '';
-  for (let i = 0; i < rounds; i++)
-    d = createHash('md5')
-      .update(text + d)
-      .digest('hex');
-  return d;
-}
 const TEXTS = Array.from({ length: 16 }, (_, i) => `soak-${i}`);
-const DIGESTS = new Map(TEXTS.map((t) => [t, md5Loop(t, 2000)]));
+const DIGESTS = new Map(TEXTS.map((t) => [t, offthread.md5.iterateReference(t, 2000)]));
 
 /**
  * The mix, by weight: good requests (each with a check of its answer) and bad ones (each
@@ -122,26 +114,7 @@ function pick(/** @type {number} */ i) {
 
 /** Starts main.mjs on a free loopback port; resolves { child, url, exit }. */
 function startService(/** @type {Record<string, string>} */ env = {}) {
-  const child = spawn(process.execPath, [MAIN.pathname], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (c) => {
-    out += c;
-  });
-  const exit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const url = new Promise((resolve, reject) => {
-    child.stdout.on('data', (c) => {
-      out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    exit.then(({ code }) => reject(new Error(`the service exited ${code} before listening:\n${out}`)));
-  });
-  return { child, url, exit, output: () => out };
+  return spawnService([], { LOG_LEVEL: 'warn', ...env });
 }
 
 /** @returns {Promise<{ status: number, body: string } | { error: string }>} */
