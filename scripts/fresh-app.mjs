@@ -7,19 +7,19 @@
 //   js       the same app with OFFTHREAD_BACKEND=js
 // Usage: node scripts/fresh-app.mjs [--measure]   (prints JSON; the tests import run()).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const npmDir = join(root, 'target', 'npm');
 
-/** PATH without the directory that holds cargo: the app must not need Rust. */
-function pathWithoutCargo() {
-  const cargo = spawnSync('sh', ['-c', 'command -v cargo'], { encoding: 'utf8' }).stdout.trim();
-  return process.env.PATH.split(delimiter)
-    .filter((d) => !cargo || d !== dirname(cargo))
+/** PATH without any directory that holds cargo: the app must not need Rust. */
+export function pathWithoutCargo() {
+  return (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((d) => d && !existsSync(join(d, 'cargo')))
     .join(delimiter);
 }
 

@@ -3,12 +3,13 @@
 // writes with the generated writer, reads back, and imports the runtime as offthread/schema.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { pathWithoutCargo } from '../../../scripts/fresh-app.mjs';
 
 const require = createRequire(import.meta.url);
 const pkg = fileURLToPath(new URL('..', import.meta.url));
@@ -38,15 +39,6 @@ try {
 }
 console.log(JSON.stringify({ name: plain.name, ids: [...r.samples().id()], values: plain.samples.map((s) => s.value), code }));
 `;
-
-/** PATH without any directory that holds cargo: the package must not need Rust. */
-function pathWithoutCargo() {
-  const exe = process.platform === 'win32' ? 'cargo.exe' : 'cargo';
-  return (process.env.PATH ?? '')
-    .split(delimiter)
-    .filter((d) => d && !existsSync(join(d, exe)))
-    .join(delimiter);
-}
 
 test('packed tarball: the ./schema export lists types first in each branch', () => {
   const { exports } = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
