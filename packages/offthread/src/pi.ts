@@ -213,12 +213,10 @@ export async function estimate(samples: number | bigint, options?: PiAsyncOption
     if (onWorkers && (call.pool?.engine ?? activeBackend()) !== 'native') {
       // A sync variant asked for asynchronously on a worker pool: one worker runs it, so
       // the caller's thread stays free and abort/timeout apply.
-      const maybe = poolOf(call);
+      const maybe = poolOf(call); // no extra tick: the job is queued before this returns
       const pool = maybe instanceof Promise ? await maybe : maybe;
-      if (pool.engine !== 'native') {
-        const inside = await pool.run('pi', { first: 0, count: n, seed, impl: variant }, call);
-        return result(n, seed, inside, variant);
-      }
+      const inside = await pool.run('pi', { first: 0, count: n, seed, impl: variant }, call);
+      return result(n, seed, inside, variant);
     }
     if (variant === 'auto' ? n > AUTO_INLINE_MAX : (asyncVariants as readonly string[]).includes(variant)) {
       const maybe = poolOf(call);
