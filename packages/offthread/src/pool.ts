@@ -74,8 +74,10 @@ export function checkCallOptions(opts: Partial<CallOptions>): CallOptions {
  */
 export function raceAbort<T>(promise: Promise<T>, call: RunOptions): Promise<T> {
   if (!call.signal && call.timeout === undefined) return promise;
-  if (call.signal?.aborted)
+  if (call.signal?.aborted) {
+    promise.catch(() => {}); // it may still reject; that is no longer this call's outcome
     return Promise.reject(makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason));
+  }
   return new Promise<T>((resolve, reject) => {
     const stop = watchCall(call, reject);
     promise.then(resolve, reject).finally(stop);
