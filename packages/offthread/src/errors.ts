@@ -122,7 +122,13 @@ export function describe(value: unknown): string {
     case 'function':
       return 'a function';
     case 'object':
-      return value === null ? 'null' : Array.isArray(value) ? 'an array' : 'an object';
+      if (value === null) return 'null';
+      // Array.isArray throws on a revoked Proxy: a message must never throw.
+      try {
+        return Array.isArray(value) ? 'an array' : 'an object';
+      } catch {
+        return 'a revoked Proxy';
+      }
     default:
       return String(value);
   }

@@ -6,7 +6,7 @@
  */
 import { makeError } from './errors.js';
 import { checkCallOptions, defaultPool, Pool } from './pool.js';
-import { toOptions } from './validate.js';
+import { isArray, isInstance, toOptions } from './validate.js';
 
 /** What a task or listener receives: run kernels on `pool`, stop when `signal` aborts. */
 export interface TaskContext {
@@ -26,7 +26,7 @@ export async function all<const T extends readonly Task<unknown>[]>(
   tasks: T,
   options: { pool?: Pool; signal?: AbortSignal } = {},
 ): Promise<Results<T>> {
-  if (!Array.isArray(tasks) || tasks.some((t) => typeof t !== 'function')) {
+  if (!isArray(tasks) || tasks.some((t) => typeof t !== 'function')) {
     throw makeError('ERR_INVALID_ARG', 'tasks must be an array of functions');
   }
   const opts = checkCallOptions(toOptions<{ pool: Pool; signal: AbortSignal }>(options, ['pool', 'signal']));
@@ -61,7 +61,7 @@ export class Emitter<Events extends Record<string, unknown> = Record<string, any
 
   constructor(options: { pool?: Pool } = {}) {
     const { pool } = toOptions<{ pool: Pool }>(options, ['pool']);
-    if (pool !== undefined && !(pool instanceof Pool)) {
+    if (pool !== undefined && !isInstance(pool, Pool)) {
       throw makeError('ERR_INVALID_ARG', 'options.pool must be an offthread Pool');
     }
     this.#pool = pool;

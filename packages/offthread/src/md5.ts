@@ -6,7 +6,7 @@
 import { describe, fromNative, makeError } from './errors.js';
 import { host, warnFallbackOnce } from './host.js';
 import { type CallOptions, checkCallOptions, runOn } from './pool.js';
-import { CALL_KEYS, toOptions } from './validate.js';
+import { CALL_KEYS, isInstance, toOptions } from './validate.js';
 import { wasmKernels } from './wasm-sync.js';
 
 /** Largest `rounds` accepted (10^9: minutes of work on one core). */
@@ -18,7 +18,7 @@ export interface IterateOptions {
 }
 
 function checkData(data: unknown): string | Uint8Array {
-  if (typeof data === 'string' || data instanceof Uint8Array) return data;
+  if (typeof data === 'string' || isInstance(data, Uint8Array)) return data;
   throw makeError('ERR_INVALID_ARG', `data must be a string or Uint8Array, got ${describe(data)}`);
 }
 
@@ -70,9 +70,11 @@ export async function hexAsync(data: string, options?: CallOptions): Promise<str
 
 /** The loop with the host's MD5, one digest per round: the oracle of the tests. */
 export function iterateReference(text: string, rounds: number, start = ''): string {
+  const t = checkText(text);
+  const n = checkRounds(rounds);
   const md5 = hostMd5();
-  let digest = start;
-  for (let i = 0; i < rounds; i++) digest = md5(text + digest);
+  let digest = checkStart(start);
+  for (let i = 0; i < n; i++) digest = md5(t + digest);
   return digest;
 }
 

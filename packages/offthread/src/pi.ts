@@ -3,7 +3,7 @@
  * `inside` for the same (samples, seed): work is split by jump-ahead in the one
  * generator stream, never by other seeds.
  */
-import { fromNative, makeError } from './errors.js';
+import { describe, fromNative, makeError } from './errors.js';
 import { activeBackend, host, warnFallbackOnce } from './host.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import { type CallOptions, checkCallOptions, type Pool, poolOf, raceAbort, runAll } from './pool.js';
@@ -73,7 +73,7 @@ function parseArgs(samples: unknown, options: unknown, keys: readonly (keyof PiA
   const seed = toSeed(opts.seed, 1);
   const variant = opts.variant ?? 'auto';
   if (!variants.includes(variant)) {
-    throw makeError('ERR_INVALID_VARIANT', `unknown π variant ${String(variant)}; one of ${variants.join(', ')}`);
+    throw makeError('ERR_INVALID_VARIANT', `unknown π variant ${describe(variant)}; one of ${variants.join(', ')}`);
   }
   return { opts, n, seed, variant };
 }
@@ -159,7 +159,7 @@ export function piChunks(n: number, threads: number, chunks?: number): { first: 
 function checkChunks(chunks: unknown, max: number): number | undefined {
   if (chunks === undefined) return undefined;
   if (typeof chunks !== 'number' || !Number.isInteger(chunks) || chunks < 1 || chunks > max) {
-    throw makeError('ERR_INVALID_ARG', `chunks must be an integer from 1 to ${max}, got ${String(chunks)}`);
+    throw makeError('ERR_INVALID_ARG', `chunks must be an integer from 1 to ${max}, got ${describe(chunks)}`);
   }
   return chunks;
 }

@@ -11,7 +11,7 @@ import { WorkerEngine } from './engine-workers.js';
 import { describe, makeError } from './errors.js';
 import { host, warnFallbackOnce } from './host.js';
 import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
-import { toOptions } from './validate.js';
+import { isInstance, toOptions } from './validate.js';
 
 const POOL_KEYS = ['threads', 'maxQueue', 'nice', 'engine'] as const;
 
@@ -53,10 +53,10 @@ function checkPoolInt(value: unknown, name: string, min: number, max: number): n
 /** Validates `{ pool, signal, timeout }` (shared by every async kernel). */
 export function checkCallOptions(opts: Partial<CallOptions>): CallOptions {
   const { pool, signal, timeout } = opts;
-  if (pool !== undefined && !(pool instanceof Pool)) {
+  if (pool !== undefined && !isInstance(pool, Pool)) {
     throw makeError('ERR_INVALID_ARG', 'options.pool must be an offthread Pool');
   }
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+  if (signal !== undefined && !isInstance(signal, AbortSignal)) {
     throw makeError('ERR_INVALID_ARG', 'options.signal must be an AbortSignal');
   }
   if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && timeout <= 2 ** 31 - 1)) {

@@ -7,14 +7,14 @@ import { describe, fromNative, makeError } from './errors.js';
 import { host } from './host.js';
 import { type CallOptions, checkCallOptions, runOn } from './pool.js';
 import { TemperatureBatchReader } from './schema/generated/temperature.js';
-import { CALL_KEYS, toOptions } from './validate.js';
+import { CALL_KEYS, isInstance, toOptions } from './validate.js';
 import type { TemperatureSummary } from './wasm-client.js';
 import { wasmKernels } from './wasm-sync.js';
 
 export type { TemperatureSummary } from './wasm-client.js';
 
 function checkBuffer(buf: unknown): Uint8Array {
-  if (buf instanceof Uint8Array) return buf;
+  if (isInstance(buf, Uint8Array)) return buf;
   throw makeError('ERR_INVALID_ARG', `buf must be a Uint8Array (an encoded TemperatureBatch), got ${describe(buf)}`);
 }
 

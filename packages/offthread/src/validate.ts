@@ -1,5 +1,26 @@
 import { describe, makeError } from './errors.js';
 
+/**
+ * `value instanceof C` that cannot throw: on a revoked Proxy `instanceof` (and
+ * Array.isArray) throw a TypeError, which must surface as a typed argument error.
+ */
+export function isInstance<T>(value: unknown, C: abstract new (...args: never[]) => T): value is T {
+  try {
+    return value instanceof C;
+  } catch {
+    return false;
+  }
+}
+
+/** Array.isArray that cannot throw (false for a revoked Proxy). */
+export function isArray(value: unknown): value is unknown[] {
+  try {
+    return Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
 /** 2^53: the largest sample count (counts stay exact as JS numbers). */
 export const MAX_SAMPLES = 2 ** 53;
 

@@ -11,7 +11,14 @@ const throwing = {
     throw new Error('getter boom');
   },
 };
+const revoked = Proxy.revocable({}, {});
+revoked.revoke();
+const detached = new Uint8Array(new ArrayBuffer(16));
+structuredClone(detached.buffer, { transfer: [detached.buffer] });
 const BAD_VALUES = [
+  // instanceof, Array.isArray and String() throw on these: found by api-fuzz.test.mjs.
+  ['revoked Proxy', revoked.proxy],
+  ['detached view', detached],
   ['Symbol', Symbol('s')],
   ['bigint', 10n ** 30n],
   ['NaN', Number.NaN],
@@ -26,7 +33,7 @@ const BAD_VALUES = [
   ['object', { valueOf: () => 3 }],
 ];
 const BAD_OPTIONS = [
-  ...BAD_VALUES.filter(([, v]) => v === null || typeof v !== 'object' || Array.isArray(v)),
+  ...BAD_VALUES.filter(([, v]) => v === null || typeof v !== 'object' || v === revoked.proxy || Array.isArray(v)),
   ['throwing getter', throwing],
   ['misspelt option', { sead: 1 }],
   ['Symbol option value', { seed: Symbol('x'), size: Symbol('x'), start: Symbol('x'), timeout: Symbol('x') }],
@@ -48,6 +55,7 @@ const FUNCTIONS = [
   ['md5.hexAsync', md5.hexAsync, ['abc', {}]],
   ['md5.iterate', md5.iterate, ['abc', 10, {}]],
   ['md5.iterateSync', md5.iterateSync, ['abc', 10, {}]],
+  ['md5.iterateReference', md5.iterateReference, ['abc', 10, '']],
   ['qr.toDataURL', qr.toDataURL, ['x', {}]],
   ['qr.toDataURLSync', qr.toDataURLSync, ['x', {}]],
   ['qr.toPNG', qr.toPNG, ['x', {}]],
@@ -115,6 +123,12 @@ test('a throwing getter surfaces as ERR_INVALID_ARG with the cause kept', () => 
     () => pi.estimateSync(10, throwing),
     (e) => e.code === 'ERR_INVALID_ARG' && e.cause?.message === 'getter boom',
   );
+});
+
+test('option values found by the fuzzer: a detached view as a π variant, a huge loop-delay resolution', () => {
+  assert.throws(() => pi.estimateSync(10, { variant: detached }), { code: 'ERR_INVALID_VARIANT' });
+  assert.throws(() => monitorLoopDelay({ resolutionMs: 2 ** 64 }), { code: 'ERR_INVALID_ARG' });
+  assert.throws(() => md5.iterateReference('a', -1), { code: 'ERR_INVALID_ROUNDS' });
 });
 
 test('a misspelt option is refused, never ignored', async () => {

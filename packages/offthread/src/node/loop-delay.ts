@@ -29,11 +29,22 @@ export interface LoopDelayMonitor {
 
 const ms = (ns: number) => ns / 1e6;
 
-/** Starts sampling the event loop's delay every `resolutionMs` (default 10, min 1). */
+/** The longest sampling interval accepted: a minute (Node's own limit is far larger, but a monitor that samples less often than that measures nothing useful). */
+const MAX_RESOLUTION_MS = 60_000;
+
+/** Starts sampling the event loop's delay every `resolutionMs` (default 10, 1…60,000). */
 export function monitorLoopDelay(options: { resolutionMs?: number } = {}): LoopDelayMonitor {
   const resolutionMs = toOptions<{ resolutionMs: number }>(options, ['resolutionMs']).resolutionMs ?? 10;
-  if (typeof resolutionMs !== 'number' || !Number.isInteger(resolutionMs) || resolutionMs < 1) {
-    throw makeError('ERR_INVALID_ARG', `resolutionMs must be an integer ≥ 1, got ${describe(resolutionMs)}`);
+  if (
+    typeof resolutionMs !== 'number' ||
+    !Number.isInteger(resolutionMs) ||
+    resolutionMs < 1 ||
+    resolutionMs > MAX_RESOLUTION_MS
+  ) {
+    throw makeError(
+      'ERR_INVALID_ARG',
+      `resolutionMs must be an integer from 1 to ${MAX_RESOLUTION_MS}, got ${describe(resolutionMs)}`,
+    );
   }
   const histogram = monitorEventLoopDelay({ resolution: resolutionMs });
   histogram.enable();
