@@ -12,6 +12,8 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import offthread from 'offthread';
 import { spawnService } from '../test-support/process.mjs';
@@ -23,6 +25,8 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     'sample-seconds': { type: 'string', default: '5' },
     'overload-seconds': { type: 'string', default: '0' },
+    // Where soak.{json,md} go (default bench/results/): lets two configurations run side by side.
+    out: { type: 'string' },
   },
 });
 const minutes = Number(values.minutes);
@@ -40,7 +44,9 @@ const durationMs = minutes * 60_000;
 // A fifth of the run, at least 20 s — but never more than half, so a short run still
 // has samples after warm-up to compare (a 0.3-minute run used to crash on none).
 const warmupMs = Math.min(Math.max(20_000, durationMs / 5), durationMs / 2);
-const RESULTS = new URL('../../../bench/results/', import.meta.url);
+const RESULTS = values.out
+  ? pathToFileURL(`${resolve(values.out)}/`)
+  : new URL('../../../bench/results/', import.meta.url);
 
 const TEXTS = Array.from({ length: 16 }, (_, i) => `soak-${i}`);
 const DIGESTS = new Map(TEXTS.map((t) => [t, offthread.md5.iterateReference(t, 2000)]));
@@ -177,6 +183,10 @@ async function sample(
     atS: (performance.now() - t0) / 1000,
     rssMiB: rssKiB / 1024,
     heapUsedMiB: metric('nodejs_heap_size_used_bytes') / 2 ** 20,
+    // What V8 has reserved for the heap, and memory outside it (Buffers, ArrayBuffers):
+    // with RSS they say where growth is, JS objects or native allocations.
+    heapTotalMiB: metric('nodejs_heap_size_total_bytes') / 2 ** 20,
+    externalMiB: metric('nodejs_external_memory_bytes') / 2 ** 20,
     handles: metric('nodejs_active_handles_total'),
     fds,
   };
@@ -292,7 +302,7 @@ async function main() {
   // Growth after warm-up: the median of the last three samples against the median of the
   // first three after the warm-up, and the least-squares slope over all of them.
   const after = samples.filter((s) => s.atS * 1000 >= warmupMs);
-  /** @param {'rssMiB' | 'heapUsedMiB' | 'handles' | 'fds'} key */
+  /** @param {'rssMiB' | 'heapUsedMiB' | 'heapTotalMiB' | 'externalMiB' | 'handles' | 'fds'} key */
   const growth = (key) => {
     const first = median(after.slice(0, 3).map((s) => s[key]));
     const last = median(after.slice(-3).map((s) => s[key]));
@@ -321,6 +331,8 @@ async function main() {
     growth: {
       rssMiB: growth('rssMiB'),
       heapUsedMiB: growth('heapUsedMiB'),
+      heapTotalMiB: growth('heapTotalMiB'),
+      externalMiB: growth('externalMiB'),
       handles: growth('handles'),
       fds: growth('fds'),
     },
@@ -440,6 +452,8 @@ function markdown(r) {
     '| ------------- | ---------- | ------ | ------ | ---------------- |',
     row('RSS (MiB)', g.rssMiB, 1),
     row('heap used (MiB)', g.heapUsedMiB, 1),
+    row('heap reserved (MiB)', g.heapTotalMiB, 1),
+    row('external (MiB)', g.externalMiB, 1),
     row('active handles', g.handles, 0),
     row('open fds', g.fds, 0),
     '',
