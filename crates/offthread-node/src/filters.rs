@@ -8,7 +8,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offthread_filters::{FilterError, FilterHandle, Work};
 
-use crate::arg::Arg;
+use crate::arg::{Arg, Expected};
 use crate::error::{Code, CodedError, coded};
 use crate::runtime::{NativePool, Outcome};
 
@@ -60,22 +60,32 @@ impl NativePool {
 
 #[napi]
 impl NativePool {
-    /// The next chunk of `filter`'s stream (`chunk` null: the end of the stream); job
-    /// `id` completes with the output bytes. A refused chunk (ERR_FILTER_BUSY,
-    /// ERR_FILTER_CLOSED) throws here.
-    #[napi(ts_args_type = "id: number, filter: NativeFilter, chunk: Uint8Array | null")]
-    pub fn submit_filter(
+    /// The next chunk of `filter`'s stream; job `id` completes with the output bytes.
+    /// A refused chunk (ERR_FILTER_BUSY, ERR_FILTER_CLOSED) throws here.
+    #[napi(ts_args_type = "id: number, filter: NativeFilter, chunk: Uint8Array")]
+    pub fn submit_filter_push(
         &mut self,
         Arg(id): Arg<u32>,
-        filter: &mut NativeFilter,
-        chunk: Option<Uint8ArraySlice>,
+        Arg(mut filter): Arg<ClassInstance<'_, NativeFilter>>,
+        Arg(chunk): Arg<Uint8ArraySlice>,
     ) -> Result<(), Code> {
-        let work = match chunk {
-            // Borrowed only during this call: prepare_push copies what the job reads.
-            Some(bytes) => filter.handle.prepare_push(&bytes),
-            None => filter.handle.prepare_finish(),
-        }
-        .map_err(to_js)?;
+        // Borrowed only during this call: prepare_push copies what the job reads.
+        let work = filter.handle.prepare_push(&chunk).map_err(to_js)?;
         self.submit_work(id, work)
     }
+
+    /// The end of `filter`'s stream; job `id` completes with the bytes held back.
+    #[napi(ts_args_type = "id: number, filter: NativeFilter")]
+    pub fn submit_filter_finish(
+        &mut self,
+        Arg(id): Arg<u32>,
+        Arg(mut filter): Arg<ClassInstance<'_, NativeFilter>>,
+    ) -> Result<(), Code> {
+        let work = filter.handle.prepare_finish().map_err(to_js)?;
+        self.submit_work(id, work)
+    }
+}
+
+impl Expected for ClassInstance<'_, NativeFilter> {
+    const WHAT: &'static str = "a NativeFilter";
 }

@@ -10,11 +10,12 @@ export declare class NativeFilter {
 /** A pool of native threads whose jobs resolve JS promises in batches. */
 export declare class NativePool {
   /**
-   * The next chunk of `filter`'s stream (`chunk` null: the end of the stream); job
-   * `id` completes with the output bytes. A refused chunk (ERR_FILTER_BUSY,
-   * ERR_FILTER_CLOSED) throws here.
+   * The next chunk of `filter`'s stream; job `id` completes with the output bytes.
+   * A refused chunk (ERR_FILTER_BUSY, ERR_FILTER_CLOSED) throws here.
    */
-  submitFilter(id: number, filter: NativeFilter, chunk: Uint8Array | null): void
+  submitFilterPush(id: number, filter: NativeFilter, chunk: Uint8Array): void
+  /** The end of `filter`'s stream; job `id` completes with the bytes held back. */
+  submitFilterFinish(id: number, filter: NativeFilter): void
   /** The MD5 loop as a pool job (cancellable between chunks of rounds). */
   submitMd5Iterate(id: number, text: string, rounds: number, start: string, cancellable: boolean): void
   /** One MD5 as a pool job (the per-round async row of the http-md5 experiment). */
