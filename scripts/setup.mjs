@@ -46,6 +46,20 @@ step('npm dependencies', () => {
   run('npm', ['install', '--no-audit', '--no-fund']);
 });
 
+// The streams benchmark's load tools (ApacheBench, httperf): Debian packages, installed
+// when missing and apt-get is usable (root); otherwise that benchmark skips their rows.
+step('load tools (ab, httperf)', () => {
+  const has = (tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+  const missing = [
+    ['ab', 'apache2-utils'],
+    ['httperf', 'httperf'],
+  ].filter(([tool]) => !has(tool));
+  if (missing.length === 0 || !has('apt-get') || process.getuid?.() !== 0) return;
+  const quietly = { stdio: quiet ? 'ignore' : ['ignore', 'ignore', 'inherit'] };
+  if (spawnSync('apt-get', ['update'], quietly).status !== 0) return;
+  spawnSync('apt-get', ['install', '-y', ...missing.map(([, pkg]) => pkg)], quietly);
+});
+
 step('rust wasm32 target', () => {
   const installed = execFileSync('rustup', ['target', 'list', '--installed'], { encoding: 'utf8' });
   if (!installed.split('\n').includes('wasm32-unknown-unknown'))

@@ -10,6 +10,7 @@ mod arg;
 mod bytes;
 mod error;
 mod ffi;
+mod filters;
 mod layout;
 mod md5;
 mod pi;

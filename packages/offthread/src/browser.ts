@@ -11,6 +11,17 @@ import { type InitOptions, init as load, webHost } from './web/host.js';
 installHost(webHost);
 
 export * from './api.js';
+export type { FilterBuilders, StreamOptions } from './filters/builders.js';
+export type {
+  ColumnType,
+  CsvOptions,
+  FilterSpec,
+  NdjsonOptions,
+  RecordColumn,
+  TextEncodingName,
+} from './filters/spec.js';
+/** Filters as TransformStreams (`filters.gzip()`, …); in browsers they run on offthread.wasm in place. */
+export { web as filters } from './filters/web.js';
 export type { InitOptions } from './web/host.js';
 
 /**

@@ -52,6 +52,45 @@ export const errorRegistry = {
     kind: 'Error',
     summary: 'A Rust kernel panicked; the call failed, the pool goes on.',
   },
+  // Stream filters (src/filters, crates/offthread-filters); docs/streams.md.
+  ERR_FILTER_INVALID_UTF8: {
+    status: 400,
+    kind: 'Error',
+    summary: 'Invalid UTF-8 in a strict filter (also a sequence cut off by the end).',
+  },
+  ERR_FILTER_INVALID_UTF16: {
+    status: 400,
+    kind: 'Error',
+    summary: 'A lone surrogate or a trailing odd byte in strict UTF-16LE input.',
+  },
+  ERR_FILTER_UNMAPPABLE: { status: 400, kind: 'Error', summary: 'A character latin1 cannot hold (strict mode).' },
+  ERR_FILTER_CORRUPT_DATA: {
+    status: 400,
+    kind: 'Error',
+    summary: 'Compressed input that does not decode (header, data, checksum, truncated).',
+  },
+  ERR_FILTER_BAD_RECORD: {
+    status: 400,
+    kind: 'Error',
+    summary: 'A CSV/NDJSON record that does not fit the schema.',
+  },
+  ERR_FILTER_INVALID_SPEC: {
+    status: 400,
+    kind: 'RangeError',
+    summary: 'Unknown filter, encoding, option, level or column type.',
+  },
+  ERR_FILTER_BUSY: {
+    status: 500,
+    kind: 'Error',
+    summary: 'A sequential filter was given a chunk while the previous one was running.',
+  },
+  ERR_FILTER_CLOSED: { status: 500, kind: 'Error', summary: 'The filter has finished or failed.' },
+  ERR_FILTER_TOO_LARGE: { status: 400, kind: 'RangeError', summary: 'A record batch over the 4 GiB message limit.' },
+  ERR_STREAM_SINK_FAILED: {
+    status: 500,
+    kind: 'Error',
+    summary: 'A sink of a fanned-out source failed; the source and every sink were destroyed.',
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorRegistry;

@@ -19,5 +19,8 @@ export const {
   all,
   Emitter,
   monitorLoopDelay,
+  filters,
+  FilterTransform,
+  Source,
 } = cjs;
 export default cjs;

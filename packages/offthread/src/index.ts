@@ -11,4 +11,15 @@
 import './node/install.js';
 
 export * from './api.js';
+export type { FilterBuilders, StreamOptions } from './filters/builders.js';
+export { Source } from './filters/nexus.js';
+export { FilterTransform, filters } from './filters/node.js';
+export type {
+  ColumnType,
+  CsvOptions,
+  FilterSpec,
+  NdjsonOptions,
+  RecordColumn,
+  TextEncodingName,
+} from './filters/spec.js';
 export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './node/loop-delay.js';

@@ -4,7 +4,7 @@
  * value JS sees. The engines and the worker loop are generic over this table; the
  * facades (pi.ts, md5.ts, qr.ts, stats.ts) validate arguments and pick the kernel.
  */
-import type { NativePool } from '../native/binding';
+import type { NativeFilter, NativePool } from '../native/binding';
 import { makeError } from './errors.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import {
@@ -148,7 +148,17 @@ const testPanic: Kernel<Record<string, never>, never> = {
   },
 };
 
-export const kernels = { pi, md5Iterate, md5Hex, qr, statsTemperature, echo, testSpin, testPanic };
+/** The next chunk of a stream filter (src/filters; null: the end). Native pool only: a
+ * filter's state lives in one NativeFilter, and worker engines run filters inline (core.ts). */
+const filter: Kernel<{ filter: NativeFilter; chunk: Uint8Array | null }, Uint8Array> = {
+  native: (pool, id, a) =>
+    a.chunk ? pool.submitFilterPush(id, a.filter, a.chunk) : pool.submitFilterFinish(id, a.filter),
+  worker: () => {
+    throw makeError('ERR_BACKEND_UNAVAILABLE', 'stream filters run on the native pool, or inline on offthread.wasm');
+  },
+};
+
+export const kernels = { pi, md5Iterate, md5Hex, qr, statsTemperature, echo, testSpin, testPanic, filter };
 export type KernelName = keyof typeof kernels;
 export type ArgsOf<K extends KernelName> = Parameters<(typeof kernels)[K]['worker']>[1];
 export type ResultOf<K extends KernelName> = NonNullable<ReturnType<(typeof kernels)[K]['worker']>>;

@@ -5,6 +5,7 @@
  * code WASM_ERRORS[i], its message readable at `last_error_ptr/len`.
  */
 import { type ErrorCode, makeError } from './errors.js';
+import { FILTER_WASM_EXPORTS } from './filters/wasm.js';
 
 /** The module's exports this client calls (a test checks them against the built .wasm). */
 export interface WasmExports {
@@ -25,6 +26,14 @@ export interface WasmExports {
   qr_last_len(): number;
   stats_temperature(buf: number, len: number, out: number): number;
   layout_run(variant: number, n: number, reps: number, speed: number): number;
+  // Stream filters (filters/wasm.ts, crates/offthread-wasm/src/filters.rs).
+  filter_new(spec: number, len: number): number;
+  filter_push(handle: number, ptr: number, len: number): number;
+  filter_finish(handle: number): number;
+  filter_free(handle: number): void;
+  filter_out_ptr(): number;
+  filter_error_ptr(): number;
+  filter_error_len(): number;
 }
 
 /** Names of the exports above, for the export-list test. */
@@ -46,6 +55,7 @@ export const WASM_EXPORTS: readonly (keyof WasmExports)[] = [
   'qr_last_len',
   'stats_temperature',
   'layout_run',
+  ...FILTER_WASM_EXPORTS,
 ];
 
 /** −(1 + i) is WASM_ERRORS[i] (crates/offthread-wasm/src/abi.rs; only grows at the end). */

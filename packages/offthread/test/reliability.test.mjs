@@ -154,7 +154,10 @@ function bindingCalls() {
     statsTemperatureOffsetSync: [bytes, 1],
     statsTemperatureSync: [bytes],
     NativePool: [1, 0, 10, () => {}],
+    NativeFilter: ['{"kind":"md5"}'],
+    filterErrorCodes: [],
   };
+  const filter = new binding.NativeFilter('{"kind":"md5"}');
   const methods = {
     submitMd5Iterate: [0, 'a', 1, '', false],
     submitMd5Hex: [0, 'a'],
@@ -164,6 +167,8 @@ function bindingCalls() {
     submitPanic: [0],
     submitSpin: [0],
     submitStatsTemperature: [0, bytes],
+    submitFilterPush: [0, filter, bytes],
+    submitFilterFinish: [0, filter],
     cancel: [0],
     drain: [new Float64Array(3)],
     take: [0],
@@ -193,7 +198,7 @@ test('every argument of the binding refuses a wrong type with TypeError ERR_INVA
     ...Object.entries(fns).map(([name, args]) => [
       name,
       args,
-      name === 'NativePool' ? (...a) => new binding.NativePool(...a) : binding[name],
+      name === 'NativePool' || name === 'NativeFilter' ? (...a) => new binding[name](...a) : binding[name],
     ]),
     ...Object.entries(methods).map(([name, args]) => [name, args, (...a) => pool[name](...a)]),
   ];

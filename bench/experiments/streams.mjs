@@ -1,0 +1,676 @@
+// Streams off the loop (issue 14, the Nexus.js benchmarks): offthread's filters against
+// Node's own ways of doing the same work on the event loop or on libuv's pool.
+//
+//   node bench/run.mjs streams [--quick] [--full] [--no-http]
+//
+// 1. UTF-8 → UTF-16LE of a generated multilingual text (see _streams-data.mjs), one file
+//    and 4 files at once, vs buffer.transcode in a Transform, TextDecoder streaming and
+//    iconv-lite; every output checked byte-identical with `iconv -f UTF-8 -t UTF-16LE`.
+// 2. gzip of K streams at once vs zlib.createGzip (libuv pool), peak RSS, loop delay;
+//    per-chunk offload cost at 64 KiB.
+// 3. CSV / NDJSON → batches vs csv-parse, papaparse and JSON.parse per line.
+// 4. A hello-world TCP acceptor and a static HTTP server (ab -c 100 -n 10000 without
+//    keep-alive on an 8,673-byte page; httperf --rate=1000 --num-conns=10000).
+// Each variant runs in its own child process (its own peak RSS and loop delay).
+
+import { transcode } from 'node:buffer';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, createServer as createTcpServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { StringDecoder } from 'node:string_decoder';
+import zlib from 'node:zlib';
+import { startLoopDelay } from '../lib/loop-delay.mjs';
+import { cpuMeter, peakRssMiB, progress, runInChild } from '../lib/measure.mjs';
+import { CSV_COLUMNS, writeCsv, writeText } from './_streams-data.mjs';
+
+const CHUNK = 64 * 1024;
+
+/** Where a UTF-8 sequence the chunk may not finish starts (the Rust filter's rule, in JS). */
+function utf8Boundary(b) {
+  const n = b.length;
+  for (let back = 1; back <= Math.min(3, n); back++) {
+    const lead = b[n - back];
+    if ((lead & 0xc0) !== 0x80) {
+      const needs = lead < 0x80 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+      return needs > back ? n - back : n;
+    }
+  }
+  return n;
+}
+
+/** The in-loop transcoders: each a Transform factory. */
+const LOOP_TRANSCODERS = {
+  'buffer.transcode': () => {
+    let carry = Buffer.alloc(0);
+    return new Transform({
+      transform(chunk, _e, cb) {
+        const all = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+        const at = utf8Boundary(all);
+        carry = Buffer.from(all.subarray(at));
+        cb(null, transcode(all.subarray(0, at), 'utf8', 'utf16le'));
+      },
+      flush(cb) {
+        cb(null, carry.length ? transcode(carry, 'utf8', 'utf16le') : undefined);
+      },
+    });
+  },
+  'TextDecoder stream': () => {
+    const decoder = new TextDecoder('utf-8');
+    return new Transform({
+      transform(chunk, _e, cb) {
+        cb(null, Buffer.from(decoder.decode(chunk, { stream: true }), 'utf16le'));
+      },
+      flush(cb) {
+        cb(null, Buffer.from(decoder.decode(), 'utf16le'));
+      },
+    });
+  },
+  'StringDecoder + Buffer.from': () => {
+    const decoder = new StringDecoder('utf8');
+    return new Transform({
+      transform(chunk, _e, cb) {
+        cb(null, Buffer.from(decoder.write(chunk), 'utf16le'));
+      },
+      flush(cb) {
+        cb(null, Buffer.from(decoder.end(), 'utf16le'));
+      },
+    });
+  },
+};
+
+/**
+ * The pool offthread's rows run on: nice 0, like libuv's threads that zlib uses (the
+ * default pool's nice-10 workers lose every tie to the other processes on a shared
+ * machine; the HTTP service makes the same choice, POOL_NICE=0).
+ */
+async function benchPool() {
+  const { Pool } = await import('offthread');
+  return new Pool({ nice: 0 });
+}
+
+/** Child: `files` conversions of `input` at once, each into its own output file. */
+export async function transcodeChild(method, input, outDir, files) {
+  const { filters } = await import('offthread');
+  const iconv = method === 'iconv-lite' ? (await import('iconv-lite')).default : null;
+  const pool = await benchPool();
+  const loop = startLoopDelay({ resolutionMs: 1 });
+  const meter = cpuMeter();
+  meter.start();
+  const outputs = Array.from({ length: files }, (_, i) => join(outDir, `${method.replace(/\W+/g, '_')}-${i}.utf16`));
+  await Promise.all(
+    outputs.map((out) => {
+      const src = createReadStream(input, { highWaterMark: CHUNK });
+      const sink = createWriteStream(out);
+      if (method === 'offthread') return pipeline(src, filters.transcode('utf8', 'utf16le', { pool }), sink);
+      if (method === 'copy (disk only)') return pipeline(src, sink);
+      if (iconv) return pipeline(src, iconv.decodeStream('utf8'), iconv.encodeStream('utf16le'), sink);
+      return pipeline(src, LOOP_TRANSCODERS[method](), sink);
+    }),
+  );
+  const cpu = meter.stop();
+  const hashes = outputs.map((o) => createHash('sha256').update(readFileSync(o)).digest('hex'));
+  for (const o of outputs) rmSync(o);
+  return { ...cpu, loop: loop.stop(), hashes, peakRssMiB: peakRssMiB() };
+}
+
+/** Child: K gzip streams of `input` at once; the bytes are discarded after counting. */
+export async function gzipChild(method, input, k) {
+  const { filters } = await import('offthread');
+  const pool = await benchPool();
+  const loop = startLoopDelay({ resolutionMs: 1 });
+  const meter = cpuMeter();
+  meter.start();
+  const firstOut = [];
+  let outBytes = 0;
+  await Promise.all(
+    Array.from({ length: k }, (_, i) =>
+      pipeline(
+        createReadStream(input, { highWaterMark: CHUNK }),
+        method === 'offthread' ? filters.gzip({ pool }) : zlib.createGzip(),
+        new Writable({
+          write(c, _e, cb) {
+            outBytes += c.length;
+            if (i === 0) firstOut.push(c);
+            cb();
+          },
+        }),
+      ),
+    ),
+  );
+  const cpu = meter.stop();
+  const roundTrip = createHash('sha256')
+    .update(zlib.gunzipSync(Buffer.concat(firstOut)))
+    .digest('hex');
+  return { ...cpu, loop: loop.stop(), outBytes, roundTrip, peakRssMiB: peakRssMiB() };
+}
+
+/** Child: per-chunk cost of one round trip through a pass-through filter (latin1 → latin1). */
+export async function offloadChild(chunks) {
+  const { filters } = await import('offthread');
+  const t = filters.transcode('latin1', 'latin1', { inFlight: 1, pool: await benchPool() });
+  const chunk = Buffer.alloc(CHUNK, 0x61);
+  const out = new Writable({ write: (_c, _e, cb) => cb(), highWaterMark: 1 });
+  t.pipe(out);
+  const write = (c) => new Promise((resolve) => (t.write(c) ? resolve() : t.once('drain', resolve)));
+  for (let i = 0; i < 200; i++) await write(chunk);
+  const t0 = performance.now();
+  for (let i = 0; i < chunks; i++) await write(chunk);
+  const us = ((performance.now() - t0) * 1000) / chunks;
+  t.end();
+  await once(out, 'finish');
+  return { usPerChunk: us };
+}
+
+/** Child: parse a CSV or NDJSON file, counting rows. */
+export async function parseChild(method, input) {
+  const { filters } = await import('offthread');
+  const loop = startLoopDelay({ resolutionMs: 1 });
+  const meter = cpuMeter();
+  meter.start();
+  let rows = 0;
+  let check = 0; // sum of ids: the parsers must agree
+  const src = () => createReadStream(input, { highWaterMark: CHUNK });
+  const count = (objectMode, each) =>
+    new Writable({
+      objectMode,
+      write(x, _e, cb) {
+        each(x);
+        cb();
+      },
+    });
+  if (method === 'offthread csv' || method === 'offthread ndjson') {
+    const pool = await benchPool();
+    const f =
+      method === 'offthread csv'
+        ? filters.csv({ columns: CSV_COLUMNS, pool })
+        : filters.ndjson({ columns: CSV_COLUMNS, pool });
+    await pipeline(
+      src(),
+      f,
+      count(true, (batch) => {
+        // Read the id column in place: root struct, rows at +4, SoA header → column table.
+        const view = new DataView(batch.buffer, batch.byteOffset, batch.byteLength);
+        const soa = view.getUint32(4, true);
+        const n = view.getUint32(soa, true);
+        const table = view.getUint32(soa + 12, true);
+        const idCol = view.getUint32(table + 64, true) * 64; // column 0's block index
+        const ids = new Uint32Array(batch.buffer, batch.byteOffset + idCol, n);
+        for (let i = 0; i < n; i++) check += ids[i];
+        rows += n;
+      }),
+    );
+  } else if (method === 'csv-parse') {
+    const { parse } = await import('csv-parse');
+    await pipeline(
+      src(),
+      parse({ from_line: 2 }),
+      count(true, (r) => {
+        rows++;
+        check += Number(r[0]);
+      }),
+    );
+  } else if (method === 'papaparse') {
+    const Papa = (await import('papaparse')).default;
+    await pipeline(
+      src(),
+      Papa.parse(Papa.NODE_STREAM_INPUT, { header: false, skipEmptyLines: true }),
+      count(true, (r) => {
+        if (r[0] === 'id') return;
+        rows++;
+        check += Number(r[0]);
+      }),
+    );
+  } else if (method === 'JSON.parse per line') {
+    const { createInterface } = await import('node:readline');
+    for await (const line of createInterface({ input: src(), crlfDelay: Number.POSITIVE_INFINITY })) {
+      if (!line) continue;
+      const o = JSON.parse(line);
+      rows++;
+      check += o.id;
+    }
+  }
+  const cpu = meter.stop();
+  return { ...cpu, loop: loop.stop(), rows, check, peakRssMiB: peakRssMiB() };
+}
+
+/** Child: a static server (node:http, no keep-alive) or a TCP hello-world acceptor; runs until killed. */
+export async function serverChild(kind, port, page) {
+  const body = Buffer.from(page);
+  const server =
+    kind === 'tcp'
+      ? createTcpServer((s) => s.end('hello world\n'))
+      : createHttpServer((_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/html', 'content-length': body.length, connection: 'close' });
+          res.end(body);
+        });
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  progress(`streams: ${kind} server on ${port}`);
+  await new Promise(() => {}); // until the parent kills the child
+}
+
+function have(tool) {
+  return spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+}
+
+async function startServer(kind, port, page) {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `import(${JSON.stringify(import.meta.url)}).then((m) => m.serverChild(${JSON.stringify(kind)}, ${port}, ${JSON.stringify(page)}))`,
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    const ok = await new Promise((resolve) => {
+      const s = connect(port, '127.0.0.1', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+    if (ok) return child;
+  }
+  child.kill();
+  throw new Error(`${kind} server did not start`);
+}
+
+/** Opens `total` connections, `concurrency` at a time, reading each answer to its end. */
+async function tcpLoad(port, total, concurrency) {
+  let started = 0;
+  let failed = 0;
+  const lat = [];
+  const one = () =>
+    new Promise((resolve) => {
+      const t0 = performance.now();
+      const s = connect(port, '127.0.0.1');
+      s.resume();
+      s.on('end', () => {
+        lat.push(performance.now() - t0);
+        resolve();
+      });
+      s.on('error', () => {
+        failed++;
+        resolve();
+      });
+    });
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (started < total) {
+        started++;
+        await one();
+      }
+    }),
+  );
+  const wall = performance.now() - t0;
+  lat.sort((a, b) => a - b);
+  return {
+    connsPerSec: (total / wall) * 1000,
+    failed,
+    p50Ms: lat[lat.length >> 1],
+    p99Ms: lat[Math.floor(lat.length * 0.99)],
+  };
+}
+
+function parseAb(out) {
+  const num = (re) => Number(out.match(re)?.[1] ?? Number.NaN);
+  return {
+    reqPerSec: num(/Requests per second:\s+([\d.]+)/),
+    failed: num(/Failed requests:\s+(\d+)/),
+    p50Ms: num(/\s50%\s+(\d+)/),
+    p99Ms: num(/\s99%\s+(\d+)/),
+    maxMs: num(/100%\s+(\d+)/),
+  };
+}
+
+function parseHttperf(out) {
+  const num = (re) => Number(out.match(re)?.[1] ?? Number.NaN);
+  return {
+    reqPerSec: num(/Request rate: ([\d.]+)/),
+    connTimeAvgMs: num(/Connection time \[ms\]: min [\d.]+ avg ([\d.]+)/),
+    connTimeMaxMs: num(/Connection time \[ms\]: min [\d.]+ avg [\d.]+ max ([\d.]+)/),
+    replyTimeMs: num(/Reply time \[ms\]: response ([\d.]+)/),
+    errors: num(/Errors: total (\d+)/),
+  };
+}
+
+const loopCols = [
+  { key: 'loopP99Ms', label: 'loop p99', format: 'ms' },
+  { key: 'loopMaxMs', label: 'loop max', format: 'ms' },
+  { key: 'peakRssMiB', label: 'peak RSS', format: 'mib' },
+  { key: 'coresUsed', label: 'cores used', format: 'sig3' },
+];
+
+/** @param {import('../run.mjs').ExperimentContext} ctx */
+export async function run(ctx) {
+  const dir = mkdtempSync(join(tmpdir(), 'offthread-streams-'));
+  const textMb = ctx.quick ? 8 : 100;
+  const gzipMb = ctx.quick ? 4 : 28;
+  const gzipK = ctx.full ? [1, 2, 4, 8, 32] : ctx.quick ? [1, 2, 4] : [1, 2, 4, 8];
+  const csvMb = ctx.quick ? 8 : ctx.full ? 500 : 100;
+  const notes = [];
+  const ratios = [];
+  try {
+    // 1. Transcoding.
+    const text = join(dir, 'text.utf8');
+    ctx.progress(`streams: writing ${textMb} MiB of text`);
+    await writeText(text, textMb);
+    const bytes = statSync(text).size;
+    const reference = createHash('sha256')
+      .update(execFileSync('iconv', ['-f', 'UTF-8', '-t', 'UTF-16LE', text], { maxBuffer: 1 << 30 }))
+      .digest('hex');
+    const transcodeRows = [];
+    const methods = [
+      'offthread',
+      'buffer.transcode',
+      'TextDecoder stream',
+      'StringDecoder + Buffer.from',
+      'iconv-lite',
+      'copy (disk only)',
+    ];
+    for (const files of [1, 4]) {
+      for (const method of methods) {
+        ctx.progress(`streams: transcode ${method} × ${files}`);
+        const c = await runInChild(import.meta.url, 'transcodeChild', [method, text, dir, files]);
+        const v = c.value;
+        transcodeRows.push({
+          method,
+          files,
+          wallMs: v.wallMs,
+          mbPerSec: (files * bytes) / 2 ** 20 / (v.wallMs / 1000),
+          identical: method === 'copy (disk only)' ? '–' : v.hashes.every((h) => h === reference) ? 'yes' : 'NO',
+          loopP99Ms: v.loop.p99Ms,
+          loopMaxMs: v.loop.maxMs,
+          peakRssMiB: v.peakRssMiB,
+          coresUsed: v.coresUsed,
+        });
+      }
+    }
+    const tr = (m, f) => transcodeRows.find((r) => r.method === m && r.files === f);
+    const fastestLoop4 = Math.min(
+      ...['buffer.transcode', 'TextDecoder stream', 'StringDecoder + Buffer.from'].map((m) => tr(m, 4).wallMs),
+    );
+    ratios.push(
+      {
+        label: '4 files: offthread / iconv-lite throughput',
+        value: tr('iconv-lite', 4).wallMs / tr('offthread', 4).wallMs,
+        target: 3,
+      },
+      {
+        label: '4 files: offthread / fastest in-loop method throughput',
+        value: fastestLoop4 / tr('offthread', 4).wallMs,
+        target: 0.9,
+      },
+      {
+        label: '4 files: offthread loop-delay p99',
+        value: tr('offthread', 4).loopP99Ms,
+        target: 5,
+        op: '<=',
+        unit: 'ms',
+      },
+    );
+
+    // 2. gzip.
+    const gzIn = join(dir, 'gzip.in');
+    await writeText(gzIn, gzipMb);
+    const gzBytes = statSync(gzIn).size;
+    const gzRef = createHash('sha256').update(readFileSync(gzIn)).digest('hex');
+    const gzipRows = [];
+    for (const k of gzipK) {
+      for (const method of ['offthread', 'zlib.createGzip']) {
+        ctx.progress(`streams: gzip ${method} K=${k}`);
+        const c = await runInChild(import.meta.url, 'gzipChild', [method, gzIn, k]);
+        const v = c.value;
+        gzipRows.push({
+          method,
+          k,
+          wallMs: v.wallMs,
+          mbPerSec: (k * gzBytes) / 2 ** 20 / (v.wallMs / 1000),
+          ratio: v.outBytes / (k * gzBytes),
+          gunzips: v.roundTrip === gzRef ? 'yes' : 'NO',
+          loopP99Ms: v.loop.p99Ms,
+          loopMaxMs: v.loop.maxMs,
+          peakRssMiB: v.peakRssMiB,
+          coresUsed: v.coresUsed,
+        });
+      }
+    }
+    const gz = (m, k) => gzipRows.find((r) => r.method === m && r.k === k);
+    ratios.push({
+      label: 'gzip K=2 / K=1 throughput (offthread)',
+      value: gz('offthread', 2).mbPerSec / gz('offthread', 1).mbPerSec,
+      target: 1.8,
+    });
+    const offload = (await runInChild(import.meta.url, 'offloadChild', [ctx.quick ? 2000 : 20000])).value;
+    ratios.push({
+      label: 'per-chunk round trip at 64 KiB (pass-through filter)',
+      value: offload.usPerChunk,
+      target: 10,
+      op: '<=',
+      unit: 'µs',
+    });
+
+    // 3. CSV / NDJSON.
+    const csv = join(dir, 'data.csv');
+    const nd = join(dir, 'data.ndjson');
+    ctx.progress(`streams: writing ${csvMb} MiB of CSV and NDJSON`);
+    const expectedRows = await writeCsv(csv, csvMb);
+    await writeCsv(nd, csvMb, { ndjson: true });
+    const parseRows = [];
+    for (const [method, file] of [
+      ['offthread csv', csv],
+      ['csv-parse', csv],
+      ['papaparse', csv],
+      ['offthread ndjson', nd],
+      ['JSON.parse per line', nd],
+    ]) {
+      ctx.progress(`streams: parse ${method}`);
+      const c = await runInChild(import.meta.url, 'parseChild', [method, file]);
+      const v = c.value;
+      parseRows.push({
+        method,
+        mb: statSync(file).size / 2 ** 20,
+        rows: v.rows,
+        wallMs: v.wallMs,
+        mbPerSec: statSync(file).size / 2 ** 20 / (v.wallMs / 1000),
+        idSum: v.check,
+        loopP99Ms: v.loop.p99Ms,
+        loopMaxMs: v.loop.maxMs,
+        peakRssMiB: v.peakRssMiB,
+        coresUsed: v.coresUsed,
+      });
+    }
+    const pr = (m) => parseRows.find((r) => r.method === m);
+    const agree = (ms, ref) => ms.every((m) => pr(m).rows === pr(ref).rows && pr(m).idSum === pr(ref).idSum);
+    notes.push(
+      `CSV: ${expectedRows} rows; offthread and papaparse saw the same rows and id sum as csv-parse: ${agree(['offthread csv', 'papaparse'], 'csv-parse') && pr('csv-parse').rows === expectedRows ? 'yes' : 'NO'}. NDJSON: ${pr('JSON.parse per line').rows} rows; offthread agrees with JSON.parse: ${agree(['offthread ndjson'], 'JSON.parse per line') ? 'yes' : 'NO'}.`,
+    );
+    ratios.push(
+      {
+        label: 'CSV: offthread / csv-parse throughput',
+        value: pr('offthread csv').mbPerSec / pr('csv-parse').mbPerSec,
+        target: 3,
+      },
+      { label: 'CSV: offthread loop-delay p99', value: pr('offthread csv').loopP99Ms, target: 5, op: '<=', unit: 'ms' },
+    );
+
+    // 4. Servers.
+    const serverRows = [];
+    if (!ctx.argv.includes('--no-http')) {
+      const page = `<!doctype html><title>offthread</title>${'<p>offthread static page</p>\n'.repeat(400)}`.slice(
+        0,
+        8673,
+      );
+      const tcp = await startServer('tcp', 18081, '');
+      try {
+        ctx.progress('streams: TCP acceptor');
+        const t = await tcpLoad(18081, ctx.quick ? 2000 : 10000, 100);
+        serverRows.push({
+          tool: 'TCP hello world (own client, 100 at once)',
+          reqPerSec: t.connsPerSec,
+          failed: t.failed,
+          p50Ms: t.p50Ms,
+          p99Ms: t.p99Ms,
+        });
+      } finally {
+        tcp.kill();
+      }
+      const http = await startServer('http', 18082, page);
+      try {
+        if (have('ab')) {
+          ctx.progress('streams: ab -c 100 -n 10000');
+          const out = execFileSync(
+            'ab',
+            ['-q', '-c', '100', '-n', ctx.quick ? '2000' : '10000', 'http://127.0.0.1:18082/'],
+            { encoding: 'utf8' },
+          );
+          const a = parseAb(out);
+          serverRows.push({
+            tool: 'ab -c 100 -n 10000 (no keep-alive)',
+            reqPerSec: a.reqPerSec,
+            failed: a.failed,
+            p50Ms: a.p50Ms,
+            p99Ms: a.p99Ms,
+          });
+          ratios.push({
+            label: 'ab -c 100 without keep-alive (node:http static)',
+            value: a.reqPerSec,
+            target: 5000,
+            unit: 'req/s',
+          });
+        } else notes.push('ab not installed (apt-get install apache2-utils): row skipped.');
+        if (have('httperf')) {
+          ctx.progress('streams: httperf --rate=1000 --num-conns=10000');
+          const out = execFileSync(
+            'httperf',
+            [
+              '--server',
+              '127.0.0.1',
+              '--port',
+              '18082',
+              '--rate',
+              '1000',
+              '--num-conns',
+              ctx.quick ? '2000' : '10000',
+              '--timeout',
+              '5',
+            ],
+            { encoding: 'utf8' },
+          );
+          const h = parseHttperf(out);
+          serverRows.push({
+            tool: 'httperf --rate=1000 (new connection each)',
+            reqPerSec: h.reqPerSec,
+            failed: h.errors,
+            p50Ms: h.replyTimeMs,
+            p99Ms: h.connTimeMaxMs,
+          });
+          notes.push(
+            `httperf reports averages, not percentiles: p50 column = mean reply time, p99 column = max connection time (avg connection ${h.connTimeAvgMs} ms).`,
+          );
+        } else notes.push('httperf not installed (apt-get install httperf): row skipped.');
+      } finally {
+        http.kill();
+      }
+    }
+
+    notes.push(
+      `Text: ${textMb} MiB generated deterministically (_streams-data.mjs): a 4 MiB block of ~85 % ASCII words and markup and ~5 % multi-byte words (2-, 3- and 4-byte UTF-8: Latin-1, Greek, Cyrillic, CJK, Devanagari, Hangul, emoji, Gothic), repeated. enwik8 cannot be fetched here.`,
+      "4 files = 4 independent conversions of the same input at once, each written to its own file ('copy (disk only)' is the same without conversion: the disk's share).",
+      'Byte identity: sha256 of every output against `iconv -f UTF-8 -t UTF-16LE`.',
+      'Loop delay sampled at 1 ms resolution in each child (an idle loop reads ≈1 ms).',
+      'offthread rows use a pool with nice 0 (as libuv, which zlib uses); the default pool runs at nice 10.',
+      'The machine has 2 cores shared with other jobs: compare rows of this run, not absolute figures.',
+    );
+    return {
+      title: 'Streams off the loop: transcoding, gzip, CSV/NDJSON, servers',
+      params: { textMb, gzipMb, gzipK, csvMb, chunk: CHUNK },
+      notes,
+      tables: [
+        {
+          title: `UTF-8 → UTF-16LE, ${textMb} MiB per file`,
+          columns: [
+            { key: 'method', label: 'method' },
+            { key: 'files', label: 'files', format: 'int' },
+            { key: 'wallMs', label: 'wall', format: 'ms' },
+            { key: 'mbPerSec', label: 'MiB/s (input)', format: 'sig3' },
+            { key: 'identical', label: 'identical to iconv' },
+            ...loopCols,
+          ],
+          rows: transcodeRows,
+        },
+        {
+          title: `gzip, K streams of ${gzipMb} MiB at once`,
+          columns: [
+            { key: 'method', label: 'method' },
+            { key: 'k', label: 'K', format: 'int' },
+            { key: 'wallMs', label: 'wall', format: 'ms' },
+            { key: 'mbPerSec', label: 'MiB/s (input)', format: 'sig3' },
+            { key: 'ratio', label: 'size ratio', format: 'sig3' },
+            { key: 'gunzips', label: 'gunzips to input' },
+            ...loopCols,
+          ],
+          rows: gzipRows,
+        },
+        {
+          title: 'CSV / NDJSON → rows',
+          columns: [
+            { key: 'method', label: 'method' },
+            { key: 'mb', label: 'MiB', format: 'sig3' },
+            { key: 'rows', label: 'rows', format: 'int' },
+            { key: 'wallMs', label: 'wall', format: 'ms' },
+            { key: 'mbPerSec', label: 'MiB/s', format: 'sig3' },
+            ...loopCols,
+          ],
+          rows: parseRows,
+        },
+        {
+          title: 'Servers (new connection per request)',
+          columns: [
+            { key: 'tool', label: 'load' },
+            { key: 'reqPerSec', label: 'req/s', format: 'sig3' },
+            { key: 'failed', label: 'failed', format: 'int' },
+            { key: 'p50Ms', label: 'p50', format: 'ms' },
+            { key: 'p99Ms', label: 'p99', format: 'ms' },
+          ],
+          rows: serverRows,
+        },
+      ],
+      charts: [
+        {
+          title: 'UTF-8 → UTF-16LE throughput',
+          subtitle: 'MiB/s of input; higher is better',
+          x: { field: 'files', label: 'files at once' },
+          y: { field: 'mbPerSec', label: 'MiB/s' },
+          series: 'method',
+          data: transcodeRows,
+        },
+        {
+          suffix: 'gzip',
+          title: 'gzip throughput by parallel streams',
+          subtitle: 'MiB/s of input; higher is better',
+          x: { field: 'k', label: 'streams at once (K)' },
+          y: { field: 'mbPerSec', label: 'MiB/s' },
+          series: 'method',
+          data: gzipRows,
+        },
+      ],
+      ratios,
+      raw: { transcodeRows, gzipRows, parseRows, serverRows, offload },
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

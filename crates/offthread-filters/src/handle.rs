@@ -1,0 +1,217 @@
+//! One stream's filter as the bindings drive it: an ordered, cheap step on the caller's
+//! thread, then a [`Work`] item for the pool.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::compress::{Compressor, Decompressor};
+use crate::digest::Digest;
+use crate::error::{BUSY, CLOSED, FilterError, FilterResult};
+use crate::records::RecordParser;
+use crate::spec::FilterSpec;
+use crate::transcode::{Conversion, Transcoder};
+
+/// A stateful filter: chunks in order, then `finish` once.
+pub trait Filter: Send {
+    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>>;
+    fn finish(&mut self) -> FilterResult<Vec<u8>>;
+}
+
+impl Filter for Compressor {
+    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        Compressor::push(self, chunk)
+    }
+    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        Compressor::finish(self)
+    }
+}
+
+impl Filter for Decompressor {
+    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        Decompressor::push(self, chunk)
+    }
+    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        Decompressor::finish(self)
+    }
+}
+
+impl Filter for Digest {
+    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        self.update(chunk);
+        Ok(Vec::new())
+    }
+    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        Ok(Digest::finish(self))
+    }
+}
+
+impl Filter for RecordParser {
+    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        RecordParser::push(self, chunk)
+    }
+    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        RecordParser::finish(self)
+    }
+}
+
+/// The part of a push that runs on a pool thread; owns everything it reads.
+pub struct Work(Box<dyn FnOnce() -> FilterResult<Vec<u8>> + Send>);
+
+impl Work {
+    pub fn run(self) -> FilterResult<Vec<u8>> {
+        (self.0)()
+    }
+}
+
+enum State {
+    Parallel(Transcoder),
+    Sequential {
+        filter: Arc<Mutex<Box<dyn Filter>>>,
+        busy: Arc<AtomicBool>,
+    },
+}
+
+pub struct FilterHandle {
+    state: State,
+    /// Set by a failed work item: the stream is broken, later pushes are refused.
+    failed: Arc<AtomicBool>,
+    finished: bool,
+}
+
+/// Clears `busy` when a sequential work item ends, and marks the filter failed when it
+/// ends by panicking (the pool turns the panic into ERR_KERNEL_PANIC).
+struct Running {
+    busy: Arc<AtomicBool>,
+    failed: Arc<AtomicBool>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.failed.store(true, Ordering::Release);
+        }
+        self.busy.store(false, Ordering::Release);
+    }
+}
+
+impl FilterHandle {
+    pub fn new(spec: FilterSpec) -> FilterResult<Self> {
+        let sequential = |f: Box<dyn Filter>| State::Sequential {
+            filter: Arc::new(Mutex::new(f)),
+            busy: Arc::new(AtomicBool::new(false)),
+        };
+        let state = match spec {
+            FilterSpec::Transcode(c) => State::Parallel(Transcoder::new(c)),
+            FilterSpec::Compress { format, level } => {
+                sequential(Box::new(Compressor::new(format, level)))
+            }
+            FilterSpec::Decompress(format) => sequential(Box::new(Decompressor::new(format))),
+            FilterSpec::Digest(kind) => sequential(Box::new(Digest::new(kind))),
+            FilterSpec::Records { columns, format } => {
+                sequential(Box::new(RecordParser::new(columns, format)?))
+            }
+        };
+        Ok(Self {
+            state,
+            failed: Arc::new(AtomicBool::new(false)),
+            finished: false,
+        })
+    }
+
+    /// Several pushes may be in flight at once.
+    pub fn parallel(&self) -> bool {
+        matches!(self.state, State::Parallel(_))
+    }
+
+    fn check_open(&self) -> FilterResult<()> {
+        if self.finished {
+            return Err(FilterError::new(CLOSED, "the filter has already finished"));
+        }
+        if self.failed.load(Ordering::Acquire) {
+            return Err(FilterError::new(
+                CLOSED,
+                "an earlier chunk of this stream failed",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Takes `chunk` in stream order (copying what the work item needs).
+    pub fn prepare_push(&mut self, chunk: &[u8]) -> FilterResult<Work> {
+        self.check_open()?;
+        self.prepare(Some(chunk))
+    }
+
+    /// The end of the stream: the work item yields the last output (a digest, a
+    /// deflate trailer, a last record, a character kept back).
+    pub fn prepare_finish(&mut self) -> FilterResult<Work> {
+        self.check_open()?;
+        let work = self.prepare(None)?;
+        self.finished = true;
+        Ok(work)
+    }
+
+    fn prepare(&mut self, chunk: Option<&[u8]>) -> FilterResult<Work> {
+        let failed = Arc::clone(&self.failed);
+        match &mut self.state {
+            State::Parallel(t) => {
+                let piece = match chunk {
+                    Some(c) => t.cut(c),
+                    None => t.cut_end(),
+                };
+                let conversion: Conversion = t.conversion;
+                Ok(Work(Box::new(move || {
+                    let out = conversion.run(piece);
+                    if out.is_err() {
+                        failed.store(true, Ordering::Release);
+                    }
+                    out
+                })))
+            }
+            State::Sequential { filter, busy } => {
+                if busy.swap(true, Ordering::AcqRel) {
+                    return Err(FilterError::new(
+                        BUSY,
+                        "this filter is sequential: wait for the previous chunk",
+                    ));
+                }
+                let owned = chunk.map(<[u8]>::to_vec);
+                let (filter, busy) = (Arc::clone(filter), Arc::clone(busy));
+                Ok(Work(Box::new(move || {
+                    let _running = Running {
+                        busy,
+                        failed: Arc::clone(&failed),
+                    };
+                    // Never poisoned in practice: a panic marks the filter failed and
+                    // check_open refuses any later push first.
+                    let mut f = filter.lock().unwrap_or_else(|p| p.into_inner());
+                    let out = match &owned {
+                        Some(c) => f.push(c),
+                        None => f.finish(),
+                    };
+                    if out.is_err() {
+                        failed.store(true, Ordering::Release);
+                    }
+                    out
+                })))
+            }
+        }
+    }
+}
+
+impl FilterHandle {
+    /// Parses a JSON spec ([`FilterSpec::from_json`]) and opens its filter.
+    pub fn from_json(spec: &str) -> FilterResult<Self> {
+        Self::new(FilterSpec::from_json(spec)?)
+    }
+
+    /// Runs a push in place (hosts without a pool, tests).
+    pub fn push_now(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        self.prepare_push(chunk)?.run()
+    }
+
+    /// Runs the end of the stream in place.
+    pub fn finish_now(&mut self) -> FilterResult<Vec<u8>> {
+        self.prepare_finish()?.run()
+    }
+}

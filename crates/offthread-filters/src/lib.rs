@@ -1,0 +1,26 @@
+//! offthread-filters: stream filters that run chunk by chunk, with the state a stream
+//! needs carried from one chunk to the next (a UTF-8 sequence split between chunks, a
+//! running digest, a deflate stream, a CSV record cut in half). Plain Rust: the Node
+//! and WASM bindings run [`Work`] items on their pools and hand the bytes back.
+//!
+//! A [`FilterHandle`] splits every push into two parts: a cheap, ordered step on the
+//! caller's thread ([`FilterHandle::prepare_push`]) and a [`Work`] item that can run
+//! anywhere. Transcoding and validation cut each chunk at a character boundary in that
+//! first step, so their work items are independent and may run in parallel; the other
+//! filters are sequential (one work item in flight at a time, [`BUSY`] otherwise).
+
+mod compress;
+mod digest;
+mod error;
+mod handle;
+mod records;
+mod spec;
+mod transcode;
+
+pub use compress::{Compressor, Decompressor, Format};
+pub use digest::{Digest, DigestKind};
+pub use error::*;
+pub use handle::{Filter, FilterHandle, Work};
+pub use records::{ColumnType, CsvOptions, RecordColumn, RecordFormat, RecordParser};
+pub use spec::FilterSpec;
+pub use transcode::{Conversion, Encoding, Piece, Transcoder, utf8_boundary, utf16_boundary};

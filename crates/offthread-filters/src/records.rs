@@ -1,0 +1,563 @@
+//! CSV (RFC 4180) and NDJSON → record batches of a user's schema.
+//!
+//! A batch is a schema message whose root is `struct <name>_batch (dynamic) { rows:
+//! []<row> #soa; }`: one 64-byte aligned column per field of the row struct, filled
+//! through the same `offthread-schema-rt` builder calls, in the same order, as the
+//! generated `write_soa`, so the bytes are those the generated writer would produce
+//! and the generated readers (Rust or TS) read them in place. Columns are named by
+//! their field's declaration index (the format's field-path hash), not by name.
+//!
+//! Records may be cut anywhere between chunks: csv-core keeps its state between input
+//! slices, and NDJSON keeps the unfinished line. Each push yields one batch with the
+//! rows that chunk completed (none: no batch).
+
+use offthread_schema_rt::{Builder, ColumnSpec, WriteError, field_path_hash};
+use serde_json::Value;
+
+use crate::error::{BAD_RECORD, FilterError, FilterResult, INVALID_SPEC, TOO_LARGE};
+
+/// A field type a record column can have: the scalars and UTF-8 text (`[]u8 #string`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    Bool,
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+    String,
+}
+
+impl ColumnType {
+    /// The schema language's type names (`string` for `[]u8 #string`).
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "bool" => ColumnType::Bool,
+            "u8" => ColumnType::U8,
+            "u16" => ColumnType::U16,
+            "u32" => ColumnType::U32,
+            "u64" => ColumnType::U64,
+            "i8" => ColumnType::I8,
+            "i16" => ColumnType::I16,
+            "i32" => ColumnType::I32,
+            "i64" => ColumnType::I64,
+            "f32" => ColumnType::F32,
+            "f64" => ColumnType::F64,
+            "string" => ColumnType::String,
+            _ => return None,
+        })
+    }
+
+    fn item_bytes(self) -> usize {
+        match self {
+            ColumnType::Bool | ColumnType::U8 | ColumnType::I8 => 1,
+            ColumnType::U16 | ColumnType::I16 => 2,
+            ColumnType::U32 | ColumnType::I32 | ColumnType::F32 => 4,
+            ColumnType::U64 | ColumnType::I64 | ColumnType::F64 => 8,
+            // Var columns: 1-byte elements.
+            ColumnType::String => 1,
+        }
+    }
+}
+
+/// One field of the row struct that the records fill.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordColumn {
+    /// CSV header / NDJSON key it is read from.
+    pub name: String,
+    pub ty: ColumnType,
+    /// Declaration index of the field in the row struct (its column hash is `[field]`).
+    pub field: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvOptions {
+    pub delimiter: u8,
+    pub quote: u8,
+    /// The first record names the columns; columns are then found by name.
+    pub header: bool,
+}
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        Self {
+            delimiter: b',',
+            quote: b'"',
+            header: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordFormat {
+    Csv(CsvOptions),
+    Ndjson,
+}
+
+/// The values of one column for the rows of the batch being built.
+enum ColumnData {
+    /// Little-endian items of `item_bytes` each.
+    Fixed(Vec<u8>),
+    /// `offsets[i]..offsets[i + 1]` of `bytes` is row i (offsets starts with 0).
+    Text { offsets: Vec<u32>, bytes: Vec<u8> },
+}
+
+pub struct RecordParser {
+    columns: Vec<RecordColumn>,
+    data: Vec<ColumnData>,
+    rows: usize,
+    /// Records seen so far (header included): the number in error messages.
+    records: u64,
+    parser: Parser,
+}
+
+enum Parser {
+    Csv {
+        reader: Box<csv_core::Reader>,
+        header: bool,
+        /// CSV field index of each column (positional until a header says otherwise).
+        source: Vec<usize>,
+        /// Fields the records must have (None until the header or first record).
+        width: Option<usize>,
+        out: Vec<u8>,
+        out_len: usize,
+        ends: Vec<usize>,
+        ends_len: usize,
+    },
+    Ndjson {
+        line: Vec<u8>,
+    },
+}
+
+impl RecordParser {
+    pub fn new(columns: Vec<RecordColumn>, format: RecordFormat) -> FilterResult<Self> {
+        if columns.is_empty() {
+            return Err(FilterError::new(
+                INVALID_SPEC,
+                "a record filter needs columns",
+            ));
+        }
+        let mut fields: Vec<u32> = columns.iter().map(|c| c.field).collect();
+        fields.sort_unstable();
+        if fields.windows(2).any(|w| w[0] == w[1]) {
+            return Err(FilterError::new(
+                INVALID_SPEC,
+                "two columns name the same field",
+            ));
+        }
+        let parser = match format {
+            RecordFormat::Csv(o) => Parser::Csv {
+                reader: Box::new(
+                    csv_core::ReaderBuilder::new()
+                        .delimiter(o.delimiter)
+                        .quote(o.quote)
+                        .build(),
+                ),
+                header: o.header,
+                source: (0..columns.len()).collect(),
+                width: (!o.header).then_some(columns.len()),
+                out: vec![0; 1024],
+                out_len: 0,
+                ends: vec![0; columns.len().max(16)],
+                ends_len: 0,
+            },
+            RecordFormat::Ndjson => Parser::Ndjson { line: Vec::new() },
+        };
+        let data = columns.iter().map(|c| ColumnData::empty(c.ty)).collect();
+        Ok(Self {
+            columns,
+            data,
+            rows: 0,
+            records: 0,
+            parser,
+        })
+    }
+
+    /// Parses the records `chunk` completes; returns their batch (empty: no rows).
+    pub fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        self.parse(chunk, false)?;
+        self.take_batch()
+    }
+
+    /// The last record (one without a final newline) and its batch.
+    pub fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        self.parse(&[], true)?;
+        self.take_batch()
+    }
+
+    fn parse(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
+        match &mut self.parser {
+            Parser::Csv { .. } => self.parse_csv(input, end),
+            Parser::Ndjson { line } => {
+                let mut line = std::mem::take(line);
+                let result = self.parse_ndjson(&mut line, input, end);
+                if let Parser::Ndjson { line: kept } = &mut self.parser {
+                    *kept = line;
+                }
+                result
+            }
+        }
+    }
+
+    fn parse_csv(&mut self, mut input: &[u8], end: bool) -> FilterResult<()> {
+        loop {
+            // csv-core reads an empty slice as the end of the input.
+            if input.is_empty() && !end {
+                return Ok(());
+            }
+            let Parser::Csv {
+                reader,
+                out,
+                out_len,
+                ends,
+                ends_len,
+                ..
+            } = &mut self.parser
+            else {
+                unreachable!("parse_csv on a CSV parser")
+            };
+            let (result, n_in, n_out, n_ends) =
+                reader.read_record(input, &mut out[*out_len..], &mut ends[*ends_len..]);
+            input = &input[n_in..];
+            *out_len += n_out;
+            *ends_len += n_ends;
+            match result {
+                csv_core::ReadRecordResult::InputEmpty if !end => return Ok(()),
+                // At the end, reading empty input flushes a last record with no newline.
+                csv_core::ReadRecordResult::InputEmpty => {}
+                csv_core::ReadRecordResult::OutputFull => {
+                    let grown = out.len() * 2;
+                    out.resize(grown, 0);
+                }
+                csv_core::ReadRecordResult::OutputEndsFull => {
+                    let grown = ends.len() * 2;
+                    ends.resize(grown, 0);
+                }
+                csv_core::ReadRecordResult::Record => {
+                    let (out, ends) = (std::mem::take(out), std::mem::take(ends));
+                    let fields = std::mem::take(ends_len);
+                    *out_len = 0;
+                    let result = self.csv_record(&out, &ends[..fields]);
+                    if let Parser::Csv {
+                        out: o, ends: e, ..
+                    } = &mut self.parser
+                    {
+                        *o = out;
+                        *e = ends;
+                    }
+                    result?;
+                }
+                csv_core::ReadRecordResult::End => return Ok(()),
+            }
+        }
+    }
+
+    /// One CSV record: `ends[i]` is where field i ends in `out`.
+    fn csv_record(&mut self, out: &[u8], ends: &[usize]) -> FilterResult<()> {
+        self.records += 1;
+        let field = |i: usize| &out[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
+        let Parser::Csv {
+            header,
+            source,
+            width,
+            ..
+        } = &mut self.parser
+        else {
+            unreachable!("csv_record on a CSV parser")
+        };
+        if *header {
+            *header = false;
+            *width = Some(ends.len());
+            source.clear();
+            for c in &self.columns {
+                match (0..ends.len()).position(|i| field(i) == c.name.as_bytes()) {
+                    Some(i) => source.push(i),
+                    None => {
+                        let what = format!("the header has no column \"{}\"", c.name);
+                        return Err(self.bad(what));
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if *width != Some(ends.len()) {
+            let what = format!(
+                "{} fields, expected {}",
+                ends.len(),
+                width.unwrap_or(self.columns.len())
+            );
+            return Err(self.bad(what));
+        }
+        let source = std::mem::take(source);
+        let result = self.add_row(|col, _| Ok(Cell::Text(field(source[col]))));
+        if let Parser::Csv { source: s, .. } = &mut self.parser {
+            *s = source;
+        }
+        result
+    }
+
+    fn parse_ndjson(&mut self, line: &mut Vec<u8>, input: &[u8], end: bool) -> FilterResult<()> {
+        let mut start = 0;
+        while let Some(nl) = memchr::memchr(b'\n', &input[start..]) {
+            let stop = start + nl;
+            if line.is_empty() {
+                self.ndjson_record(&input[start..stop])?;
+            } else {
+                line.extend_from_slice(&input[start..stop]);
+                let text = std::mem::take(line);
+                self.ndjson_record(&text)?;
+            }
+            start = stop + 1;
+        }
+        line.extend_from_slice(&input[start..]);
+        if end && !line.is_empty() {
+            let text = std::mem::take(line);
+            self.ndjson_record(&text)?;
+        }
+        Ok(())
+    }
+
+    fn bad(&self, what: impl std::fmt::Display) -> FilterError {
+        FilterError::new(BAD_RECORD, format!("record {}: {what}", self.records))
+    }
+
+    fn ndjson_record(&mut self, text: &[u8]) -> FilterResult<()> {
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        self.records += 1;
+        let value: Value =
+            serde_json::from_slice(text).map_err(|e| self.bad(format!("not JSON: {e}")))?;
+        let Value::Object(object) = value else {
+            return Err(self.bad("not a JSON object"));
+        };
+        self.add_row(|_, c| {
+            object
+                .get(&c.name)
+                .map(Cell::Json)
+                .ok_or_else(|| format!("no \"{}\"", c.name))
+        })
+    }
+
+    /// Appends one row; `cell` gives each column's raw value. On an error no column
+    /// keeps a partial row.
+    fn add_row<'v>(
+        &mut self,
+        cell: impl Fn(usize, &RecordColumn) -> Result<Cell<'v>, String>,
+    ) -> FilterResult<()> {
+        for (i, c) in self.columns.iter().enumerate() {
+            let pushed = cell(i, c).and_then(|v| self.data[i].push(c, v));
+            if let Err(what) = pushed {
+                for d in &mut self.data[..i] {
+                    d.pop(self.rows);
+                }
+                return Err(self.bad(format!("column \"{}\": {what}", c.name)));
+            }
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// The rows so far as one batch message; empty when there are none.
+    fn take_batch(&mut self) -> FilterResult<Vec<u8>> {
+        if self.rows == 0 {
+            return Ok(Vec::new());
+        }
+        let batch = self
+            .write_batch()
+            .map_err(|e| FilterError::new(TOO_LARGE, format!("the batch cannot be written: {e}")));
+        for (d, c) in self.data.iter_mut().zip(&self.columns) {
+            *d = ColumnData::empty(c.ty);
+        }
+        self.rows = 0;
+        batch
+    }
+
+    fn write_batch(&self) -> Result<Vec<u8>, WriteError> {
+        let specs: Vec<ColumnSpec> = self
+            .columns
+            .iter()
+            .zip(&self.data)
+            .map(|(c, d)| {
+                let hash = field_path_hash(&[c.field]);
+                match d {
+                    ColumnData::Fixed(_) => ColumnSpec::Fixed {
+                        hash,
+                        item_bytes: c.ty.item_bytes(),
+                    },
+                    ColumnData::Text { bytes, .. } => ColumnSpec::Var {
+                        hash,
+                        elem_bytes: 1,
+                        values: bytes.len(),
+                    },
+                }
+            })
+            .collect();
+        let payload: usize = self.data.iter().map(ColumnData::bytes).sum();
+        let mut b = Builder::with_capacity(payload + 64 * (2 * specs.len() + 4));
+        // The batch struct: header word, then `rows` (a pointer) at +4; USED = 8.
+        let at = b.dynamic_struct(8)?;
+        let Some(cols) = b.soa_columns(self.rows, &specs)? else {
+            return Ok(b.finish());
+        };
+        for (i, d) in self.data.iter().enumerate() {
+            match d {
+                ColumnData::Fixed(bytes) => b.put_array::<u8>(cols.columns[i], bytes),
+                ColumnData::Text { offsets, bytes } => {
+                    b.put_array::<u32>(cols.columns[i], offsets);
+                    b.put_array::<u8>(cols.values[i], bytes);
+                }
+            }
+        }
+        b.put_ptr(at + 4, cols.header);
+        Ok(b.finish())
+    }
+}
+
+/// A raw value before it is checked against its column's type.
+enum Cell<'a> {
+    Text(&'a [u8]),
+    Json(&'a Value),
+}
+
+impl ColumnData {
+    fn empty(ty: ColumnType) -> Self {
+        match ty {
+            ColumnType::String => ColumnData::Text {
+                offsets: vec![0],
+                bytes: Vec::new(),
+            },
+            _ => ColumnData::Fixed(Vec::new()),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            ColumnData::Fixed(b) => b.len(),
+            ColumnData::Text { offsets, bytes } => offsets.len() * 4 + bytes.len(),
+        }
+    }
+
+    /// Drops row `row` (the last one) again.
+    fn pop(&mut self, row: usize) {
+        match self {
+            ColumnData::Fixed(b) => {
+                let item = b.len() / (row + 1);
+                b.truncate(row * item);
+            }
+            ColumnData::Text { offsets, bytes } => {
+                offsets.truncate(row + 1);
+                bytes.truncate(offsets[row] as usize);
+            }
+        }
+    }
+
+    fn push(&mut self, c: &RecordColumn, cell: Cell<'_>) -> Result<(), String> {
+        match self {
+            ColumnData::Text { offsets, bytes } => {
+                match cell {
+                    Cell::Text(t) => {
+                        std::str::from_utf8(t).map_err(|e| format!("not UTF-8 ({e})"))?;
+                        bytes.extend_from_slice(t);
+                    }
+                    Cell::Json(Value::String(s)) => bytes.extend_from_slice(s.as_bytes()),
+                    Cell::Json(v) => return Err(format!("expected a string, got {v}")),
+                }
+                let end = u32::try_from(bytes.len())
+                    .map_err(|_| "over 4 GiB of text in one batch".to_owned())?;
+                offsets.push(end);
+                Ok(())
+            }
+            ColumnData::Fixed(out) => match cell {
+                Cell::Text(t) => {
+                    let s = std::str::from_utf8(t).map_err(|_| "not UTF-8".to_owned())?;
+                    push_text(out, c.ty, s)
+                }
+                Cell::Json(v) => push_json(out, c.ty, v),
+            },
+        }
+    }
+}
+
+macro_rules! parse_into {
+    ($out:expr, $s:expr, $t:ty) => {{
+        let v: $t = $s
+            .parse()
+            .map_err(|_| format!("\"{}\" is not a {}", $s, stringify!($t)))?;
+        $out.extend_from_slice(&v.to_le_bytes());
+        Ok(())
+    }};
+}
+
+fn push_text(out: &mut Vec<u8>, ty: ColumnType, s: &str) -> Result<(), String> {
+    match ty {
+        ColumnType::Bool => {
+            let v = match s {
+                "true" | "1" => 1,
+                "false" | "0" => 0,
+                _ => return Err(format!("\"{s}\" is not a bool (true/false/1/0)")),
+            };
+            out.push(v);
+            Ok(())
+        }
+        ColumnType::U8 => parse_into!(out, s, u8),
+        ColumnType::U16 => parse_into!(out, s, u16),
+        ColumnType::U32 => parse_into!(out, s, u32),
+        ColumnType::U64 => parse_into!(out, s, u64),
+        ColumnType::I8 => parse_into!(out, s, i8),
+        ColumnType::I16 => parse_into!(out, s, i16),
+        ColumnType::I32 => parse_into!(out, s, i32),
+        ColumnType::I64 => parse_into!(out, s, i64),
+        ColumnType::F32 => parse_into!(out, s, f32),
+        ColumnType::F64 => parse_into!(out, s, f64),
+        ColumnType::String => unreachable!("text columns are ColumnData::Text"),
+    }
+}
+
+macro_rules! int_into {
+    ($out:expr, $v:expr, $t:ty) => {{
+        let v = $v
+            .as_i64()
+            .and_then(|x| <$t>::try_from(x).ok())
+            .or_else(|| $v.as_u64().and_then(|x| <$t>::try_from(x).ok()))
+            .ok_or_else(|| format!("{} is not a {}", $v, stringify!($t)))?;
+        $out.extend_from_slice(&v.to_le_bytes());
+        Ok(())
+    }};
+}
+
+fn push_json(out: &mut Vec<u8>, ty: ColumnType, v: &Value) -> Result<(), String> {
+    match ty {
+        ColumnType::Bool => match v {
+            Value::Bool(b) => {
+                out.push(u8::from(*b));
+                Ok(())
+            }
+            _ => Err(format!("{v} is not a bool")),
+        },
+        ColumnType::U8 => int_into!(out, v, u8),
+        ColumnType::U16 => int_into!(out, v, u16),
+        ColumnType::U32 => int_into!(out, v, u32),
+        ColumnType::U64 => int_into!(out, v, u64),
+        ColumnType::I8 => int_into!(out, v, i8),
+        ColumnType::I16 => int_into!(out, v, i16),
+        ColumnType::I32 => int_into!(out, v, i32),
+        ColumnType::I64 => int_into!(out, v, i64),
+        ColumnType::F32 | ColumnType::F64 => {
+            let x = v.as_f64().ok_or_else(|| format!("{v} is not a number"))?;
+            if ty == ColumnType::F32 {
+                out.extend_from_slice(&(x as f32).to_le_bytes());
+            } else {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            Ok(())
+        }
+        ColumnType::String => unreachable!("text columns are ColumnData::Text"),
+    }
+}

@@ -1,0 +1,195 @@
+//! A filter described as JSON (what both bindings pass through from the TS package),
+//! checked here once: unknown kinds, keys and values are errors, never ignored.
+
+use serde_json::{Map, Value};
+
+use crate::compress::Format;
+use crate::digest::DigestKind;
+use crate::error::{FilterError, FilterResult, INVALID_SPEC};
+use crate::records::{ColumnType, CsvOptions, RecordColumn, RecordFormat};
+use crate::transcode::{Conversion, Encoding};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FilterSpec {
+    Transcode(Conversion),
+    Compress {
+        format: Format,
+        level: u32,
+    },
+    Decompress(Format),
+    Digest(DigestKind),
+    Records {
+        columns: Vec<RecordColumn>,
+        format: RecordFormat,
+    },
+}
+
+fn invalid(what: impl Into<String>) -> FilterError {
+    FilterError::new(INVALID_SPEC, what)
+}
+
+/// The object's keys, each checked against `allowed`.
+fn keys<'a>(o: &'a Map<String, Value>, allowed: &[&str]) -> FilterResult<&'a Map<String, Value>> {
+    match o.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(invalid(format!(
+            "unknown option \"{k}\" (known: {})",
+            allowed.join(", ")
+        ))),
+        None => Ok(o),
+    }
+}
+
+fn string<'a>(o: &'a Map<String, Value>, key: &str) -> FilterResult<Option<&'a str>> {
+    match o.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(invalid(format!("\"{key}\" must be a string, got {v}"))),
+    }
+}
+
+fn boolean(o: &Map<String, Value>, key: &str, default: bool) -> FilterResult<bool> {
+    match o.get(key) {
+        None => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(v) => Err(invalid(format!("\"{key}\" must be a boolean, got {v}"))),
+    }
+}
+
+fn encoding(o: &Map<String, Value>, key: &str) -> FilterResult<Encoding> {
+    let name = string(o, key)?.ok_or_else(|| invalid(format!("\"{key}\" is required")))?;
+    Encoding::parse(name).ok_or_else(|| {
+        invalid(format!(
+            "unknown encoding \"{name}\" (utf8, utf16le, latin1)"
+        ))
+    })
+}
+
+fn one_byte(o: &Map<String, Value>, key: &str, default: u8) -> FilterResult<u8> {
+    match string(o, key)? {
+        None => Ok(default),
+        Some(s) if s.len() == 1 => Ok(s.as_bytes()[0]),
+        Some(s) => Err(invalid(format!(
+            "\"{key}\" must be one ASCII character, got \"{s}\""
+        ))),
+    }
+}
+
+fn columns(o: &Map<String, Value>) -> FilterResult<Vec<RecordColumn>> {
+    let Some(Value::Array(list)) = o.get("columns") else {
+        return Err(invalid(
+            "\"columns\" must be an array of { name, type, field? }",
+        ));
+    };
+    list.iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let Value::Object(c) = c else {
+                return Err(invalid(format!("column {i} is not an object")));
+            };
+            let c = keys(c, &["name", "type", "field"])?;
+            let name = string(c, "name")?
+                .ok_or_else(|| invalid(format!("column {i} has no \"name\"")))?;
+            let ty = string(c, "type")?
+                .ok_or_else(|| invalid(format!("column \"{name}\" has no \"type\"")))?;
+            let ty = ColumnType::parse(ty).ok_or_else(|| {
+                invalid(format!(
+                    "column \"{name}\": unknown type \"{ty}\" (bool, u8…u64, i8…i64, f32, f64, string)"
+                ))
+            })?;
+            let field = match c.get("field") {
+                None => i as u32,
+                Some(v) => v
+                    .as_u64()
+                    .and_then(|f| u32::try_from(f).ok())
+                    .ok_or_else(|| invalid(format!("column \"{name}\": bad \"field\" {v}")))?,
+            };
+            Ok(RecordColumn {
+                name: name.to_owned(),
+                ty,
+                field,
+            })
+        })
+        .collect()
+}
+
+impl FilterSpec {
+    pub fn from_json(text: &str) -> FilterResult<Self> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| invalid(format!("the filter spec is not JSON: {e}")))?;
+        let Value::Object(o) = value else {
+            return Err(invalid("the filter spec must be an object"));
+        };
+        let kind = string(&o, "kind")?.ok_or_else(|| invalid("\"kind\" is required"))?;
+        let zformat = |k: &str| match k {
+            "gzip" | "gunzip" => Format::Gzip,
+            "deflate" | "inflate" => Format::Zlib,
+            _ => Format::Raw,
+        };
+        Ok(match kind {
+            "transcode" => {
+                let o = keys(&o, &["kind", "from", "to", "strict"])?;
+                FilterSpec::Transcode(Conversion {
+                    from: encoding(o, "from")?,
+                    to: encoding(o, "to")?,
+                    strict: boolean(o, "strict", false)?,
+                })
+            }
+            "gzip" | "deflate" | "deflateRaw" => {
+                let o = keys(&o, &["kind", "level"])?;
+                let level = match o.get("level") {
+                    None => 6,
+                    Some(v) => v
+                        .as_u64()
+                        .filter(|l| *l <= 9)
+                        .ok_or_else(|| invalid(format!("\"level\" must be 0–9, got {v}")))?
+                        as u32,
+                };
+                FilterSpec::Compress {
+                    format: zformat(kind),
+                    level,
+                }
+            }
+            "gunzip" | "inflate" | "inflateRaw" => {
+                keys(&o, &["kind"])?;
+                FilterSpec::Decompress(zformat(kind))
+            }
+            "sha256" | "md5" => {
+                keys(&o, &["kind"])?;
+                FilterSpec::Digest(if kind == "md5" {
+                    DigestKind::Md5
+                } else {
+                    DigestKind::Sha256
+                })
+            }
+            "csv" => {
+                let o = keys(&o, &["kind", "columns", "header", "delimiter", "quote"])?;
+                FilterSpec::Records {
+                    columns: columns(o)?,
+                    format: RecordFormat::Csv(CsvOptions {
+                        delimiter: one_byte(o, "delimiter", b',')?,
+                        quote: one_byte(o, "quote", b'"')?,
+                        header: boolean(o, "header", true)?,
+                    }),
+                }
+            }
+            "ndjson" => {
+                let o = keys(&o, &["kind", "columns"])?;
+                FilterSpec::Records {
+                    columns: columns(o)?,
+                    format: RecordFormat::Ndjson,
+                }
+            }
+            other => {
+                return Err(invalid(format!(
+                    "unknown filter \"{other}\" (transcode, gzip, deflate, deflateRaw, gunzip, inflate, inflateRaw, sha256, md5, csv, ndjson)"
+                )));
+            }
+        })
+    }
+
+    /// Chunks of this filter may be converted in parallel (each push is independent
+    /// once cut at a character boundary).
+    pub fn parallel(&self) -> bool {
+        matches!(self, FilterSpec::Transcode(_))
+    }
+}

@@ -1,0 +1,180 @@
+mod common;
+
+use common::{MIXED, every_split, run_chunks, split_at};
+use offthread_filters::{FilterHandle, INVALID_UTF8, INVALID_UTF16, UNMAPPABLE};
+
+fn utf16le(s: &str) -> Vec<u8> {
+    s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+}
+
+const TO_UTF16: &str = r#"{"kind":"transcode","from":"utf8","to":"utf16le"}"#;
+const TO_UTF16_STRICT: &str = r#"{"kind":"transcode","from":"utf8","to":"utf16le","strict":true}"#;
+const FROM_UTF16: &str = r#"{"kind":"transcode","from":"utf16le","to":"utf8"}"#;
+const FROM_UTF16_STRICT: &str =
+    r#"{"kind":"transcode","from":"utf16le","to":"utf8","strict":true}"#;
+const VALIDATE: &str = r#"{"kind":"transcode","from":"utf8","to":"utf8","strict":true}"#;
+const LOSSY: &str = r#"{"kind":"transcode","from":"utf8","to":"utf8"}"#;
+
+#[test]
+fn utf8_to_utf16le_at_every_split() {
+    every_split(TO_UTF16, MIXED.as_bytes(), &Ok(utf16le(MIXED)));
+    every_split(TO_UTF16_STRICT, MIXED.as_bytes(), &Ok(utf16le(MIXED)));
+}
+
+#[test]
+fn utf16le_to_utf8_at_every_split() {
+    every_split(FROM_UTF16, &utf16le(MIXED), &Ok(MIXED.as_bytes().to_vec()));
+    every_split(
+        FROM_UTF16_STRICT,
+        &utf16le(MIXED),
+        &Ok(MIXED.as_bytes().to_vec()),
+    );
+}
+
+/// Invalid bytes of every kind: stray continuations, overlongs, surrogates, bytes that
+/// never appear, and sequences cut short, at the start, middle and end.
+fn invalid_utf8() -> Vec<Vec<u8>> {
+    vec![
+        b"a\x80b".to_vec(),
+        b"\xc0\xafx".to_vec(),
+        b"\xe0\x80\x80y".to_vec(),
+        b"\xed\xa0\x80z".to_vec(),
+        b"\xf4\x90\x80\x80".to_vec(),
+        b"\xf5\xff\xfe".to_vec(),
+        b"ok \xe2\x82 then \xf0\x9f\x98 then \xc3".to_vec(),
+        b"\xe2\x82".to_vec(),
+        b"\xf0\x9f\x98\x80\xf0".to_vec(),
+        [b"\xff".as_slice(), MIXED.as_bytes(), b"\xe2"].concat(),
+    ]
+}
+
+#[test]
+fn invalid_utf8_is_replaced_as_the_whatwg_decoder_does_at_every_split() {
+    for bytes in invalid_utf8() {
+        // encoding_rs's one-shot decoder is the WHATWG reference; Rust's lossy decoding agrees.
+        let (text, had_errors) = encoding_rs::UTF_8.decode_without_bom_handling(&bytes);
+        assert!(had_errors);
+        assert_eq!(text, String::from_utf8_lossy(&bytes));
+        every_split(TO_UTF16, &bytes, &Ok(utf16le(&text)));
+        every_split(LOSSY, &bytes, &Ok(text.as_bytes().to_vec()));
+    }
+}
+
+#[test]
+fn strict_utf8_fails_at_the_same_byte_at_every_split() {
+    for bytes in invalid_utf8() {
+        let first_bad = std::str::from_utf8(&bytes).unwrap_err().valid_up_to();
+        for at in 0..=bytes.len() {
+            for spec in [TO_UTF16_STRICT, VALIDATE] {
+                let e = split_at(spec, &bytes, at).unwrap_err();
+                assert_eq!(e.code, INVALID_UTF8);
+                assert!(
+                    e.message.ends_with(&format!("at byte {first_bad}")),
+                    "{:?} cut at {at}: {}",
+                    bytes,
+                    e.message
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_sequence_cut_off_by_the_end_is_named_so() {
+    let e = run_chunks(VALIDATE, &[b"ab\xe2\x82"]).unwrap_err();
+    assert_eq!(e.code, INVALID_UTF8);
+    assert!(e.message.contains("cut off by the end"), "{}", e.message);
+}
+
+#[test]
+fn validation_passes_valid_utf8_through_unchanged() {
+    every_split(VALIDATE, MIXED.as_bytes(), &Ok(MIXED.as_bytes().to_vec()));
+}
+
+#[test]
+fn lone_surrogates_and_odd_bytes_in_utf16le() {
+    let units: Vec<u16> = vec![0x61, 0xD800, 0x62, 0xDC00, 0xD83D, 0xDE00, 0xD83D];
+    let bytes: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
+    let text = String::from_utf16_lossy(&units);
+    every_split(FROM_UTF16, &bytes, &Ok(text.as_bytes().to_vec()));
+    let e = split_at(FROM_UTF16_STRICT, &bytes, 5).unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (INVALID_UTF16, "a lone surrogate at byte 2")
+    );
+    // A trailing odd byte: U+FFFD (WHATWG), or an error in strict mode.
+    let mut odd = utf16le("hi");
+    odd.push(0x41);
+    every_split(FROM_UTF16, &odd, &Ok("hi\u{FFFD}".as_bytes().to_vec()));
+    assert_eq!(
+        split_at(FROM_UTF16_STRICT, &odd, 1).unwrap_err().code,
+        INVALID_UTF16
+    );
+}
+
+#[test]
+fn latin1_both_ways() {
+    let all: Vec<u8> = (0..=255).collect();
+    let text: String = all.iter().map(|&b| char::from(b)).collect();
+    every_split(
+        r#"{"kind":"transcode","from":"latin1","to":"utf8"}"#,
+        &all,
+        &Ok(text.as_bytes().to_vec()),
+    );
+    every_split(
+        r#"{"kind":"transcode","from":"latin1","to":"utf16le"}"#,
+        &all,
+        &Ok(utf16le(&text)),
+    );
+    every_split(
+        r#"{"kind":"transcode","from":"utf8","to":"latin1","strict":true}"#,
+        text.as_bytes(),
+        &Ok(all.clone()),
+    );
+    let e = split_at(
+        r#"{"kind":"transcode","from":"utf8","to":"latin1","strict":true}"#,
+        "aé€".as_bytes(),
+        2,
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (UNMAPPABLE, "U+20AC at byte 3 has no latin1 form")
+    );
+    assert_eq!(
+        split_at(
+            r#"{"kind":"transcode","from":"utf8","to":"latin1"}"#,
+            "aé€".as_bytes(),
+            2
+        )
+        .unwrap(),
+        b"a\xe9?"
+    );
+    assert_eq!(
+        split_at(
+            r#"{"kind":"transcode","from":"utf16le","to":"latin1"}"#,
+            &utf16le("é€"),
+            1
+        )
+        .unwrap(),
+        b"\xe9?"
+    );
+}
+
+/// The pieces of a parallel filter are independent: converting them in reverse order
+/// gives the same bytes.
+#[test]
+fn parallel_pieces_run_in_any_order() {
+    let input = MIXED.repeat(50);
+    let mut h = FilterHandle::from_json(TO_UTF16).unwrap();
+    assert!(h.parallel());
+    let mut work: Vec<_> = input
+        .as_bytes()
+        .chunks(7)
+        .map(|c| h.prepare_push(c).unwrap())
+        .collect();
+    work.push(h.prepare_finish().unwrap());
+    let mut outs: Vec<Vec<u8>> = work.into_iter().rev().map(|w| w.run().unwrap()).collect();
+    outs.reverse();
+    assert_eq!(outs.concat(), utf16le(&input));
+}

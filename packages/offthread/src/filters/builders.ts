@@ -1,0 +1,87 @@
+/**
+ * The filter catalogue, once for both stream shapes: each builder turns its arguments
+ * into a spec and hands it to `make` (a Node Transform in node.ts, a WHATWG
+ * TransformStream in web.ts).
+ */
+import { makeError } from '../errors.js';
+import type { FilterRunOptions } from './core.js';
+import type {
+  CsvOptions,
+  DeflateOptions,
+  FilterSpec,
+  NdjsonOptions,
+  TextEncodingName,
+  TranscodeOptions,
+} from './spec.js';
+
+export type StreamOptions = FilterRunOptions;
+
+export interface FilterBuilders<S> {
+  /** `from` → `to` (utf8, utf16le, latin1); chunks may be cut anywhere, even inside a character. */
+  transcode(from: TextEncodingName, to: TextEncodingName, options?: TranscodeOptions & StreamOptions): S;
+  /** Passes UTF-8 through; fails with ERR_FILTER_INVALID_UTF8 at the first invalid byte. */
+  validateUtf8(options?: StreamOptions): S;
+  gzip(options?: DeflateOptions & StreamOptions): S;
+  gunzip(options?: StreamOptions): S;
+  /** zlib format (RFC 1950), as Node's createDeflate. */
+  deflate(options?: DeflateOptions & StreamOptions): S;
+  inflate(options?: StreamOptions): S;
+  deflateRaw(options?: DeflateOptions & StreamOptions): S;
+  inflateRaw(options?: StreamOptions): S;
+  /** Emits the 32-byte SHA-256 of the stream at its end. */
+  sha256(options?: StreamOptions): S;
+  /** Emits the 16-byte MD5 of the stream at its end. */
+  md5(options?: StreamOptions): S;
+  /** CSV → record batches (one schema message per chunk that completed rows). */
+  csv(options: CsvOptions & StreamOptions): S;
+  /** NDJSON → record batches. */
+  ndjson(options: NdjsonOptions & StreamOptions): S;
+}
+
+function split<T extends object>(options: (T & StreamOptions) | undefined): [T, StreamOptions] {
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw makeError('ERR_INVALID_ARG', 'filter options must be an object');
+  const { pool, inFlight, ...rest } = (options ?? {}) as T & StreamOptions;
+  return [rest as unknown as T, { pool, inFlight }];
+}
+
+export function builders<S>(make: (spec: FilterSpec, run: StreamOptions) => S): FilterBuilders<S> {
+  const simple =
+    (kind: 'gunzip' | 'inflate' | 'inflateRaw' | 'sha256' | 'md5') =>
+    (options?: StreamOptions): S => {
+      const [rest, run] = split<object>(options);
+      return make({ kind, ...rest } as FilterSpec, run);
+    };
+  const deflater =
+    (kind: 'gzip' | 'deflate' | 'deflateRaw') =>
+    (options?: DeflateOptions & StreamOptions): S => {
+      const [rest, run] = split(options);
+      return make({ kind, ...rest }, run);
+    };
+  return {
+    transcode: (from, to, options) => {
+      const [rest, run] = split(options);
+      return make({ kind: 'transcode', from, to, ...rest }, run);
+    },
+    validateUtf8: (options) => {
+      const [, run] = split(options);
+      return make({ kind: 'transcode', from: 'utf8', to: 'utf8', strict: true }, run);
+    },
+    gzip: deflater('gzip'),
+    gunzip: simple('gunzip'),
+    deflate: deflater('deflate'),
+    inflate: simple('inflate'),
+    deflateRaw: deflater('deflateRaw'),
+    inflateRaw: simple('inflateRaw'),
+    sha256: simple('sha256'),
+    md5: simple('md5'),
+    csv: (options) => {
+      const [rest, run] = split(options);
+      return make({ kind: 'csv', ...rest }, run);
+    },
+    ndjson: (options) => {
+      const [rest, run] = split(options);
+      return make({ kind: 'ndjson', ...rest }, run);
+    },
+  };
+}

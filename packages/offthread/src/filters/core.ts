@@ -1,0 +1,137 @@
+/**
+ * One stream's filter, whichever backend runs it: the native addon's pool (chunks
+ * copied during the submit call, the work on the pool's threads) or offthread.wasm on
+ * the calling thread. Host-neutral; the stream classes (node.ts, web.ts) sit on top.
+ */
+import type { NativeFilter } from '../../native/binding';
+import { makeError } from '../errors.js';
+import { host } from '../host.js';
+import { defaultPool, Pool } from '../pool.js';
+import { type FilterSpec, isParallel } from './spec.js';
+import { WasmFilter } from './wasm.js';
+
+export interface FilterRunOptions {
+  /** The pool whose threads run the filter (default: the default pool). Native engine only. */
+  pool?: Pool | undefined;
+  /**
+   * Chunks of one stream in flight at once (transcoding only; sequential filters always
+   * use 1). Default: the pool's thread count.
+   */
+  inFlight?: number | undefined;
+}
+
+export interface FilterCore {
+  readonly parallel: boolean;
+  readonly backend: 'native' | 'wasm';
+  /** How many pushes may be pending at once. */
+  readonly inFlight: number;
+  push(chunk: Uint8Array): Promise<Uint8Array>;
+  /** The end of the stream: the bytes held back (a digest, a deflate trailer, a last row). */
+  finish(): Promise<Uint8Array>;
+  /** Frees the filter without finishing (an aborted stream). */
+  close(): void;
+}
+
+function checkInFlight(n: number | undefined, fallback: number): number {
+  if (n === undefined) return fallback;
+  if (!Number.isInteger(n) || n < 1 || n > 1024)
+    throw makeError('ERR_INVALID_ARG', `inFlight must be an integer from 1 to 1024, got ${String(n)}`);
+  return n;
+}
+
+/** Opens `spec` on the native pool when the addon is loaded, else on offthread.wasm. */
+export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): FilterCore {
+  if (options.pool !== undefined && !(options.pool instanceof Pool))
+    throw makeError('ERR_INVALID_ARG', 'pool must be a Pool');
+  const json = JSON.stringify(spec);
+  const parallel = isParallel(spec);
+  const h = host();
+  const native = h.native();
+  const pool = options.pool ?? (native ? defaultPool() : undefined);
+  if (native && pool && pool.stats().engine === 'native') {
+    const filter: NativeFilter = new native.NativeFilter(json);
+    const inFlight = parallel ? checkInFlight(options.inFlight, Math.max(2, pool.threads)) : 1;
+    return {
+      parallel,
+      backend: 'native',
+      inFlight,
+      push: (chunk) => pool.run('filter', { filter, chunk }, {}),
+      finish: () => pool.run('filter', { filter, chunk: null }, {}),
+      close: () => {},
+    };
+  }
+  const instance = h.wasmInstance();
+  if (!instance)
+    throw makeError(
+      'ERR_BACKEND_UNAVAILABLE',
+      `filters need the native addon or offthread.wasm (${h.nativeError() ?? 'no addon'}; ${h.wasmError() ?? 'wasm not loaded'})`,
+    );
+  const filter = new WasmFilter(instance, json);
+  checkInFlight(options.inFlight, 1);
+  const settle = (f: () => Uint8Array): Promise<Uint8Array> => {
+    try {
+      return Promise.resolve(f());
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  };
+  return {
+    parallel,
+    backend: 'wasm',
+    inFlight: 1,
+    push: (chunk) => settle(() => filter.push(chunk)),
+    finish: () => settle(() => filter.finish()),
+    close: () => filter.free(),
+  };
+}
+
+/**
+ * Runs pushes with up to `core.inFlight` pending and hands their outputs on in input
+ * order. Both stream classes use it: `write` resolves when the caller may send the
+ * next chunk (backpressure), `emit` receives outputs in order, an error stops it.
+ */
+export class OrderedPushes {
+  readonly #core: FilterCore;
+  readonly #emit: (out: Uint8Array) => void;
+  readonly #pending: Promise<Uint8Array>[] = [];
+  #failed: unknown = undefined;
+
+  constructor(core: FilterCore, emit: (out: Uint8Array) => void) {
+    this.#core = core;
+    this.#emit = emit;
+  }
+
+  /** Starts a push; resolves once fewer than `inFlight` pushes are pending. */
+  async write(chunk: Uint8Array): Promise<void> {
+    if (this.#failed !== undefined) throw this.#failed;
+    const p = this.#core.push(chunk);
+    // Rejections are observed in drainOne, in order; do not report them twice.
+    p.catch(() => {});
+    this.#pending.push(p);
+    while (this.#pending.length >= this.#core.inFlight) await this.#drainOne();
+  }
+
+  async #drainOne(): Promise<void> {
+    const head = this.#pending.shift();
+    if (!head) return;
+    try {
+      const out = await head;
+      if (out.length > 0) this.#emit(out);
+    } catch (e) {
+      this.#failed = e;
+      throw e;
+    }
+  }
+
+  /** Waits for every pending push, then finishes the filter. */
+  async end(): Promise<void> {
+    while (this.#pending.length > 0) await this.#drainOne();
+    const last = await this.#core.finish();
+    if (last.length > 0) this.#emit(last);
+  }
+
+  abort(): void {
+    this.#pending.length = 0;
+    this.#core.close();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The Nexus.js shape over Node streams, as a thin layer: a source device, filters
+ * pushed onto it, several sinks fed at once, and `await source.resume()` to run it.
+ *
+ * ```js
+ * const src = filters.source(filters.fileSource('in.txt'));
+ * src.pushFilter(filters.transcode('utf8', 'utf16le'));
+ * src.pipe(filters.fileSink('a.txt'), filters.fileSink('b.txt'));
+ * await src.resume();
+ * ```
+ * Every sink gets every chunk; the slowest sink sets the pace (a chunk is taken from
+ * the filters only when every sink has room). An error in the source, a filter or any
+ * sink destroys the whole graph and rejects `resume()` (a sink's as
+ * ERR_STREAM_SINK_FAILED with the sink's error as `cause`), so no partial file goes
+ * unreported.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { type Duplex, type Readable, Writable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
+import { makeError } from '../errors.js';
+
+/** Writes every chunk to every sink; ends them all, waits for all to finish. */
+class FanOut extends Writable {
+  readonly #sinks: Writable[];
+
+  constructor(sinks: Writable[]) {
+    super({ objectMode: true, highWaterMark: 1 });
+    this.#sinks = sinks;
+    for (const [i, sink] of sinks.entries()) {
+      sink.on('error', (e) => {
+        this.destroy(makeError('ERR_STREAM_SINK_FAILED', `sink ${i} failed: ${(e as Error).message}`, e));
+      });
+    }
+  }
+
+  override _write(chunk: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    let waiting = 1;
+    const done = () => {
+      if (--waiting === 0) callback();
+    };
+    for (const sink of this.#sinks) {
+      if (!sink.write(chunk)) {
+        waiting++;
+        sink.once('drain', done);
+      }
+    }
+    done();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    for (const sink of this.#sinks) sink.end();
+    Promise.all(this.#sinks.map((s) => finished(s))).then(() => callback(), callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    for (const sink of this.#sinks) if (!sink.destroyed) sink.destroy(error ?? undefined);
+    callback(error);
+  }
+}
+
+export class Source {
+  readonly #input: Readable;
+  readonly #filters: Duplex[] = [];
+  readonly #sinks: Writable[] = [];
+  #started = false;
+
+  constructor(input: Readable) {
+    this.#input = input;
+  }
+
+  #open(): void {
+    if (this.#started) throw makeError('ERR_INVALID_ARG', 'this source has already been resumed');
+  }
+
+  /** Adds a filter (any Transform/Duplex: offthread's, zlib's, yours) after the previous one. */
+  pushFilter(filter: Duplex): this {
+    this.#open();
+    this.#filters.push(filter);
+    return this;
+  }
+
+  /** Adds sinks; every sink receives every chunk. */
+  pipe(...sinks: Writable[]): this {
+    this.#open();
+    if (sinks.length === 0) throw makeError('ERR_INVALID_ARG', 'pipe() needs at least one sink');
+    this.#sinks.push(...sinks);
+    return this;
+  }
+
+  /** Runs the graph; resolves when every sink has finished. */
+  async resume(): Promise<void> {
+    this.#open();
+    if (this.#sinks.length === 0) throw makeError('ERR_INVALID_ARG', 'pipe() at least one sink before resume()');
+    this.#started = true;
+    await pipeline([this.#input, ...this.#filters, new FanOut(this.#sinks)]);
+  }
+}
+
+/** A file as a source device. */
+export function fileSource(path: string, options?: { highWaterMark?: number }): Readable {
+  return createReadStream(path, { highWaterMark: options?.highWaterMark ?? 1 << 20 });
+}
+
+/** A file as a sink device. */
+export function fileSink(path: string): Writable {
+  return createWriteStream(path);
+}
+
+export function source(input: Readable): Source {
+  return new Source(input);
+}

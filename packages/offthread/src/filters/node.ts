@@ -1,0 +1,66 @@
+/**
+ * Filters as Node Transform streams: usable in `stream.pipeline`, with backpressure
+ * (at most `inFlight` chunks pending on the pool, then the writer waits) and chunks in
+ * input order. Record filters (csv, ndjson) are object-mode on their readable side:
+ * each chunk is one batch message, read in place with the schema's generated reader.
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+import { makeError } from '../errors.js';
+import { builders, type FilterBuilders, type StreamOptions } from './builders.js';
+import { type FilterCore, OrderedPushes, openFilter } from './core.js';
+import { fileSink, fileSource, Source, source } from './nexus.js';
+import { emitsBatches, type FilterSpec } from './spec.js';
+import { web } from './web.js';
+
+export class FilterTransform extends Transform {
+  readonly #core: FilterCore;
+  readonly #pushes: OrderedPushes;
+  /** The filter's spec (what runs in Rust). */
+  readonly spec: FilterSpec;
+
+  constructor(spec: FilterSpec, run: StreamOptions = {}) {
+    super({ readableObjectMode: emitsBatches(spec) });
+    this.spec = spec;
+    this.#core = openFilter(spec, run);
+    this.#pushes = new OrderedPushes(this.#core, (out) =>
+      this.push(Buffer.from(out.buffer, out.byteOffset, out.length)),
+    );
+  }
+
+  /** 'native' (the pool's threads) or 'wasm' (in place on this thread). */
+  get backend(): 'native' | 'wasm' {
+    return this.#core.backend;
+  }
+
+  /** Chunks of this stream that may be on the pool at once. */
+  get inFlight(): number {
+    return this.#core.inFlight;
+  }
+
+  override _transform(chunk: unknown, encoding: BufferEncoding, callback: TransformCallback): void {
+    const bytes =
+      chunk instanceof Uint8Array ? chunk : typeof chunk === 'string' ? Buffer.from(chunk, encoding) : undefined;
+    if (!bytes) {
+      callback(makeError('ERR_INVALID_ARG', 'a filter takes Buffers, Uint8Arrays or strings'));
+      return;
+    }
+    this.#pushes.write(bytes).then(() => callback(), callback);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    this.#pushes.end().then(() => callback(), callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#pushes.abort();
+    callback(error);
+  }
+}
+
+const node: FilterBuilders<FilterTransform> = builders((spec, run) => new FilterTransform(spec, run));
+
+/**
+ * `filters.gzip()`, `filters.transcode('utf8', 'utf16le')`, … as Node Transforms;
+ * `filters.web.*` as TransformStreams; `filters.source(readable)` the Nexus shape.
+ */
+export const filters = { ...node, web, source, fileSource, fileSink, Source, FilterTransform };

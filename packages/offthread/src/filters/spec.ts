@@ -1,0 +1,74 @@
+/**
+ * What a filter is, as the Rust side reads it (a JSON spec checked in
+ * crates/offthread-filters: unknown kinds, options and values are ERR_FILTER_INVALID_SPEC).
+ */
+
+export type TextEncodingName = 'utf8' | 'utf-8' | 'utf16le' | 'utf-16le' | 'ucs2' | 'latin1' | 'binary';
+
+export interface TranscodeOptions {
+  /** Fail (ERR_FILTER_INVALID_UTF8 / _UTF16 / _UNMAPPABLE) instead of writing U+FFFD or `?`. */
+  strict?: boolean;
+}
+
+export interface DeflateOptions {
+  /** zlib level 0–9 (default 6, zlib's). */
+  level?: number;
+}
+
+/** A field type of the row struct (`string` is `[]u8 #string`). */
+export type ColumnType =
+  | 'bool'
+  | 'u8'
+  | 'u16'
+  | 'u32'
+  | 'u64'
+  | 'i8'
+  | 'i16'
+  | 'i32'
+  | 'i64'
+  | 'f32'
+  | 'f64'
+  | 'string';
+
+export interface RecordColumn {
+  /** The CSV header / NDJSON key the value is read from. */
+  name: string;
+  type: ColumnType;
+  /** Declaration index of the field in the row struct (default: its position in `columns`). */
+  field?: number;
+}
+
+export interface CsvOptions {
+  /** The row struct's fields, in declaration order (or with `field` set). */
+  columns: readonly RecordColumn[];
+  /** The first record names the columns (default true); else columns are positional. */
+  header?: boolean;
+  delimiter?: string;
+  quote?: string;
+}
+
+export interface NdjsonOptions {
+  columns: readonly RecordColumn[];
+}
+
+export type FilterSpec =
+  | ({ kind: 'transcode'; from: TextEncodingName; to: TextEncodingName } & TranscodeOptions)
+  | ({ kind: 'gzip' | 'deflate' | 'deflateRaw' } & DeflateOptions)
+  | { kind: 'gunzip' | 'inflate' | 'inflateRaw' | 'sha256' | 'md5' }
+  | ({ kind: 'csv' } & CsvOptions)
+  | ({ kind: 'ndjson' } & NdjsonOptions);
+
+/** Pushes of these filters are independent once cut at a character boundary. */
+export function isParallel(spec: FilterSpec): boolean {
+  return spec.kind === 'transcode';
+}
+
+/** Output chunks are record batches (object mode), not a byte stream. */
+export function emitsBatches(spec: FilterSpec): boolean {
+  return spec.kind === 'csv' || spec.kind === 'ndjson';
+}
+
+/** Digest filters emit one chunk at the end: the digest. */
+export function isDigest(spec: FilterSpec): boolean {
+  return spec.kind === 'sha256' || spec.kind === 'md5';
+}

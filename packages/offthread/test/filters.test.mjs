@@ -1,0 +1,274 @@
+// Stream filters (src/filters, crates/offthread-filters) as Node Transforms, WHATWG
+// TransformStreams and the Nexus shape: output equal to Node's own (Buffer, zlib,
+// crypto), chunks in order, backpressure kept, errors with registry codes.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { test } from 'node:test';
+import zlib from 'node:zlib';
+import { errorRegistry, filters, schema, stats } from 'offthread';
+
+const TEXT = 'ascii, é ü ß, € 日本語, 𝄞 😀; '.repeat(3000);
+const BYTES = Buffer.from(TEXT);
+
+/** `bytes` cut into chunks of `size` (the last one shorter). */
+function chunked(bytes, size) {
+  const out = [];
+  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
+  return out;
+}
+
+function collect(into) {
+  return new Writable({
+    objectMode: true,
+    write(chunk, _e, cb) {
+      into.push(chunk);
+      cb();
+    },
+  });
+}
+
+async function run(filter, chunks) {
+  const out = [];
+  await pipeline(Readable.from(chunks), filter, collect(out));
+  return Buffer.concat(out);
+}
+
+test('every code a filter can fail with is in the registry and docs/errors.md', () => {
+  const require = createRequire(import.meta.url);
+  const binding = require('../native/offthread.linux-x64-gnu.node');
+  const docs = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
+  assert.ok(binding.filterErrorCodes().length >= 9);
+  for (const code of [...binding.filterErrorCodes(), 'ERR_STREAM_SINK_FAILED']) {
+    assert.ok(code in errorRegistry, `${code} is not registered`);
+    assert.match(docs, new RegExp(`\\b${code}\\b`), code);
+  }
+});
+
+test('filters run on the native pool, transcoding several chunks at once', () => {
+  const t = filters.transcode('utf8', 'utf16le');
+  assert.equal(t.backend, 'native');
+  assert.ok(t.inFlight >= 2);
+  assert.equal(filters.gzip().inFlight, 1, 'deflate is sequential');
+  assert.equal(filters.sha256().inFlight, 1, 'hashes are sequential');
+});
+
+test('transcoding equals Buffer.from at every chunk size, in order', async () => {
+  for (const size of [1, 2, 3, 5, 64, 1000, 65536]) {
+    const chunks = chunked(BYTES, size).slice(0, size < 64 ? 4000 : undefined);
+    const input = Buffer.concat(chunks);
+    assert.deepEqual(
+      await run(filters.transcode('utf8', 'utf16le'), chunks),
+      Buffer.from(input.toString('utf8'), 'utf16le'),
+      `size ${size}`,
+    );
+  }
+  const wide = Buffer.from(TEXT, 'utf16le');
+  assert.deepEqual(await run(filters.transcode('utf16le', 'utf8'), chunked(wide, 333)), BYTES);
+  const latin = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+  assert.deepEqual(
+    await run(filters.transcode('latin1', 'utf8'), chunked(latin, 7)),
+    Buffer.from(latin.toString('latin1')),
+  );
+  assert.deepEqual(await run(filters.validateUtf8(), chunked(BYTES, 77)), BYTES);
+});
+
+test('invalid UTF-8: replaced like TextDecoder, or rejected in strict mode with its offset', async () => {
+  const bad = Buffer.concat([
+    Buffer.from('ok '),
+    Buffer.from([0xe2, 0x82]),
+    Buffer.from(' then '),
+    Buffer.from([0xff]),
+  ]);
+  const lossy = new TextDecoder().decode(bad);
+  assert.deepEqual(await run(filters.transcode('utf8', 'utf16le'), chunked(bad, 1)), Buffer.from(lossy, 'utf16le'));
+  await assert.rejects(run(filters.validateUtf8(), chunked(bad, 4)), {
+    code: 'ERR_FILTER_INVALID_UTF8',
+    message: 'invalid UTF-8 at byte 3',
+  });
+  await assert.rejects(run(filters.transcode('utf8', 'utf16le', { strict: true }), [Buffer.from([0x61, 0xe2])]), {
+    code: 'ERR_FILTER_INVALID_UTF8',
+  });
+});
+
+test('gzip/deflate output is read by Node zlib; gunzip/inflate read zlib output', async () => {
+  const chunks = chunked(BYTES, 4096);
+  assert.deepEqual(zlib.gunzipSync(await run(filters.gzip(), chunks)), BYTES);
+  assert.deepEqual(zlib.inflateSync(await run(filters.deflate({ level: 9 }), chunks)), BYTES);
+  assert.deepEqual(zlib.inflateRawSync(await run(filters.deflateRaw({ level: 1 }), chunks)), BYTES);
+  assert.deepEqual(await run(filters.gunzip(), chunked(zlib.gzipSync(BYTES), 1000)), BYTES);
+  assert.deepEqual(await run(filters.inflate(), chunked(zlib.deflateSync(BYTES), 3)), BYTES);
+  assert.deepEqual(await run(filters.inflateRaw(), chunked(zlib.deflateRawSync(BYTES), 100)), BYTES);
+  const corrupt = zlib.gzipSync(BYTES);
+  corrupt[corrupt.length - 5] ^= 1;
+  await assert.rejects(run(filters.gunzip(), chunked(corrupt, 500)), { code: 'ERR_FILTER_CORRUPT_DATA' });
+  await assert.rejects(run(filters.gunzip(), [zlib.gzipSync(BYTES).subarray(0, 100)]), {
+    code: 'ERR_FILTER_CORRUPT_DATA',
+  });
+});
+
+test('running digests equal node:crypto', async () => {
+  const chunks = chunked(BYTES, 1234);
+  assert.equal((await run(filters.sha256(), chunks)).toString('hex'), createHash('sha256').update(BYTES).digest('hex'));
+  assert.equal((await run(filters.md5(), chunks)).toString('hex'), createHash('md5').update(BYTES).digest('hex'));
+});
+
+// temperature_batch is `{ readings: []temperature_reading #soa }` with reading
+// `{ timestamp: i64; value: f32; }`: a user's schema whose generated TS reader ships here.
+const COLUMNS = [
+  { name: 'timestamp', type: 'i64' },
+  { name: 'value', type: 'f32' },
+];
+const ROWS = Array.from({ length: 5000 }, (_, i) => [BigInt(i) * 1000n, ((i * 37) % 1000) / 8 - 40]);
+
+function readBatches(batches) {
+  const rows = [];
+  for (const b of batches) {
+    const readings = schema.TemperatureBatchReader.fromBytes(b).readings();
+    const ts = readings.timestamp();
+    const values = readings.value();
+    for (let i = 0; i < readings.length; i++) rows.push([ts[i], values[i]]);
+  }
+  return rows;
+}
+
+test('CSV and NDJSON become batches the generated reader reads in place', async () => {
+  const csv = Buffer.from(`value,timestamp\n${ROWS.map(([t, v]) => `${v},${t}`).join('\r\n')}`);
+  const batches = [];
+  await pipeline(Readable.from(chunked(csv, 4096)), filters.csv({ columns: COLUMNS }), collect(batches));
+  assert.ok(batches.length > 1, 'one batch per chunk that completed rows');
+  assert.deepEqual(readBatches(batches), ROWS);
+  // A batch is a TemperatureBatch: the Rust kernels take it as is.
+  assert.equal((await stats.temperature(batches[0])).count, readBatches([batches[0]]).length);
+
+  const ndjson = Buffer.from(ROWS.map(([t, v]) => JSON.stringify({ timestamp: Number(t), value: v })).join('\n'));
+  const nd = [];
+  await pipeline(Readable.from(chunked(ndjson, 999)), filters.ndjson({ columns: COLUMNS }), collect(nd));
+  assert.deepEqual(readBatches(nd), ROWS);
+
+  await assert.rejects(
+    pipeline(
+      Readable.from([Buffer.from('timestamp,value\n1,2\n2,x\n')]),
+      filters.csv({ columns: COLUMNS }),
+      collect([]),
+    ),
+    { code: 'ERR_FILTER_BAD_RECORD', message: 'record 3: column "value": "x" is not a f32' },
+  );
+});
+
+test('bad specs throw at once with a code', () => {
+  assert.throws(() => filters.gzip({ level: 12 }), { code: 'ERR_FILTER_INVALID_SPEC' });
+  assert.throws(() => filters.transcode('utf8', 'ebcdic'), { code: 'ERR_FILTER_INVALID_SPEC' });
+  assert.throws(() => filters.csv({ columns: [{ name: 'a', type: 'u128' }] }), { code: 'ERR_FILTER_INVALID_SPEC' });
+  assert.throws(() => filters.gzip({ lvl: 1 }), { code: 'ERR_FILTER_INVALID_SPEC' });
+  assert.throws(() => filters.transcode('utf8', 'utf16le', { inFlight: 0 }), { code: 'ERR_INVALID_ARG' });
+});
+
+test('a slow sink bounds how far the source is read ahead (backpressure)', async () => {
+  let produced = 0;
+  let consumed = 0;
+  let maxAhead = 0;
+  const chunk = Buffer.alloc(16 * 1024, 0x61);
+  const source = new Readable({
+    highWaterMark: 1,
+    read() {
+      produced++;
+      maxAhead = Math.max(maxAhead, produced - consumed);
+      this.push(produced <= 200 ? chunk : null);
+    },
+  });
+  const slow = new Writable({
+    highWaterMark: 1,
+    write(_c, _e, cb) {
+      consumed++;
+      setImmediate(cb);
+    },
+  });
+  await pipeline(source, filters.transcode('latin1', 'utf16le'), slow);
+  assert.equal(consumed, 200);
+  // Readable/Transform/Writable buffers plus `inFlight` chunks on the pool, never the whole input.
+  assert.ok(maxAhead < 40, `read ${maxAhead} chunks ahead of the sink`);
+});
+
+test('WHATWG TransformStream: same bytes, same order', async () => {
+  const stream = ReadableStream.from(chunked(BYTES, 999)).pipeThrough(filters.web.transcode('utf8', 'utf16le'));
+  const parts = [];
+  for await (const part of stream) parts.push(part);
+  assert.deepEqual(Buffer.concat(parts), Buffer.from(TEXT, 'utf16le'));
+  const gz = ReadableStream.from(chunked(BYTES, 5000)).pipeThrough(filters.web.gzip());
+  const packed = [];
+  for await (const part of gz) packed.push(part);
+  assert.deepEqual(zlib.gunzipSync(Buffer.concat(packed)), BYTES);
+});
+
+test('Nexus shape: one source, a filter, several file sinks; a failing sink rejects resume()', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'offthread-filters-'));
+  try {
+    const input = join(dir, 'in.txt');
+    writeFileSync(input, BYTES);
+    const src = filters.source(filters.fileSource(input, { highWaterMark: 4096 }));
+    src.pushFilter(filters.transcode('utf8', 'utf16le'));
+    src.pipe(...['a', 'b', 'c'].map((n) => filters.fileSink(join(dir, n))));
+    await src.resume();
+    for (const n of ['a', 'b', 'c']) assert.deepEqual(readFileSync(join(dir, n)), Buffer.from(TEXT, 'utf16le'), n);
+
+    const broken = new Writable({
+      write(_c, _e, cb) {
+        cb(new Error('disk full'));
+      },
+    });
+    const failing = filters.source(filters.fileSource(input));
+    failing.pushFilter(filters.gzip()).pipe(filters.fileSink(join(dir, 'd')), broken);
+    await assert.rejects(
+      failing.resume(),
+      (e) => e.code === 'ERR_STREAM_SINK_FAILED' && e.cause.message === 'disk full',
+    );
+    assert.throws(() => failing.pipe(broken), { code: 'ERR_INVALID_ARG' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('without the addon, filters run on offthread.wasm in place with the same output', () => {
+  const script = `
+    const { filters } = require('offthread');
+    const { pipeline } = require('node:stream/promises');
+    const { Readable, Writable } = require('node:stream');
+    const zlib = require('node:zlib');
+    const out = [];
+    const g = filters.gzip();
+    const t = filters.transcode('utf8', 'utf16le');
+    const text = 'é😀x'.repeat(1000);
+    const sink = (into) => new Writable({ write(c, _e, cb) { into.push(c); cb(); } });
+    const chunks = (b) => Array.from({ length: Math.ceil(b.length / 7) }, (_, i) => b.subarray(i * 7, i * 7 + 7));
+    (async () => {
+      await pipeline(Readable.from(chunks(Buffer.from(text))), g, sink(out));
+      const wide = [];
+      await pipeline(Readable.from(chunks(Buffer.from(text))), t, sink(wide));
+      let code = '';
+      await pipeline(Readable.from([Buffer.from('x')]), filters.gunzip(), sink([])).catch((e) => { code = e.code; });
+      console.log(JSON.stringify({
+        backend: g.backend,
+        gzip: zlib.gunzipSync(Buffer.concat(out)).toString() === text,
+        utf16: Buffer.concat(wide).equals(Buffer.from(text, 'utf16le')),
+        code,
+      }));
+    })();`;
+  const r = spawnSync(process.execPath, ['-e', script], {
+    env: { ...process.env, OFFTHREAD_BACKEND: 'wasm' },
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').pop()), {
+    backend: 'wasm',
+    gzip: true,
+    utf16: true,
+    code: 'ERR_FILTER_CORRUPT_DATA',
+  });
+});
