@@ -29,8 +29,14 @@ fn figure_1_compiles_as_printed() {
     );
     let f = &i.functions[0];
     assert_eq!(f.name, "update");
-    assert_eq!((f.params[0].name.as_str(), f.params[0].memory), ("input", Some(0)));
-    assert_eq!((f.results[0].name.as_str(), f.results[0].memory), ("res", Some(1)));
+    assert_eq!(
+        (f.params[0].name.as_str(), f.params[0].memory),
+        ("input", Some(0))
+    );
+    assert_eq!(
+        (f.results[0].name.as_str(), f.results[0].memory),
+        ("res", Some(1))
+    );
 }
 
 #[test]
@@ -60,7 +66,10 @@ fn every_pattern_and_param_form_parses() {
         interface c (dynamic, singleton) { h: () -> (m, m); }";
     let s = compile(src).unwrap();
     let patterns: Vec<_> = s.interfaces.iter().map(|i| i.pattern).collect();
-    assert_eq!(patterns, [Pattern::Direct, Pattern::Pool, Pattern::Singleton]);
+    assert_eq!(
+        patterns,
+        [Pattern::Direct, Pattern::Pool, Pattern::Singleton]
+    );
     let g = &s.interfaces[1].functions[0];
     assert_eq!(g.params[0].name, "x");
     assert_eq!(g.params[1].name, "input1");

@@ -11,6 +11,7 @@ import { type InitOptions, init as load, webHost } from './web/host.js';
 installHost(webHost);
 
 export * from './api.js';
+export * as guests from './guests/index.js';
 export type { InitOptions } from './web/host.js';
 
 /**

@@ -19,5 +19,6 @@ export const {
   all,
   Emitter,
   monitorLoopDelay,
+  guests,
 } = cjs;
 export default cjs;

@@ -11,4 +11,5 @@
 import './node/install.js';
 
 export * from './api.js';
+export * as guests from './guests/index.js';
 export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './node/loop-delay.js';

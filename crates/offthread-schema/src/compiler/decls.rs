@@ -208,7 +208,12 @@ impl Resolver {
 
     /// The memory a parameter names: it must exist, and the side that writes the
     /// message (the importer for inputs, the exporter for results) must be allowed to.
-    fn param_memory(&mut self, m: &ast::Ident, memories: &[Memory], dir: Direction) -> Option<usize> {
+    fn param_memory(
+        &mut self,
+        m: &ast::Ident,
+        memories: &[Memory],
+        dir: Direction,
+    ) -> Option<usize> {
         let Some(index) = memories.iter().position(|x| x.name == m.name) else {
             let names: Vec<&str> = memories.iter().map(|m| m.name.as_str()).collect();
             self.push(err(
@@ -231,7 +236,11 @@ impl Resolver {
         let writes = matches!(access, Access::Write | Access::ReadWrite);
         let reads = matches!(read_access, Access::Read | Access::ReadWrite);
         if !writes || !reads {
-            let what = if dir == Direction::In { "an input" } else { "a result" };
+            let what = if dir == Direction::In {
+                "an input"
+            } else {
+                "a result"
+            };
             self.push(err(
                 "E0017",
                 m.span,
