@@ -42,7 +42,9 @@ pub struct Blob {
 
 impl Default for Blob {
     fn default() -> Self {
-        Self { data: Vec::new() }
+        Self {
+            data: Vec::new(),
+        }
     }
 }
 
@@ -144,7 +146,9 @@ pub struct Count {
 
 impl Default for Count {
     fn default() -> Self {
-        Self { value: 0 }
+        Self {
+            value: 0,
+        }
     }
 }
 
@@ -196,7 +200,9 @@ impl Count {
     /// Copies a reader's data into an owned value.
     pub fn decode(r: CountRef<'_>, budget: &mut rt::Budget) -> Result<Self, rt::ReadError> {
         budget.spend(1)?;
-        Ok(Self { value: r.value() })
+        Ok(Self {
+            value: r.value(),
+        })
     }
 }
 
@@ -204,17 +210,18 @@ impl Count {
 pub const ECHO_PATTERN: &str = "direct";
 
 /// Memories of interface `echo`: (name, import access, export access, 64 KiB pages).
-pub const ECHO_MEMORIES: &[(&str, &str, &str, u32)] = &[];
+pub const ECHO_MEMORIES: &[(&str, &str, &str, u32)] = &[
+];
 
 /// Interface `echo` (direct).
 pub trait Echo {
     /// `input` in the callee's own memory, `output` in the callee's own memory
     fn echo(&mut self, input: &Blob) -> Blob;
-    ///
+    /// 
     fn empty(&mut self);
-    ///
+    /// 
     fn spin(&mut self);
-    ///
+    /// 
     fn trap(&mut self);
     /// `input` in the callee's own memory, `output` in the callee's own memory
     fn grow(&mut self, input: &Count) -> Count;
@@ -224,7 +231,8 @@ pub trait Echo {
 pub const COUNTER_PATTERN: &str = "singleton";
 
 /// Memories of interface `counter`: (name, import access, export access, 64 KiB pages).
-pub const COUNTER_MEMORIES: &[(&str, &str, &str, u32)] = &[];
+pub const COUNTER_MEMORIES: &[(&str, &str, &str, u32)] = &[
+];
 
 /// Interface `counter` (singleton).
 pub trait Counter {
@@ -236,7 +244,8 @@ pub trait Counter {
 pub const CRUNCH_PATTERN: &str = "pool";
 
 /// Memories of interface `crunch`: (name, import access, export access, 64 KiB pages).
-pub const CRUNCH_MEMORIES: &[(&str, &str, &str, u32)] = &[];
+pub const CRUNCH_MEMORIES: &[(&str, &str, &str, u32)] = &[
+];
 
 /// Interface `crunch` (pool).
 pub trait Crunch {
@@ -248,8 +257,10 @@ pub trait Crunch {
 pub const SCAN_PATTERN: &str = "fanout";
 
 /// Memories of interface `scan`: (name, import access, export access, 64 KiB pages).
-pub const SCAN_MEMORIES: &[(&str, &str, &str, u32)] =
-    &[("input", "write", "read", 256), ("out", "read", "write", 1)];
+pub const SCAN_MEMORIES: &[(&str, &str, &str, u32)] = &[
+    ("input", "write", "read", 256),
+    ("out", "read", "write", 1),
+];
 
 /// Interface `scan` (fanout).
 pub trait Scan {
@@ -263,7 +274,8 @@ pub trait Scan {
 pub const RELAY_PATTERN: &str = "direct";
 
 /// Memories of interface `relay`: (name, import access, export access, 64 KiB pages).
-pub const RELAY_MEMORIES: &[(&str, &str, &str, u32)] = &[];
+pub const RELAY_MEMORIES: &[(&str, &str, &str, u32)] = &[
+];
 
 /// Interface `relay` (direct).
 pub trait Relay {

@@ -3,7 +3,7 @@
 
 #![allow(clippy::all, dead_code, unused_imports, unused_variables)]
 
-use super::schema;
+use super::schema as schema;
 use ::offthread_guest as guest;
 
 /// Interface `echo` (direct).
@@ -34,11 +34,7 @@ pub mod echo {
     impl<T: Echo> guest::Interface<T> for Export {
         const DESCRIPTOR: &'static str = DESCRIPTOR;
 
-        fn dispatch(
-            this: &mut T,
-            function: u32,
-            input: &[u8],
-        ) -> Result<guest::Bytes, guest::Error> {
+        fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {
             match function {
                 0 => {
                     let input = schema::BlobRef::from_bytes(input).map_err(guest::Error::read)?;
@@ -124,13 +120,11 @@ pub mod counter {
     impl<T: Counter> guest::Interface<T> for Export {
         const DESCRIPTOR: &'static str = DESCRIPTOR;
 
-        fn dispatch(
-            this: &mut T,
-            function: u32,
-            input: &[u8],
-        ) -> Result<guest::Bytes, guest::Error> {
+        fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {
             match function {
-                0 => this.next()?.to_bytes().map_err(guest::Error::write),
+                0 => {
+                    this.next()?.to_bytes().map_err(guest::Error::write)
+                }
                 _ => Err(guest::unknown_function(NAME, function)),
             }
         }
@@ -175,11 +169,7 @@ pub mod crunch {
     impl<T: Crunch> guest::Interface<T> for Export {
         const DESCRIPTOR: &'static str = DESCRIPTOR;
 
-        fn dispatch(
-            this: &mut T,
-            function: u32,
-            input: &[u8],
-        ) -> Result<guest::Bytes, guest::Error> {
+        fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {
             match function {
                 0 => {
                     let input = schema::CountRef::from_bytes(input).map_err(guest::Error::read)?;
@@ -231,23 +221,15 @@ pub mod scan {
     impl<T: Scan> guest::Interface<T> for Export {
         const DESCRIPTOR: &'static str = DESCRIPTOR;
 
-        fn dispatch(
-            this: &mut T,
-            function: u32,
-            input: &[u8],
-        ) -> Result<guest::Bytes, guest::Error> {
+        fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {
             match function {
                 0 => {
                     let input = schema::BlobRef::from_bytes(input).map_err(guest::Error::read)?;
-                    this.checksum(input)?
-                        .to_bytes()
-                        .map_err(guest::Error::write)
+                    this.checksum(input)?.to_bytes().map_err(guest::Error::write)
                 }
                 1 => {
                     let input = schema::BlobRef::from_bytes(input).map_err(guest::Error::read)?;
-                    this.scribble(input)?
-                        .to_bytes()
-                        .map_err(guest::Error::write)
+                    this.scribble(input)?.to_bytes().map_err(guest::Error::write)
                 }
                 _ => Err(guest::unknown_function(NAME, function)),
             }
@@ -298,11 +280,7 @@ pub mod relay {
     impl<T: Relay> guest::Interface<T> for Export {
         const DESCRIPTOR: &'static str = DESCRIPTOR;
 
-        fn dispatch(
-            this: &mut T,
-            function: u32,
-            input: &[u8],
-        ) -> Result<guest::Bytes, guest::Error> {
+        fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {
             match function {
                 0 => {
                     let input = schema::BlobRef::from_bytes(input).map_err(guest::Error::read)?;

@@ -1,8 +1,10 @@
 //! The basic test and benchmark guest: exports `echo` (with misbehaviour on request),
 //! `counter` (single), `crunch` (pool) and `scan` (fanout over a shared input).
 
+#[rustfmt::skip]
 #[path = "../../generated/guests_guest.rs"]
 pub mod guest;
+#[rustfmt::skip]
 #[path = "../../generated/guests.rs"]
 pub mod schema;
 

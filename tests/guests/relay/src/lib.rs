@@ -1,8 +1,10 @@
 //! A guest that imports `echo` and exports `relay`: each call goes to an `echo`
 //! exporter through the host (guest-to-guest, docs/guest-abi.md).
 
+#[rustfmt::skip]
 #[path = "../../generated/guests_guest.rs"]
 pub mod guest;
+#[rustfmt::skip]
 #[path = "../../generated/guests.rs"]
 pub mod schema;
 
