@@ -122,6 +122,7 @@ mod host {
     #[link(wasm_import_module = "offthread")]
     unsafe extern "C" {
         pub fn fail(ptr: *const u8, len: usize);
+        pub fn oom(size: usize);
         pub fn invoke(
             name: *const u8,
             name_len: usize,
@@ -136,8 +137,45 @@ mod host {
 #[cfg(not(target_arch = "wasm32"))]
 mod host {
     pub unsafe fn fail(_ptr: *const u8, _len: usize) {}
+    pub unsafe fn oom(_size: usize) {}
     pub unsafe fn invoke(_: *const u8, _: usize, _: u32, _: *const u8, _: usize) -> i64 {
         -1
+    }
+}
+
+/// A global allocator that tells the host when memory runs out (the host's limit
+/// refused `memory.grow`) before the allocation fails, so the call is rejected with
+/// ERR_GUEST_MEMORY_LIMIT rather than as a plain trap:
+///
+/// ```ignore
+/// #[global_allocator]
+/// static ALLOC: offthread_guest::Alloc<std::alloc::System> = offthread_guest::Alloc(std::alloc::System);
+/// ```
+pub struct Alloc<A>(pub A);
+
+// SAFETY: forwards to `A`, only observing null results.
+unsafe impl<A: core::alloc::GlobalAlloc> core::alloc::GlobalAlloc for Alloc<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, forwarded.
+        let p = unsafe { self.0.alloc(layout) };
+        if p.is_null() {
+            // SAFETY: a plain call into the host.
+            unsafe { host::oom(layout.size()) };
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { self.0.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract, forwarded.
+        let p = unsafe { self.0.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            // SAFETY: a plain call into the host.
+            unsafe { host::oom(new_size) };
+        }
+        p
     }
 }
 

@@ -65,6 +65,8 @@ class Instance {
   readonly memory: WebAssembly.Memory;
   readonly exports: Record<string, (...args: number[]) => unknown>;
   failure: string | null = null;
+  /** Bytes an allocation asked for when memory ran out (offthread.oom), during this call. */
+  oom: number | null = null;
 
   constructor(
     readonly spec: Pick<GuestModuleSpec, 'name' | 'module' | 'initialPages' | 'maxPages'>,
@@ -77,6 +79,9 @@ class Instance {
       offthread: {
         fail(ptr: number, len: number) {
           self.failure = self.text(ptr, len, 1024) ?? 'an error message outside the guest memory';
+        },
+        oom(size: number) {
+          self.oom = size >>> 0;
         },
         invoke(...args: number[]): bigint {
           return invoke(self, args);
@@ -132,6 +137,7 @@ class Instance {
   /** Runs one call; the result is a view into this instance's memory (valid until its next call). */
   run(exportIndex: number, fn: number, input: Uint8Array | null): Uint8Array {
     this.failure = null;
+    this.oom = null;
     const len = input?.length ?? 0;
     let ptr = 0;
     if (input && len > 0) {
@@ -153,9 +159,18 @@ class Instance {
   }
 }
 
-/** What a trap means: a memory at its limit is ERR_GUEST_MEMORY_LIMIT, anything else ERR_GUEST_TRAP. */
+/**
+ * What a trap means: after a failed allocation the guest reported (offthread.oom), or
+ * with its memory at the limit, ERR_GUEST_MEMORY_LIMIT; anything else ERR_GUEST_TRAP.
+ */
 function trapError(instance: Instance | undefined, name: string, err: unknown): Error {
   const what = (err as Error)?.message ?? String(err);
+  if (instance?.oom != null) {
+    return makeError(
+      'ERR_GUEST_MEMORY_LIMIT',
+      `${name} could not allocate ${instance.oom} bytes: its memory is capped at ${instance.spec.maxPages} pages (memory.grow refused)`,
+    );
+  }
   if (instance && instance.memory.buffer.byteLength >= instance.spec.maxPages * WASM_PAGE) {
     return makeError(
       'ERR_GUEST_MEMORY_LIMIT',

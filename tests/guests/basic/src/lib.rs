@@ -12,6 +12,11 @@ use guest::{counter, crunch, echo, scan};
 use offthread_guest::Error;
 use schema::{Blob, BlobRef, Count, CountRef};
 
+/// Allocation failures (the host's memory limit) are reported as such.
+#[global_allocator]
+static ALLOC: offthread_guest::Alloc<std::alloc::System> =
+    offthread_guest::Alloc(std::alloc::System);
+
 #[derive(Default)]
 pub struct Basic {
     next: u64,
