@@ -304,7 +304,11 @@ export class WorkerEngine implements Engine {
     } else {
       this.#counts.cancelled++;
       slot.task = null;
-      this.#replace(slot);
+      // Stop it now; start its successor after the caller has had its rejection (a
+      // worker's start costs the calling thread milliseconds).
+      slot.port.terminate();
+      slot.ready = false;
+      setTimeout(() => this.#replace(slot), 0);
       this.#pump();
     }
   }
