@@ -108,3 +108,27 @@ fn functions_the_abi_cannot_carry_are_refused() {
         assert!(err.message.contains("guest ABI"), "{}", err.message);
     }
 }
+
+#[test]
+fn the_cli_writes_the_guest_module_with_rust_guest() {
+    let dir = std::env::temp_dir().join(format!("offthread-guest-cli-{}", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_offthread-schema"))
+        .arg("build")
+        .arg(common::fixtures().join("papers/figure35.km"))
+        .arg("--rust-guest")
+        .arg(&dir)
+        .arg("--guest-schema")
+        .arg("crate::fig35")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = std::fs::read_to_string(dir.join("figure35_guest.rs")).unwrap();
+    assert!(code.contains("use crate::fig35 as schema;"));
+    assert!(code.contains("pub trait TestConsumer"));
+    assert!(!dir.join("figure35.rs").exists(), "only what was asked for");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
