@@ -272,12 +272,12 @@ export async function run(ctx) {
     ],
     charts: [
       {
-        title: 'Calls per second',
-        subtitle: 'higher is better',
-        x: { field: 'case', label: 'case' },
-        y: { field: 'opsPerSec', label: 'calls/s', log: true },
-        series: 'runtime',
-        data: rows,
+        title: 'CPU-bound guest on 1 and 2 workers (plugins for Extism)',
+        subtitle: 'xorshift rounds per second over 8 calls; higher is better',
+        x: { field: 'threads', label: 'workers / plugins' },
+        y: { field: 'roundsPerSec', label: 'rounds/s' },
+        series: 'series',
+        data: cpu.map((r) => ({ ...r, series: `${r.runtime}${r.timeout === 'none' ? '' : ', with timeout'}` })),
       },
     ],
     ratios: [
