@@ -187,6 +187,16 @@ describe('guests that break the ABI', () => {
       });
     }
     await rejects(guests.load([]), 'ERR_INVALID_ARG');
+    await rejects(guests.load('basic.wasm'), 'ERR_INVALID_ARG');
+    const throwing = {
+      get bytes() {
+        throw new Error('boom');
+      },
+    };
+    await rejects(guests.load([throwing]), 'ERR_INVALID_ARG');
+    const { proxy, revoke } = Proxy.revocable([], {});
+    revoke();
+    await rejects(guests.load(proxy), 'ERR_INVALID_ARG');
     await rejects(guests.load([basic], { threads: 0 }), 'ERR_INVALID_ARG');
     await rejects(guests.load([basic], { memoryPages: 4 }), 'ERR_GUEST_MEMORY_LIMIT');
   });

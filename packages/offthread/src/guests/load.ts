@@ -100,14 +100,26 @@ function intOption(value: unknown, name: string, min: number, max: number, fallb
 
 /** Compiles, checks and describes `modules`, then starts the workers that run them. */
 export async function load(modules: readonly GuestSource[], options?: LoadOptions): Promise<GuestHost> {
-  if (!Array.isArray(modules) || modules.length === 0) {
+  let isList: boolean;
+  try {
+    isList = Array.isArray(modules) && modules.length > 0;
+  } catch (err) {
+    throw makeError('ERR_INVALID_ARG', 'the modules cannot be read', err);
+  }
+  if (!isList) {
     throw makeError('ERR_INVALID_ARG', 'guests.load needs a non-empty array of modules');
   }
   const opts = toOptions<LoadOptions>(options, ['threads', 'memoryPages', 'loadTimeout']);
   const threads = intOption(opts.threads, 'threads', 1, 1024, host().defaultThreads());
   const memoryPages = intOption(opts.memoryPages, 'memoryPages', 1, 65_536, 256);
   const loadTimeout = intOption(opts.loadTimeout, 'loadTimeout', 1, 2 ** 31 - 1, 5_000);
-  const sources = modules.map(bytesOf);
+  let sources: { name: string; bytes: Uint8Array }[];
+  try {
+    sources = Array.from(modules, bytesOf);
+  } catch (err) {
+    if ((err as { code?: unknown })?.code === 'ERR_INVALID_ARG') throw err;
+    throw makeError('ERR_INVALID_ARG', 'the modules cannot be read (a throwing getter or a revoked Proxy?)', err);
+  }
   const names = new Set<string>();
   for (const s of sources) {
     if (names.has(s.name)) throw makeError('ERR_INVALID_ARG', `two modules are named ${JSON.stringify(s.name)}`);
