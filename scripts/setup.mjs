@@ -107,6 +107,22 @@ step('schema compiler wasm', () => {
   );
 });
 
+// Test and benchmark guests (tests/guests, docs/guest-abi.md): wasm32 modules the
+// guest tests and `npm run bench -- guests` load from target/ (never committed).
+step('test guests (wasm32)', () => {
+  run('cargo', [
+    'build',
+    '--quiet',
+    '--release',
+    '-p',
+    'guest-basic',
+    '-p',
+    'guest-relay',
+    '--target',
+    'wasm32-unknown-unknown',
+  ]);
+});
+
 step('typescript (Node build, browser bundle)', () => {
   run(process.execPath, [join(pkg, 'scripts', 'build.mjs')]);
 });

@@ -21,6 +21,10 @@ pub struct BuildOptions {
     pub ts: bool,
     pub rust_runtime: String,
     pub ts_runtime: String,
+    /// Also `<stem>_guest.rs`: guest code for the schema's interfaces (docs/guest-abi.md).
+    pub rust_guest: bool,
+    /// Path of the schema's Rust module as the guest module sees it.
+    pub guest_schema: String,
 }
 
 impl BuildOptions {
@@ -33,6 +37,8 @@ impl BuildOptions {
             ts: true,
             rust_runtime: DEFAULT_RUST_RUNTIME.into(),
             ts_runtime: DEFAULT_TS_RUNTIME.into(),
+            rust_guest: false,
+            guest_schema: "super::schema".into(),
         }
     }
 }
@@ -40,7 +46,7 @@ impl BuildOptions {
 /// A generated file, named relative to its language's output directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct File {
-    /// `"rust"` or `"ts"`.
+    /// `"rust"`, `"rust-guest"` or `"ts"`.
     pub lang: &'static str,
     pub path: String,
     pub contents: String,
@@ -76,6 +82,20 @@ pub fn build(source: &str, opts: &BuildOptions) -> Output {
             Ok(contents) => files.push(File {
                 lang: "rust",
                 path: format!("{}.rs", opts.stem),
+                contents,
+            }),
+            Err(d) => return fail(vec![d]),
+        }
+    }
+    if opts.rust_guest {
+        let guest = emit::guest::rust::GuestOptions {
+            schema: opts.guest_schema.clone(),
+            ..Default::default()
+        };
+        match emit::guest::rust::emit(&schema, &guest) {
+            Ok(contents) => files.push(File {
+                lang: "rust-guest",
+                path: format!("{}_guest.rs", opts.stem),
                 contents,
             }),
             Err(d) => return fail(vec![d]),

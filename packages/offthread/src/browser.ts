@@ -22,6 +22,7 @@ export type {
 } from './filters/spec.js';
 /** Filters as TransformStreams (`filters.gzip()`, …); in browsers they run on offthread.wasm in place. */
 export { web as filters } from './filters/web.js';
+export * as guests from './guests/index.js';
 export type { InitOptions } from './web/host.js';
 
 /**

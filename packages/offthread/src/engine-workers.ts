@@ -14,12 +14,16 @@ import { type Engine, type EngineName, LatencyWindow, type PoolStats, type RunOp
 import { type ErrorCode, errorRegistry, makeError } from './errors.js';
 import { host, type WorkerPort } from './host.js';
 import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
-import type { InitMessage, Reply, TaskMessage } from './worker.js';
+import type { GuestTaskMessage, InitMessage, Reply, TaskMessage } from './worker.js';
 
 interface Task {
   id: number;
-  kernel: KernelName;
+  kernel: KernelName | 'guest';
   args: unknown;
+  /** A guest call (guests/): sent as a 'guest' message instead of a kernel task. */
+  guest?: unknown;
+  /** Only this worker (by index) may run it: a `single` guest lives on one worker. */
+  target?: number | undefined;
   submitted: number;
   started: number;
   resolve(value: unknown): void;
@@ -55,6 +59,7 @@ export class WorkerEngine implements Engine {
   #state: 'open' | 'closed' | 'destroyed' = 'open';
   #broken: Error | null = null;
   #idle: (() => void)[] = [];
+  #setups: unknown[] = [];
   #crashNext = false;
   readonly #counts = { completed: 0, failed: 0, cancelled: 0, crashed: 0, replaced: 0 };
   readonly #wait = new LatencyWindow();
@@ -76,6 +81,10 @@ export class WorkerEngine implements Engine {
   }
 
   run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>> {
+    return this.#submit({ kernel, args }, call) as Promise<ResultOf<K>>;
+  }
+
+  #submit(work: Pick<Task, 'kernel' | 'args' | 'guest' | 'target'>, call: RunOptions): Promise<unknown> {
     if (this.#state !== 'open') return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
     if (this.#broken) return Promise.reject(this.#broken);
     if (this.#queue.length >= this.#maxQueue) {
@@ -84,14 +93,13 @@ export class WorkerEngine implements Engine {
       );
     }
     this.#start();
-    return new Promise<ResultOf<K>>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const task: Task = {
         id: this.#nextId++,
-        kernel,
-        args,
+        ...work,
         submitted: now(),
         started: 0,
-        resolve: resolve as (value: unknown) => void,
+        resolve,
         reject,
         stopWatching: () => {},
         settled: false,
@@ -105,6 +113,23 @@ export class WorkerEngine implements Engine {
       this.#queue.push(task);
       this.#pump();
     });
+  }
+
+  /**
+   * Guests (guests/host.ts): `message` goes to every worker after its init, workers
+   * started later included, so a replacement worker loads the same guests.
+   */
+  addSetup(message: unknown): void {
+    this.#setups.push(message);
+    for (const s of this.#slots) s.port.post(message);
+  }
+
+  /**
+   * Runs a guest call on a worker (`target`: only that one). A guest cannot poll a
+   * cancel flag, so abort and timeout terminate its worker and start another.
+   */
+  runGuest(call: unknown, options: RunOptions, target?: number): Promise<unknown> {
+    return this.#submit({ kernel: 'guest', args: undefined, guest: call, target }, options);
   }
 
   stats(): PoolStats & { transport: 'shared' | 'message'; workers: number; crashed: number; replaced: number } {
@@ -206,6 +231,7 @@ export class WorkerEngine implements Engine {
     port.ref(this.#pending > 0);
     const init: InitMessage = { type: 'init', module: this.#module, control };
     port.post(init);
+    for (const m of this.#setups) port.post(m);
     return slot;
   }
 
@@ -249,7 +275,8 @@ export class WorkerEngine implements Engine {
     this.#replace(slot);
     if (task) {
       this.#counts.failed++;
-      this.#finish(task, makeError('ERR_KERNEL_PANIC', `the worker running this job crashed: ${message}`));
+      const code = task.guest === undefined ? 'ERR_KERNEL_PANIC' : 'ERR_GUEST_TRAP';
+      this.#finish(task, makeError(code, `the worker running this job crashed: ${message}`));
     }
     this.#pump();
   }
@@ -272,26 +299,37 @@ export class WorkerEngine implements Engine {
     }
     const slot = this.#slots.find((s) => s.task === task);
     if (!slot) return;
-    if (slot.flags) {
+    if (slot.flags && task.guest === undefined) {
       Atomics.store(slot.flags, 0, 1); // the kernel stops at its next check and answers 'cancelled'
     } else {
       this.#counts.cancelled++;
       slot.task = null;
-      this.#replace(slot);
+      // Stop it now; start its successor after the caller has had its rejection (a
+      // worker's start costs the calling thread milliseconds).
+      slot.port.terminate();
+      slot.ready = false;
+      setTimeout(() => this.#replace(slot), 0);
       this.#pump();
     }
   }
 
   #pump(): void {
-    for (const slot of this.#slots) {
+    for (const [index, slot] of this.#slots.entries()) {
       if (this.#queue.length === 0) return;
       if (!slot.ready || slot.task) continue;
-      const task = this.#queue.shift() as Task;
+      const at = this.#queue.findIndex((t) => t.target === undefined || t.target === index);
+      if (at < 0) continue;
+      const task = this.#queue.splice(at, 1)[0] as Task;
       slot.task = task;
       task.started = now();
       this.#wait.add(task.started - task.submitted);
       if (slot.flags) Atomics.store(slot.flags, 0, 0);
-      const kernel = this.#crashNext ? 'testPanic' : task.kernel;
+      if (task.guest !== undefined) {
+        const msg: GuestTaskMessage = { type: 'guest', id: task.id, call: task.guest };
+        slot.port.post(msg);
+        continue;
+      }
+      const kernel = this.#crashNext ? 'testPanic' : (task.kernel as KernelName);
       this.#crashNext = false;
       const msg: TaskMessage = { type: 'task', id: task.id, kernel, args: task.args };
       slot.port.post(msg);

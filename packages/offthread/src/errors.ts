@@ -91,6 +91,27 @@ export const errorRegistry = {
     kind: 'Error',
     summary: 'A sink of a fanned-out source failed; the source and every sink were destroyed.',
   },
+  ERR_GUEST_MODULE: {
+    status: 400,
+    kind: 'Error',
+    summary: 'A guest module was refused at load (not wasm, missing ABI exports, wrong ABI version, bad descriptor).',
+  },
+  ERR_GUEST_TRAP: {
+    status: 500,
+    kind: 'Error',
+    summary: 'A guest trapped (unreachable, a panic, out-of-bounds access); the call failed, the host goes on.',
+  },
+  ERR_GUEST_MEMORY_LIMIT: {
+    status: 500,
+    kind: 'Error',
+    summary: "A guest's memory would pass its limit (memory.grow refused), or a message does not fit its memory.",
+  },
+  ERR_GUEST_ABI: {
+    status: 500,
+    kind: 'Error',
+    summary: 'A guest broke the guest ABI during a call (an out-of-bounds result, a bad pointer).',
+  },
+  ERR_GUEST_FAILED: { status: 500, kind: 'Error', summary: 'A guest reported an error for the call (its message).' },
 } as const;
 
 export type ErrorCode = keyof typeof errorRegistry;

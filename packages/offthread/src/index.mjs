@@ -22,5 +22,6 @@ export const {
   filters,
   FilterTransform,
   Source,
+  guests,
 } = cjs;
 export default cjs;

@@ -22,4 +22,5 @@ export type {
   RecordColumn,
   TextEncodingName,
 } from './filters/spec.js';
+export * as guests from './guests/index.js';
 export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './node/loop-delay.js';

@@ -5,12 +5,14 @@
  *   ← { type: 'ready' } | { type: 'init-error', message }
  *   → { type: 'task', id, kernel, args }
  *   ← { type: 'done', id, value } | { type: 'error', id, error } | { type: 'cancelled', id }
+ *   → { type: 'guest-setup', … } | { type: 'guest', id, call }   guests (guests/runtime.ts)
  * With a control buffer (shared memory) the pool cancels a running task by setting
  * control[0]; the kernel sees it at its next check. A throw that is not a registry
  * error (a wasm trap, a bug) is left uncaught: the pool sees the worker die, rejects
  * the task with ERR_KERNEL_PANIC and starts a new worker.
  */
 import { errorRegistry } from './errors.js';
+import { GuestRuntime, type GuestSetupMessage, runGuestCall } from './guests/runtime.js';
 import { type KernelName, kernels, type WorkerEnv } from './kernels.js';
 import { WasmKernels } from './wasm-client.js';
 
@@ -25,6 +27,13 @@ export interface TaskMessage {
   kernel: KernelName;
   args: unknown;
 }
+/** A guest call (guests/): answered like a task. */
+export interface GuestTaskMessage {
+  type: 'guest';
+  id: number;
+  call: unknown;
+}
+export type WorkerMessage = InitMessage | TaskMessage | GuestSetupMessage | GuestTaskMessage;
 export type Reply =
   | { type: 'ready' }
   | { type: 'init-error'; message: string }
@@ -36,7 +45,7 @@ export type Reply =
 export function workerLoop(
   post: (reply: Reply, transfer?: Transferable[]) => void,
   md5Hex: WorkerEnv['md5Hex'],
-): (message: InitMessage | TaskMessage) => void {
+): (message: WorkerMessage) => void {
   let flags: Int32Array | null = null;
   const env: WorkerEnv = { wasm: null, md5Hex, stop: () => flags !== null && Atomics.load(flags, 0) !== 0 };
 
@@ -69,5 +78,17 @@ export function workerLoop(
     else post({ type: 'done', id, value });
   }
 
-  return (msg) => (msg.type === 'init' ? init(msg) : task(msg));
+  let guests: GuestRuntime | null = null;
+  function guest(msg: GuestTaskMessage): void {
+    const out = runGuestCall(guests, msg.call);
+    if (out.ok) post({ type: 'done', id: msg.id, value: out.value }, out.transfer);
+    else post({ type: 'error', id: msg.id, error: out.error });
+  }
+
+  return (msg) => {
+    if (msg.type === 'init') init(msg);
+    else if (msg.type === 'task') task(msg);
+    else if (msg.type === 'guest-setup') guests = new GuestRuntime(msg);
+    else guest(msg);
+  };
 }

@@ -37,6 +37,12 @@ enum Command {
         /// Import specifier of the TS runtime.
         #[arg(long, alias = "runtime-import", default_value = driver::DEFAULT_TS_RUNTIME)]
         ts_runtime: String,
+        /// Directory for the Rust guest module `<stem>_guest.rs` (docs/guest-abi.md).
+        #[arg(long)]
+        rust_guest: Option<PathBuf>,
+        /// Path of the schema's Rust module as the guest module sees it.
+        #[arg(long, default_value = "super::schema")]
+        guest_schema: String,
     },
 }
 
@@ -83,15 +89,23 @@ fn run(cli: Cli) -> Result<(), String> {
             ts,
             rust_runtime,
             ts_runtime,
+            rust_guest,
+            guest_schema,
         } => {
             let files = load(&file, |o| {
                 o.rust = rust.is_some();
                 o.ts = ts.is_some();
                 o.rust_runtime = rust_runtime;
                 o.ts_runtime = ts_runtime;
+                o.rust_guest = rust_guest.is_some();
+                o.guest_schema = guest_schema;
             })?;
             for f in files {
-                let dir = if f.lang == "rust" { &rust } else { &ts };
+                let dir = match f.lang {
+                    "rust" => &rust,
+                    "rust-guest" => &rust_guest,
+                    _ => &ts,
+                };
                 write(
                     dir.as_deref().unwrap_or(Path::new(".")),
                     &f.path,

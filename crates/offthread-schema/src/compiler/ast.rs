@@ -78,11 +78,13 @@ pub struct UnionDecl {
     pub variants: Vec<UnionVariant>,
 }
 
+/// `name: T @ mem`, `T @ mem` or `T`: without a name the compiler names it
+/// (`input`/`output`); without a memory it travels through the guest's own memory.
 #[derive(Clone, Debug)]
 pub struct Param {
-    pub name: Ident,
+    pub name: Option<Ident>,
     pub ty: TypeExpr,
-    pub memory: Ident,
+    pub memory: Option<Ident>,
 }
 
 #[derive(Clone, Debug)]
@@ -94,7 +96,7 @@ pub enum Member {
         export: Ident,
         pages: Int,
     },
-    /// `name: fn(a: T @ mem) (r: U @ mem);`
+    /// `name: fn(a: T @ mem) (r: U @ mem);` or `name: (T @ mem) -> (U @ mem);`
     Fn {
         name: Ident,
         params: Vec<Param>,

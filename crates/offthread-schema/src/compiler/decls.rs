@@ -98,11 +98,11 @@ impl Resolver {
     }
 
     pub(super) fn interface_decl(&mut self, i: &ast::InterfaceDecl) {
-        const HELP: &str = "interfaces are `(dynamic, direct|fanout|singleton)`";
-        let patterns = ["direct", "fanout", "singleton"];
+        const HELP: &str = "interfaces are `(dynamic, direct|fanout|single|pool)`";
+        let patterns = ["direct", "fanout", "single", "singleton", "pool"];
         self.unknown_options(
             &i.options,
-            &["dynamic", "direct", "fanout", "singleton"],
+            &["dynamic", "direct", "fanout", "single", "singleton", "pool"],
             HELP,
         );
         if !i.options.iter().any(|o| o.name == "dynamic") {
@@ -118,7 +118,8 @@ impl Resolver {
             .map(|o| o.name.as_str())
         {
             Some("fanout") => Pattern::Fanout,
-            Some("singleton") => Pattern::Singleton,
+            Some("single" | "singleton") => Pattern::Singleton,
+            Some("pool") => Pattern::Pool,
             _ => Pattern::Direct,
         };
         let mut seen = HashMap::new();
@@ -161,8 +162,8 @@ impl Resolver {
                 results,
             } = m
             {
-                let params = self.params(params, &out.memories);
-                let results = self.params(results, &out.memories);
+                let params = self.params(params, &out.memories, Direction::In);
+                let results = self.params(results, &out.memories, Direction::Out);
                 out.functions.push(Function {
                     name: name.name.clone(),
                     params,
@@ -173,33 +174,95 @@ impl Resolver {
         self.out.interfaces.push(out);
     }
 
-    pub(super) fn params(&mut self, params: &[ast::Param], memories: &[Memory]) -> Vec<Param> {
+    pub(super) fn params(
+        &mut self,
+        params: &[ast::Param],
+        memories: &[Memory],
+        dir: Direction,
+    ) -> Vec<Param> {
         let mut seen = HashMap::new();
         let mut out = Vec::new();
-        for p in params {
-            self.unique(&mut seen, &p.name, "parameter");
-            let memory = memories.iter().position(|m| m.name == p.memory.name);
-            if memory.is_none() {
-                let names: Vec<&str> = memories.iter().map(|m| m.name.as_str()).collect();
-                self.push(err(
-                    "E0014",
-                    p.memory.span,
-                    format!("no memory `{}` in this interface", p.memory.name),
-                    if names.is_empty() {
-                        "declare one: `m: memory (import: read, export: write, 1);`".to_string()
-                    } else {
-                        format!("memories here: {}", names.join(", "))
-                    },
-                ));
-            }
+        let base = match dir {
+            Direction::In => "input",
+            Direction::Out => "output",
+        };
+        for (k, p) in params.iter().enumerate() {
+            let name = match &p.name {
+                Some(n) => {
+                    self.unique(&mut seen, n, "parameter");
+                    n.name.clone()
+                }
+                None if params.len() == 1 => base.to_string(),
+                None => format!("{base}{k}"),
+            };
+            let memory = match &p.memory {
+                None => Some(None),
+                Some(m) => self.param_memory(m, memories, dir).map(Some),
+            };
             if let (Some(ty), Some(memory)) = (self.field_type(&p.ty, &[]), memory) {
-                out.push(Param {
-                    name: p.name.name.clone(),
-                    ty,
-                    memory,
-                });
+                out.push(Param { name, ty, memory });
             }
         }
         out
     }
+
+    /// The memory a parameter names: it must exist, and the side that writes the
+    /// message (the importer for inputs, the exporter for results) must be allowed to.
+    fn param_memory(
+        &mut self,
+        m: &ast::Ident,
+        memories: &[Memory],
+        dir: Direction,
+    ) -> Option<usize> {
+        let Some(index) = memories.iter().position(|x| x.name == m.name) else {
+            let names: Vec<&str> = memories.iter().map(|m| m.name.as_str()).collect();
+            self.push(err(
+                "E0014",
+                m.span,
+                format!("no memory `{}` in this interface", m.name),
+                if names.is_empty() {
+                    "declare one: `m: memory (import: write, export: read, 1);`".to_string()
+                } else {
+                    format!("memories here: {}", names.join(", "))
+                },
+            ));
+            return None;
+        };
+        let mem = &memories[index];
+        let (writer, access, reader, read_access) = match dir {
+            Direction::In => ("importer", mem.import, "exporter", mem.export),
+            Direction::Out => ("exporter", mem.export, "importer", mem.import),
+        };
+        let writes = matches!(access, Access::Write | Access::ReadWrite);
+        let reads = matches!(read_access, Access::Read | Access::ReadWrite);
+        if !writes || !reads {
+            let what = if dir == Direction::In {
+                "an input"
+            } else {
+                "a result"
+            };
+            self.push(err(
+                "E0017",
+                m.span,
+                format!(
+                    "memory `{}` cannot carry {what}: the {writer} has `{}` and the {reader} `{}` access",
+                    m.name,
+                    access.name(),
+                    read_access.name()
+                ),
+                format!(
+                    "{what} is written by the {writer} and read by the {reader}: give the {writer} `write` and the {reader} `read`"
+                ),
+            ));
+            return None;
+        }
+        Some(index)
+    }
+}
+
+/// Which side writes a parameter: inputs are written by the importer, results by the exporter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Direction {
+    In,
+    Out,
 }

@@ -34,6 +34,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0014", "unknown memory"),
     ("E0015", "column hash collision"),
     ("E0016", "empty declaration"),
+    ("E0017", "memory access forbids this parameter"),
 ];
 
 /// One problem in a schema.

@@ -219,9 +219,14 @@ impl Access {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pattern {
+    /// The host or the importer picks one exporter.
     Direct,
+    /// One call reaches every exporter; results come back in order.
     Fanout,
+    /// One shared instance; calls are serialised (`single` or `singleton`).
     Singleton,
+    /// N instances; calls are spread over them.
+    Pool,
 }
 
 impl Pattern {
@@ -230,6 +235,7 @@ impl Pattern {
             Pattern::Direct => "direct",
             Pattern::Fanout => "fanout",
             Pattern::Singleton => "singleton",
+            Pattern::Pool => "pool",
         }
     }
 }
@@ -247,8 +253,9 @@ pub struct Memory {
 pub struct Param {
     pub name: String,
     pub ty: Type,
-    /// Index into the interface's memories.
-    pub memory: usize,
+    /// Index into the interface's memories; `None`: the message travels through the
+    /// callee's own memory (copied in by the host).
+    pub memory: Option<usize>,
 }
 
 #[derive(Clone, Debug)]

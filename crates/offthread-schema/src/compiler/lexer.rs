@@ -8,6 +8,8 @@ pub enum Tok {
     Int(u64),
     /// One of `{ } ( ) [ ] : ; , = # @`.
     Punct(char),
+    /// `->` (Figure 35's `name: (a) -> (b)` functions).
+    Arrow,
     Eof,
 }
 
@@ -18,6 +20,7 @@ impl Tok {
             Tok::Ident(s) => format!("`{s}`"),
             Tok::Int(n) => format!("`{n}`"),
             Tok::Punct(c) => format!("`{c}`"),
+            Tok::Arrow => "`->`".into(),
             Tok::Eof => "end of file".into(),
         }
     }
@@ -87,6 +90,12 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diagnostic> {
                     ));
                 }
             }
+        } else if c == b'-' && bytes.get(i + 1) == Some(&b'>') {
+            out.push(Token {
+                tok: Tok::Arrow,
+                span: Span::new(i, i + 2),
+            });
+            i += 2;
         } else if b"{}()[]:;,=#@".contains(&c) {
             out.push(Token {
                 tok: Tok::Punct(c as char),
@@ -99,7 +108,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diagnostic> {
                 "E0001",
                 Span::new(i, i + ch.len_utf8()),
                 format!("unexpected character `{ch}`"),
-                "schemas use identifiers, integers, `//` comments and the punctuation { } ( ) [ ] : ; , = # @",
+                "schemas use identifiers, integers, `//` comments and the punctuation { } ( ) [ ] : ; , = # @ ->",
             ));
         }
     }

@@ -234,7 +234,7 @@ impl Parser {
     }
 
     fn interface_decl(&mut self) -> PResult<InterfaceDecl> {
-        const HELP: &str = "declare interfaces as `interface name (dynamic, direct|fanout|singleton) { m: memory (import: read, export: write, 1); f: fn(a: T @ m) (r: U @ m); }`";
+        const HELP: &str = "declare interfaces as `interface name (dynamic, direct|fanout|single|pool) { m: memory (import: write, export: read, 1); f: fn(a: T @ m) (r: U @ m); g: (T) -> (U); }`";
         let name = self.ident("an interface name", HELP)?;
         let options = self.options(HELP)?;
         self.expect('{', HELP)?;
@@ -242,45 +242,40 @@ impl Parser {
         while !self.eat('}') {
             let mname = self.ident("a member name or `}`", HELP)?;
             self.expect(':', HELP)?;
-            let kind = self.ident("`memory` or `fn`", HELP)?;
-            let member = match kind.name.as_str() {
-                "memory" => {
-                    self.expect('(', HELP)?;
-                    self.keyword("import", HELP)?;
-                    self.expect(':', HELP)?;
-                    let import =
-                        self.ident("an access (`read`, `write`, `readwrite`, `none`)", HELP)?;
-                    self.expect(',', HELP)?;
-                    self.keyword("export", HELP)?;
-                    self.expect(':', HELP)?;
-                    let export =
-                        self.ident("an access (`read`, `write`, `readwrite`, `none`)", HELP)?;
-                    self.expect(',', HELP)?;
-                    let pages = self.int("a page count", HELP)?;
-                    self.expect(')', HELP)?;
-                    Member::Memory {
-                        name: mname,
-                        import,
-                        export,
-                        pages,
-                    }
+            let member = if self.peek() == &Tok::Punct('(') {
+                // Figure 35's form: `name: (params) -> (results);`
+                let params = self.params(HELP)?;
+                if self.peek() != &Tok::Arrow {
+                    return Err(self.error("`->`", HELP));
                 }
-                "fn" => {
-                    let params = self.params(HELP)?;
-                    let results = self.params(HELP)?;
-                    Member::Fn {
-                        name: mname,
-                        params,
-                        results,
-                    }
+                self.bump();
+                let results = self.params(HELP)?;
+                Member::Fn {
+                    name: mname,
+                    params,
+                    results,
                 }
-                _ => {
-                    return Err(Diagnostic::new(
-                        "E0003",
-                        kind.span,
-                        format!("expected `memory` or `fn`, found `{}`", kind.name),
-                        HELP,
-                    ));
+            } else {
+                let kind = self.ident("`memory`, `fn` or `(`", HELP)?;
+                match kind.name.as_str() {
+                    "memory" => self.memory_member(mname, HELP)?,
+                    "fn" => {
+                        let params = self.params(HELP)?;
+                        let results = self.params(HELP)?;
+                        Member::Fn {
+                            name: mname,
+                            params,
+                            results,
+                        }
+                    }
+                    _ => {
+                        return Err(Diagnostic::new(
+                            "E0003",
+                            kind.span,
+                            format!("expected `memory`, `fn` or `(`, found `{}`", kind.name),
+                            HELP,
+                        ));
+                    }
                 }
             };
             self.expect(';', HELP)?;
@@ -293,6 +288,29 @@ impl Parser {
         })
     }
 
+    /// `(import: ACCESS, export: ACCESS, PAGES)` after `name: memory`.
+    fn memory_member(&mut self, name: Ident, help: &str) -> PResult<Member> {
+        const ACCESS: &str = "an access (`read`, `write`, `readwrite`, `none`)";
+        self.expect('(', help)?;
+        self.keyword("import", help)?;
+        self.expect(':', help)?;
+        let import = self.ident(ACCESS, help)?;
+        self.expect(',', help)?;
+        self.keyword("export", help)?;
+        self.expect(':', help)?;
+        let export = self.ident(ACCESS, help)?;
+        self.expect(',', help)?;
+        let pages = self.int("a page count", help)?;
+        self.expect(')', help)?;
+        Ok(Member::Memory {
+            name,
+            import,
+            export,
+            pages,
+        })
+    }
+
+    /// `( [name:] T [@ mem], … )`
     fn params(&mut self, help: &str) -> PResult<Vec<Param>> {
         self.expect('(', help)?;
         let mut out = Vec::new();
@@ -300,14 +318,21 @@ impl Parser {
             return Ok(out);
         }
         loop {
-            let name = self.ident("a parameter name", help)?;
-            self.expect(':', help)?;
+            let named = matches!(self.peek(), Tok::Ident(_))
+                && self.tokens.get(self.pos + 1).map(|t| &t.tok) == Some(&Tok::Punct(':'));
+            let name = if named {
+                let n = self.ident("a parameter name", help)?;
+                self.expect(':', help)?;
+                Some(n)
+            } else {
+                None
+            };
             let ty = self.type_expr()?;
-            self.expect(
-                '@',
-                "every parameter names the memory it lives in: `a: T @ mem`",
-            )?;
-            let memory = self.ident("a memory name", help)?;
+            let memory = if self.eat('@') {
+                Some(self.ident("a memory name", help)?)
+            } else {
+                None
+            };
             out.push(Param { name, ty, memory });
             if self.eat(')') {
                 return Ok(out);

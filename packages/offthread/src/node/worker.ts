@@ -1,7 +1,7 @@
 /** A worker of the worker engine in Node: worker.ts's loop on worker_threads' port. */
 import { createHash } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
-import { type InitMessage, type TaskMessage, workerLoop } from '../worker.js';
+import { type WorkerMessage, workerLoop } from '../worker.js';
 
 const port = parentPort;
 if (!port) throw new Error('offthread: node/worker.js runs only as a worker thread');
@@ -9,4 +9,4 @@ const handle = workerLoop(
   (reply, transfer) => port.postMessage(reply, transfer as never),
   (data) => createHash('md5').update(data).digest('hex'),
 );
-port.on('message', (msg: InitMessage | TaskMessage) => handle(msg));
+port.on('message', (msg: WorkerMessage) => handle(msg));

@@ -47,7 +47,10 @@ pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
             .params
             .iter()
             .chain(&f.results)
-            .map(|p| format!("`{}` in `{}`", p.name, i.memories[p.memory].name))
+            .map(|p| match p.memory {
+                Some(m) => format!("`{}` in `{}`", p.name, i.memories[m].name),
+                None => format!("`{}` in the callee's own memory", p.name),
+            })
             .collect();
         out += &format!(
             "    /// {}\n    fn {}(&mut self{}{}){ret};\n",

@@ -1,0 +1,124 @@
+//! Guest emitters: code for WebAssembly guests that implement (export) or call
+//! (import) a schema's interfaces through offthread's guest ABI (docs/guest-abi.md).
+//! The descriptor each interface carries is what the host reads at load time.
+
+pub mod rust;
+
+use crate::compiler::diag::{Diagnostic, Span};
+use crate::compiler::ir::{Function, Interface, Schema, Type};
+
+/// The one message a guest function takes or returns: a struct, or nothing.
+pub(crate) fn message(
+    i: &Interface,
+    f: &Function,
+) -> Result<(Option<usize>, Option<usize>), Diagnostic> {
+    let one =
+        |params: &[crate::compiler::ir::Param], what: &str| -> Result<Option<usize>, Diagnostic> {
+            match params {
+                [] => Ok(None),
+                [p] => match p.ty {
+                    Type::Struct(id) => Ok(Some(id)),
+                    _ => Err(unsupported(
+                        i,
+                        f,
+                        &format!("its {what} `{}` is not a struct", p.name),
+                    )),
+                },
+                _ => Err(unsupported(
+                    i,
+                    f,
+                    &format!("it has {} {what}s", params.len()),
+                )),
+            }
+        };
+    Ok((one(&f.params, "input")?, one(&f.results, "result")?))
+}
+
+fn unsupported(i: &Interface, f: &Function, why: &str) -> Diagnostic {
+    Diagnostic::new(
+        "E0012",
+        Span::default(),
+        format!(
+            "`{}.{}` cannot be called across the guest ABI: {why}",
+            i.name, f.name
+        ),
+        "a guest function takes at most one struct message and returns at most one",
+    )
+}
+
+/// The interface as JSON, the way the host reads it from `offthread_export`/`offthread_import`.
+pub(crate) fn descriptor(s: &Schema, i: &Interface) -> String {
+    let mems: Vec<String> = i
+        .memories
+        .iter()
+        .map(|m| {
+            format!(
+                r#"{{"name":"{}","import":"{}","export":"{}","pages":{}}}"#,
+                m.name,
+                m.import.name(),
+                m.export.name(),
+                m.pages
+            )
+        })
+        .collect();
+    let place = |params: &[crate::compiler::ir::Param]| match params.first() {
+        None => "null".to_string(),
+        Some(p) => match p.memory {
+            Some(m) => format!(r#"{{"memory":"{}"}}"#, i.memories[m].name),
+            None => r#"{"memory":null}"#.to_string(),
+        },
+    };
+    let fns: Vec<String> = i
+        .functions
+        .iter()
+        .map(|f| {
+            format!(
+                r#"{{"name":"{}","input":{},"output":{}}}"#,
+                f.name,
+                place(&f.params),
+                place(&f.results)
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"name":"{}","pattern":"{}","fingerprint":"{:016x}","memories":[{}],"functions":[{}]}}"#,
+        i.name,
+        i.pattern.name(),
+        fingerprint(s, i),
+        mems.join(","),
+        fns.join(",")
+    )
+}
+
+/// FNV-1a 64 of the interface's signature: pattern, memories, functions with their
+/// message types and memories. Importers and exporters must agree on it. The types'
+/// fields are not part of it: dynamic structs evolve by the schema's own rules.
+pub(crate) fn fingerprint(s: &Schema, i: &Interface) -> u64 {
+    let mut text = format!("{}({})", i.name, i.pattern.name());
+    for m in &i.memories {
+        text += &format!(
+            "|{}:{}:{}:{}",
+            m.name,
+            m.import.name(),
+            m.export.name(),
+            m.pages
+        );
+    }
+    let ty = |t: &Type| match t {
+        Type::Struct(id) => s.structs[*id].name.clone(),
+        other => format!("{other:?}"),
+    };
+    for f in &i.functions {
+        text += &format!("|{}(", f.name);
+        for p in f.params.iter().chain(&f.results) {
+            let mem = p.memory.map_or("-", |m| i.memories[m].name.as_str());
+            text += &format!("{}@{mem},", ty(&p.ty));
+        }
+        text.push(')');
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}

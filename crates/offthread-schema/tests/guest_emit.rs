@@ -1,0 +1,134 @@
+//! Guest code generation (docs/guest-abi.md): the repo's test guests' generated files
+//! match the emitters, descriptors carry what the host reads, and functions the ABI
+//! cannot carry are refused. `OFFTHREAD_SCHEMA_BLESS=1` rewrites the files.
+
+mod common;
+
+use std::path::PathBuf;
+
+use offthread_schema::compiler::compile;
+use offthread_schema::emit::guest::rust::{GuestOptions, emit as emit_guest};
+use offthread_schema::emit::rust::{RustOptions, emit as emit_rust};
+use offthread_schema::emit::ts::{TsOptions, emit as emit_ts};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn check(path: PathBuf, code: &str, drift: &mut Vec<String>) {
+    if common::bless() {
+        std::fs::write(&path, code).unwrap();
+    } else if std::fs::read_to_string(&path).ok().as_deref() != Some(code) {
+        drift.push(path.display().to_string());
+    }
+}
+
+#[test]
+fn test_guest_files_match_the_emitters() {
+    let src = std::fs::read_to_string(repo().join("tests/guests/guests.km")).unwrap();
+    let schema = compile(&src).unwrap();
+    let mut drift = Vec::new();
+    let rust = emit_rust(
+        &schema,
+        &RustOptions {
+            runtime: "::offthread_schema_rt".into(),
+        },
+    )
+    .unwrap();
+    check(
+        repo().join("tests/guests/generated/guests.rs"),
+        &rust,
+        &mut drift,
+    );
+    let guest = emit_guest(&schema, &GuestOptions::default()).unwrap();
+    assert!(guest.starts_with(offthread_schema::emit::HEADER));
+    check(
+        repo().join("tests/guests/generated/guests_guest.rs"),
+        &guest,
+        &mut drift,
+    );
+    let ts = emit_ts(
+        &schema,
+        &TsOptions {
+            runtime: "../../runtime.js".into(),
+        },
+    )
+    .unwrap();
+    let ts_path = "packages/offthread/src/schema/generated/fixtures/guests.ts";
+    check(repo().join(ts_path), &ts, &mut drift);
+    assert!(
+        drift.is_empty(),
+        "stale (rerun with OFFTHREAD_SCHEMA_BLESS=1): {drift:?}"
+    );
+}
+
+#[test]
+fn figure_35_gives_a_trait_an_export_and_a_client_per_interface() {
+    let src = std::fs::read_to_string(common::fixtures().join("papers/figure35.km")).unwrap();
+    let code = emit_guest(&compile(&src).unwrap(), &GuestOptions::default()).unwrap();
+    for needle in [
+        "pub mod test_producer",
+        "pub trait TestProducer",
+        "fn produce(&mut self, input: schema::ProducerInputRef<'_>) -> Result<schema::ProducerOutput, guest::Error>;",
+        "pub mod test_consumer",
+        r#""pattern":"fanout""#,
+        r#""input":{"memory":"shared"},"output":{"memory":"out"}"#,
+        r#"{"name":"shared","import":"write","export":"read","pages":1024}"#,
+        "pub struct Client;",
+    ] {
+        assert!(code.contains(needle), "missing {needle}");
+    }
+}
+
+#[test]
+fn the_fingerprint_follows_the_signature_not_the_fields() {
+    let fp = |src: &str| {
+        let code = emit_guest(&compile(src).unwrap(), &GuestOptions::default()).unwrap();
+        let at = code.find(r#""fingerprint":""#).unwrap() + 15;
+        code[at..at + 16].to_string()
+    };
+    let base = "struct m (dynamic) { x: u32; } interface i (dynamic, direct) { f: (m) -> (m); }";
+    let more_fields =
+        "struct m (dynamic) { x: u32; y: u8; } interface i (dynamic, direct) { f: (m) -> (m); }";
+    let other_pattern = base.replace("direct", "pool");
+    let other_fn = base.replace("f: (m)", "g: (m)");
+    assert_eq!(fp(base), fp(more_fields));
+    assert_ne!(fp(base), fp(&other_pattern));
+    assert_ne!(fp(base), fp(&other_fn));
+}
+
+#[test]
+fn functions_the_abi_cannot_carry_are_refused() {
+    for src in [
+        "struct m (dynamic) { x: u32; } interface i (dynamic, direct) { f: (m, m) -> (m); }",
+        "interface i (dynamic, direct) { f: (u32) -> (); }",
+    ] {
+        let err = emit_guest(&compile(src).unwrap(), &GuestOptions::default()).unwrap_err();
+        assert_eq!(err.code, "E0012", "{src}");
+        assert!(err.message.contains("guest ABI"), "{}", err.message);
+    }
+}
+
+#[test]
+fn the_cli_writes_the_guest_module_with_rust_guest() {
+    let dir = std::env::temp_dir().join(format!("offthread-guest-cli-{}", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_offthread-schema"))
+        .arg("build")
+        .arg(common::fixtures().join("papers/figure35.km"))
+        .arg("--rust-guest")
+        .arg(&dir)
+        .arg("--guest-schema")
+        .arg("crate::fig35")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = std::fs::read_to_string(dir.join("figure35_guest.rs")).unwrap();
+    assert!(code.contains("use crate::fig35 as schema;"));
+    assert!(code.contains("pub trait TestConsumer"));
+    assert!(!dir.join("figure35.rs").exists(), "only what was asked for");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

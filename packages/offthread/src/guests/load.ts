@@ -1,0 +1,393 @@
+/**
+ * `guests.load`: users' own WebAssembly modules implementing schema-defined
+ * interfaces (docs/guest-abi.md), run on a worker engine's workers. Modules are
+ * compiled once here and instantiated on every worker; calls are Promises with the
+ * kernels' `signal` and `timeout`. A guest cannot poll a cancel flag, so a timeout
+ * or abort terminates its worker and starts another (the engine's replacement path).
+ */
+import type { RunOptions } from '../engine.js';
+import { WorkerEngine } from '../engine-workers.js';
+import { describe, makeError } from '../errors.js';
+import { host } from '../host.js';
+import { toOptions } from '../validate.js';
+import {
+  type FunctionDecl,
+  type InterfaceDecl,
+  memoryImport,
+  type Pattern,
+  REQUIRED_EXPORTS,
+  WASM_PAGE,
+} from './abi.js';
+import type { Description, GuestCall, GuestModuleSpec, SharedInput } from './runtime.js';
+
+/** A module's bytes, optionally with the name errors and `exporter` use. */
+export type GuestSource = Uint8Array | ArrayBuffer | { name?: string | undefined; bytes: Uint8Array | ArrayBuffer };
+
+export interface LoadOptions {
+  /** Workers to run guests on (default: the host's cores). */
+  threads?: number | undefined;
+  /** The most 64 KiB pages any guest instance's memory may grow to (default 256 = 16 MiB). */
+  memoryPages?: number | undefined;
+  /** Milliseconds a module's `offthread_init` may take at load (default 5,000). */
+  loadTimeout?: number | undefined;
+}
+
+export interface GuestCallOptions extends RunOptions {
+  /** For `direct` interfaces: the exporting module's name (default: the first that exports it). */
+  exporter?: string | undefined;
+}
+
+/** An interface as the loaded modules declare it. */
+export interface GuestInterface {
+  name: string;
+  pattern: Pattern;
+  fingerprint: string;
+  functions: string[];
+  /** Names of the modules that export it, in load order (fanout's result order). */
+  exporters: string[];
+}
+
+export interface GuestStats {
+  calls: number;
+  /** Bytes written into shared memory once per fanout call. */
+  sharedBytes: number;
+  /** Bytes copied into guest memories (one copy per instance that received an input). */
+  copiedIn: number;
+  /** Bytes copied out of guest memories. */
+  copiedOut: number;
+  workers: number;
+  replaced: number;
+}
+
+interface Exporter {
+  module: number;
+  exportIndex: number;
+}
+
+interface Entry {
+  decl: InterfaceDecl;
+  exporters: Exporter[];
+}
+
+function bytesOf(source: GuestSource, i: number): { name: string; bytes: Uint8Array } {
+  if (source instanceof Uint8Array) return { name: `guest${i}`, bytes: source };
+  if (source instanceof ArrayBuffer) return { name: `guest${i}`, bytes: new Uint8Array(source) };
+  if (source && typeof source === 'object' && 'bytes' in source) {
+    const { name, bytes } = source;
+    if (name !== undefined && (typeof name !== 'string' || name === '')) {
+      throw makeError('ERR_INVALID_ARG', `modules[${i}].name must be a non-empty string`);
+    }
+    if (bytes instanceof Uint8Array || bytes instanceof ArrayBuffer) {
+      return { name: name ?? `guest${i}`, bytes: bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes) };
+    }
+  }
+  throw makeError(
+    'ERR_INVALID_ARG',
+    `modules[${i}] must be a Uint8Array, an ArrayBuffer or { name, bytes }, got ${describe(source)}`,
+  );
+}
+
+function intOption(value: unknown, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw makeError(
+      'ERR_INVALID_ARG',
+      `options.${name} must be an integer from ${min} to ${max}, got ${describe(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Compiles, checks and describes `modules`, then starts the workers that run them. */
+export async function load(modules: readonly GuestSource[], options?: LoadOptions): Promise<GuestHost> {
+  let isList: boolean;
+  try {
+    isList = Array.isArray(modules) && modules.length > 0;
+  } catch (err) {
+    throw makeError('ERR_INVALID_ARG', 'the modules cannot be read', err);
+  }
+  if (!isList) {
+    throw makeError('ERR_INVALID_ARG', 'guests.load needs a non-empty array of modules');
+  }
+  const opts = toOptions<LoadOptions>(options, ['threads', 'memoryPages', 'loadTimeout']);
+  const threads = intOption(opts.threads, 'threads', 1, 1024, host().defaultThreads());
+  const memoryPages = intOption(opts.memoryPages, 'memoryPages', 1, 65_536, 256);
+  const loadTimeout = intOption(opts.loadTimeout, 'loadTimeout', 1, 2 ** 31 - 1, 5_000);
+  let sources: { name: string; bytes: Uint8Array }[];
+  try {
+    sources = Array.from(modules, bytesOf);
+  } catch (err) {
+    if ((err as { code?: unknown })?.code === 'ERR_INVALID_ARG') throw err;
+    throw makeError('ERR_INVALID_ARG', 'the modules cannot be read (a throwing getter or a revoked Proxy?)', err);
+  }
+  const names = new Set<string>();
+  for (const s of sources) {
+    if (names.has(s.name)) throw makeError('ERR_INVALID_ARG', `two modules are named ${JSON.stringify(s.name)}`);
+    names.add(s.name);
+  }
+
+  const specs: Omit<GuestModuleSpec, 'exports' | 'imports'>[] = [];
+  for (const { name, bytes } of sources) {
+    const mem = memoryImport(bytes, name);
+    if (!mem) {
+      throw makeError(
+        'ERR_GUEST_MODULE',
+        `${name}: the module does not import its memory (link it with --import-memory; docs/guest-abi.md)`,
+      );
+    }
+    if (mem.shared) throw makeError('ERR_GUEST_MODULE', `${name}: a shared memory import is not supported`);
+    if (mem.initial > memoryPages) {
+      throw makeError(
+        'ERR_GUEST_MEMORY_LIMIT',
+        `${name}: needs ${mem.initial} pages at start, over the limit of ${memoryPages} (options.memoryPages)`,
+      );
+    }
+    let module: WebAssembly.Module;
+    try {
+      module = await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
+    } catch (err) {
+      throw makeError('ERR_GUEST_MODULE', `${name}: ${(err as Error).message}`, err);
+    }
+    const present = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
+    const missing = REQUIRED_EXPORTS.filter((e) => !present.has(e));
+    if (missing.length > 0) {
+      throw makeError(
+        'ERR_GUEST_MODULE',
+        `${name}: missing guest ABI exports ${missing.join(', ')} (docs/guest-abi.md)`,
+      );
+    }
+    const maxPages = Math.min(memoryPages, mem.maximum ?? memoryPages);
+    specs.push({ name, module, initialPages: mem.initial, maxPages });
+  }
+
+  const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER);
+  try {
+    // Describing runs guest code (offthread_init): on a worker, under a timeout.
+    const described: GuestModuleSpec[] = [];
+    for (const spec of specs) {
+      const call: GuestCall = { kind: 'describe', ...spec };
+      let d: Description;
+      try {
+        d = (await engine.runGuest(call, { timeout: loadTimeout })) as Description;
+      } catch (err) {
+        const e = err as Error & { code?: string };
+        if (e.code === 'ERR_GUEST_MEMORY_LIMIT' || e.code === 'ERR_GUEST_MODULE') throw err;
+        throw makeError('ERR_GUEST_MODULE', `${spec.name}: cannot start it: ${e.message}`, err);
+      }
+      described.push({ ...spec, exports: d.exports, imports: d.imports });
+    }
+    const table = interfaceTable(described);
+    engine.addSetup({ type: 'guest-setup', modules: described });
+    return new GuestHost(engine, described, table);
+  } catch (err) {
+    engine.destroy();
+    throw err;
+  }
+}
+
+/** Interfaces by name; importers and exporters of one interface must agree on its fingerprint. */
+function interfaceTable(specs: GuestModuleSpec[]): Map<string, Entry> {
+  const table = new Map<string, Entry>();
+  const agree = (d: InterfaceDecl, who: string) => {
+    const known = table.get(d.name);
+    if (known && known.decl.fingerprint !== d.fingerprint) {
+      throw makeError(
+        'ERR_GUEST_MODULE',
+        `${who}: interface ${d.name} differs from another module's (fingerprint ${d.fingerprint} vs ${known.decl.fingerprint}); rebuild the guests from one schema`,
+      );
+    }
+    if (!known) table.set(d.name, { decl: d, exporters: [] });
+    return table.get(d.name) as Entry;
+  };
+  specs.forEach((s, module) => {
+    s.exports.forEach((d, exportIndex) => {
+      agree(d, s.name).exporters.push({ module, exportIndex });
+    });
+    for (const d of s.imports) agree(d, s.name);
+  });
+  return table;
+}
+
+const CALL_KEYS = ['signal', 'timeout', 'exporter'] as const;
+
+function checkRun(opts: Partial<GuestCallOptions>): RunOptions {
+  const { signal, timeout } = opts;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw makeError('ERR_INVALID_ARG', 'options.signal must be an AbortSignal');
+  }
+  if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && timeout <= 2 ** 31 - 1)) {
+    throw makeError(
+      'ERR_INVALID_ARG',
+      `options.timeout must be a number of ms from 1 to 2^31-1, got ${describe(timeout)}`,
+    );
+  }
+  return { signal, timeout };
+}
+
+/** The loaded guests: call their interfaces, then `close()`. */
+export class GuestHost {
+  readonly #engine: WorkerEngine;
+  readonly #specs: GuestModuleSpec[];
+  readonly #table: Map<string, Entry>;
+  readonly #stats = { calls: 0, sharedBytes: 0, copiedIn: 0, copiedOut: 0 };
+
+  /** @internal */
+  constructor(engine: WorkerEngine, specs: GuestModuleSpec[], table: Map<string, Entry>) {
+    this.#engine = engine;
+    this.#specs = specs;
+    this.#table = table;
+  }
+
+  /** Every interface a loaded module exports or imports. */
+  get interfaces(): GuestInterface[] {
+    return [...this.#table.values()].map(({ decl, exporters }) => ({
+      name: decl.name,
+      pattern: decl.pattern,
+      fingerprint: decl.fingerprint,
+      functions: decl.functions.map((f) => f.name),
+      exporters: exporters.map((e) => (this.#specs[e.module] as GuestModuleSpec).name),
+    }));
+  }
+
+  #resolve(iface: unknown, fn: unknown): { entry: Entry; index: number; f: FunctionDecl } {
+    if (typeof iface !== 'string' || typeof fn !== 'string') {
+      throw makeError('ERR_INVALID_ARG', 'the interface and function must be names (strings)');
+    }
+    const entry = this.#table.get(iface);
+    if (!entry || entry.exporters.length === 0) {
+      throw makeError('ERR_INVALID_ARG', `no loaded module exports interface ${JSON.stringify(iface)}`);
+    }
+    const index = entry.decl.functions.findIndex((f) => f.name === fn);
+    if (index < 0) {
+      const known = entry.decl.functions.map((f) => f.name).join(', ');
+      throw makeError('ERR_INVALID_ARG', `interface ${iface} has no function ${JSON.stringify(fn)} (it has ${known})`);
+    }
+    return { entry, index, f: entry.decl.functions[index] as FunctionDecl };
+  }
+
+  #input(entry: Entry, f: FunctionDecl, input: unknown): Uint8Array | null {
+    if (f.input === null) {
+      if (input !== undefined && input !== null) {
+        throw makeError('ERR_INVALID_ARG', `${entry.decl.name}.${f.name} takes no input`);
+      }
+      return null;
+    }
+    if (!(input instanceof Uint8Array)) {
+      throw makeError(
+        'ERR_INVALID_ARG',
+        `the input of ${entry.decl.name}.${f.name} must be a Uint8Array (an encoded message)`,
+      );
+    }
+    const mem = entry.decl.memories.find((m) => m.name === f.input?.memory);
+    if (mem && input.length > mem.pages * WASM_PAGE) {
+      throw makeError(
+        'ERR_GUEST_MEMORY_LIMIT',
+        `a ${input.length}-byte input does not fit memory ${mem.name} (${mem.pages} pages)`,
+      );
+    }
+    return input;
+  }
+
+  #outputLimit(entry: Entry, f: FunctionDecl): number | null {
+    const mem = entry.decl.memories.find((m) => m.name === f.output?.memory);
+    return mem ? mem.pages * WASM_PAGE : null;
+  }
+
+  #count(result: Promise<unknown>, inBytes: number): Promise<Uint8Array> {
+    this.#stats.calls++;
+    this.#stats.copiedIn += inBytes;
+    return result.then((value) => {
+      const bytes = value as Uint8Array;
+      this.#stats.copiedOut += bytes.length;
+      return host().binary(bytes);
+    });
+  }
+
+  /**
+   * Calls `fn` of a `direct`, `single` or `pool` interface with an encoded message;
+   * resolves to the encoded result (empty for a function without one).
+   */
+  call(iface: string, fn: string, input?: Uint8Array | null, options?: GuestCallOptions): Promise<Uint8Array> {
+    try {
+      const { entry, index, f } = this.#resolve(iface, fn);
+      const opts = toOptions<GuestCallOptions>(options, CALL_KEYS);
+      const run = checkRun(opts);
+      if (entry.decl.pattern === 'fanout') {
+        throw makeError('ERR_INVALID_ARG', `${iface} is a fanout interface: use fanout()`);
+      }
+      const bytes = this.#input(entry, f, input);
+      let exporter = entry.exporters[0] as Exporter;
+      if (opts.exporter !== undefined) {
+        const found = entry.exporters.find((e) => this.#specs[e.module]?.name === opts.exporter);
+        if (!found) throw makeError('ERR_INVALID_ARG', `no module named ${describe(opts.exporter)} exports ${iface}`);
+        exporter = found;
+      }
+      const call: GuestCall = {
+        kind: 'call',
+        module: exporter.module,
+        export: exporter.exportIndex,
+        function: index,
+        input: bytes,
+        outputLimit: this.#outputLimit(entry, f),
+      };
+      // `single`: one instance for every caller, on the first worker; calls queue for it.
+      const target = entry.decl.pattern === 'singleton' ? 0 : undefined;
+      return this.#count(this.#engine.runGuest(call, run, target), bytes?.length ?? 0);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * Calls `fn` on every exporter of a `fanout` interface, all at once over the
+   * workers; resolves to their results in load order. The input is written once into
+   * shared memory that every worker reads (a copy per message where workers cannot
+   * share memory, e.g. a page without cross-origin isolation).
+   */
+  fanout(iface: string, fn: string, input?: Uint8Array | null, options?: RunOptions): Promise<Uint8Array[]> {
+    try {
+      const { entry, index, f } = this.#resolve(iface, fn);
+      const run = checkRun(toOptions<RunOptions>(options, ['signal', 'timeout']));
+      if (entry.decl.pattern !== 'fanout') {
+        throw makeError('ERR_INVALID_ARG', `${iface} is a ${entry.decl.pattern} interface: use call()`);
+      }
+      const bytes = this.#input(entry, f, input);
+      let payload: Uint8Array | SharedInput | null = bytes;
+      if (bytes && host().sharedMemory()) {
+        const shared = new SharedArrayBuffer(bytes.length);
+        new Uint8Array(shared).set(bytes);
+        this.#stats.sharedBytes += bytes.length;
+        payload = { shared, length: bytes.length };
+      }
+      const outputLimit = this.#outputLimit(entry, f);
+      return Promise.all(
+        entry.exporters.map((e) =>
+          this.#count(
+            this.#engine.runGuest(
+              { kind: 'call', module: e.module, export: e.exportIndex, function: index, input: payload, outputLimit },
+              run,
+            ),
+            bytes?.length ?? 0,
+          ),
+        ),
+      );
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  stats(): GuestStats {
+    const e = this.#engine.stats();
+    return { ...this.#stats, workers: e.workers, replaced: e.replaced };
+  }
+
+  /** Waits for pending calls, then stops the workers. */
+  close(): Promise<void> {
+    return this.#engine.close();
+  }
+
+  /** Rejects pending calls with ERR_POOL_CLOSED and stops the workers. */
+  destroy(): void {
+    this.#engine.destroy();
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * The guests on one worker (host-neutral: worker_threads and Web Workers alike). Each
+ * loaded module gets one instance here, over a memory the host creates with the
+ * module's limit as its maximum, so `memory.grow` past it fails while the guest runs.
+ * A call copies its input into the callee's memory (offthread_alloc), runs
+ * offthread_call and copies the result out after checking it lies in that memory.
+ * A trap fails the call and restarts that instance; the worker goes on.
+ */
+import { errorRegistry, makeError } from '../errors.js';
+import { ABI_VERSION, type InterfaceDecl, pack, parseDescriptor, unpack, WASM_PAGE } from './abi.js';
+
+export interface GuestModuleSpec {
+  name: string;
+  module: WebAssembly.Module;
+  initialPages: number;
+  maxPages: number;
+  exports: InterfaceDecl[];
+  imports: InterfaceDecl[];
+}
+
+export interface GuestSetupMessage {
+  type: 'guest-setup';
+  modules: GuestModuleSpec[];
+}
+
+/** An input written once into shared memory, read by every worker in place. */
+export interface SharedInput {
+  shared: SharedArrayBuffer;
+  length: number;
+}
+
+export type GuestCall =
+  | { kind: 'describe'; name: string; module: WebAssembly.Module; initialPages: number; maxPages: number }
+  | {
+      kind: 'call';
+      module: number;
+      export: number;
+      function: number;
+      input: Uint8Array | SharedInput | null;
+      /** Bytes the result may take (its memory's pages), or null: no limit but the guest's memory. */
+      outputLimit: number | null;
+    };
+
+export type GuestOutcome =
+  | { ok: true; value: unknown; transfer: Transferable[] }
+  | { ok: false; error: { code: string; message: string } };
+
+export interface Description {
+  exports: InterfaceDecl[];
+  imports: InterfaceDecl[];
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+/** A typed error carried to the caller (any other throw is a trap or a bug). */
+function guestError(
+  code: 'ERR_GUEST_ABI' | 'ERR_GUEST_MEMORY_LIMIT' | 'ERR_GUEST_FAILED' | 'ERR_GUEST_MODULE',
+  message: string,
+) {
+  return makeError(code, message);
+}
+
+/** One instance of a guest module with its own limited memory. */
+class Instance {
+  readonly memory: WebAssembly.Memory;
+  readonly exports: Record<string, (...args: number[]) => unknown>;
+  failure: string | null = null;
+  /** Bytes an allocation asked for when memory ran out (offthread.oom), during this call. */
+  oom: number | null = null;
+
+  constructor(
+    readonly spec: Pick<GuestModuleSpec, 'name' | 'module' | 'initialPages' | 'maxPages'>,
+    invoke: (caller: Instance, args: number[]) => bigint,
+  ) {
+    this.memory = new WebAssembly.Memory({ initial: spec.initialPages, maximum: spec.maxPages });
+    const self = this;
+    const imports = {
+      env: { memory: this.memory },
+      offthread: {
+        fail(ptr: number, len: number) {
+          self.failure = self.text(ptr, len, 1024) ?? 'an error message outside the guest memory';
+        },
+        oom(size: number) {
+          self.oom = size >>> 0;
+        },
+        invoke(...args: number[]): bigint {
+          return invoke(self, args);
+        },
+      },
+    };
+    const instance = new WebAssembly.Instance(spec.module, imports as unknown as WebAssembly.Imports);
+    this.exports = instance.exports as typeof this.exports;
+    const abi = this.exports.offthread_abi?.();
+    if (abi !== ABI_VERSION) {
+      throw guestError(
+        'ERR_GUEST_MODULE',
+        `${spec.name}: guest ABI version ${String(abi)}, this host speaks ${ABI_VERSION}`,
+      );
+    }
+  }
+
+  /** `len` bytes at `ptr` as text (at most `max`), or null when outside the memory. */
+  text(ptr: number, len: number, max: number): string | null {
+    const p = ptr >>> 0;
+    const n = len >>> 0;
+    if (p + n > this.memory.buffer.byteLength) return null;
+    return decoder.decode(new Uint8Array(this.memory.buffer, p, Math.min(n, max)));
+  }
+
+  /** A view of a buffer the guest returned, checked against its memory. */
+  view(ptr: number, len: number, what: string): Uint8Array {
+    const buf = this.memory.buffer;
+    if (ptr + len > buf.byteLength) {
+      throw guestError(
+        'ERR_GUEST_ABI',
+        `${this.spec.name} returned ${what} at ${ptr}..${ptr + len}, outside its ${buf.byteLength}-byte memory`,
+      );
+    }
+    return new Uint8Array(buf, ptr, len);
+  }
+
+  init(): Description {
+    const counts = Number(this.exports.offthread_init?.());
+    if (!Number.isInteger(counts) || counts < 0) {
+      throw guestError('ERR_GUEST_MODULE', `${this.spec.name}: offthread_init returned ${counts}`);
+    }
+    const list = (fn: string, n: number) =>
+      Array.from({ length: n }, (_, i) => {
+        const [p, l] = unpack(this.exports[fn]?.(i) as bigint);
+        const text = this.text(p, l, 1 << 20);
+        if (text === null) throw guestError('ERR_GUEST_MODULE', `${this.spec.name}: ${fn}(${i}) points outside memory`);
+        return parseDescriptor(text, this.spec.name);
+      });
+    return { exports: list('offthread_export', counts & 0xffff), imports: list('offthread_import', counts >>> 16) };
+  }
+
+  /** Runs one call; the result is a view into this instance's memory (valid until its next call). */
+  run(exportIndex: number, fn: number, input: Uint8Array | null): Uint8Array {
+    this.failure = null;
+    this.oom = null;
+    const len = input?.length ?? 0;
+    let ptr = 0;
+    if (input && len > 0) {
+      ptr = Number(this.exports.offthread_alloc?.(len)) >>> 0;
+      if (ptr === 0) {
+        throw guestError(
+          'ERR_GUEST_MEMORY_LIMIT',
+          `${this.spec.name}: no room for a ${len}-byte input (memory limit ${this.spec.maxPages} pages)`,
+        );
+      }
+      this.view(ptr, len, 'an input buffer').set(input);
+    }
+    const r = this.exports.offthread_call?.(exportIndex, fn, ptr, len) as bigint;
+    if (r === -1n) {
+      throw guestError('ERR_GUEST_FAILED', `${this.spec.name}: ${this.failure ?? 'the call failed without a message'}`);
+    }
+    const [p, l] = unpack(r);
+    return this.view(p, l, 'a result');
+  }
+}
+
+/**
+ * What a trap means: after a failed allocation the guest reported (offthread.oom), or
+ * with its memory at the limit, ERR_GUEST_MEMORY_LIMIT; anything else ERR_GUEST_TRAP.
+ */
+function trapError(instance: Instance | undefined, name: string, err: unknown): Error {
+  const what = (err as Error)?.message ?? String(err);
+  if (instance?.oom != null) {
+    return makeError(
+      'ERR_GUEST_MEMORY_LIMIT',
+      `${name} could not allocate ${instance.oom} bytes: its memory is capped at ${instance.spec.maxPages} pages (memory.grow refused)`,
+    );
+  }
+  if (instance && instance.memory.buffer.byteLength >= instance.spec.maxPages * WASM_PAGE) {
+    return makeError(
+      'ERR_GUEST_MEMORY_LIMIT',
+      `${name} trapped with its memory at its limit (${instance.spec.maxPages} pages; memory.grow refused): ${what}`,
+    );
+  }
+  return makeError('ERR_GUEST_TRAP', `${name} trapped: ${what}`);
+}
+
+function isTyped(err: unknown): err is Error & { code: string } {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && code in errorRegistry;
+}
+
+export class GuestRuntime {
+  readonly #specs: GuestModuleSpec[];
+  readonly #instances: (Instance | undefined)[] = [];
+  #depth = 0;
+
+  constructor(msg: GuestSetupMessage) {
+    this.#specs = msg.modules;
+  }
+
+  #instance(i: number): Instance {
+    let inst = this.#instances[i];
+    if (!inst) {
+      const spec = this.#specs[i];
+      if (!spec) throw guestError('ERR_GUEST_ABI', `no guest module #${i}`);
+      inst = new Instance(spec, (caller, args) => this.#invoke(i, caller, args));
+      inst.init();
+      this.#instances[i] = inst;
+    }
+    return inst;
+  }
+
+  /** Runs a call on module `i`; a trap drops the instance (the next call gets a fresh one). */
+  run(i: number, exportIndex: number, fn: number, input: Uint8Array | null): Uint8Array {
+    const inst = this.#instance(i);
+    try {
+      return inst.run(exportIndex, fn, input);
+    } catch (err) {
+      if (isTyped(err)) throw err;
+      this.#instances[i] = undefined;
+      throw trapError(inst, this.#specs[i]?.name ?? `#${i}`, err);
+    }
+  }
+
+  /** `offthread.invoke` of guest `from`: an exporter of the named interface, in this worker. */
+  #invoke(from: number, caller: Instance, [namePtr, nameLen, fn, inPtr, inLen]: number[]): bigint {
+    try {
+      if (this.#depth >= 8) return -1n; // guests calling guests in a cycle
+      const name = caller.text(namePtr as number, nameLen as number, 128);
+      const spec = this.#specs[from];
+      if (name === null || !spec?.imports.some((d) => d.name === name)) return -1n;
+      const target = this.#specs.findIndex((s, k) => k !== from && s.exports.some((d) => d.name === name));
+      if (target < 0) return -1n;
+      const exportIndex = (this.#specs[target] as GuestModuleSpec).exports.findIndex((d) => d.name === name);
+      const input = caller.view((inPtr as number) >>> 0, (inLen as number) >>> 0, 'an input');
+      this.#depth++;
+      let out: Uint8Array;
+      try {
+        out = this.run(target, exportIndex, (fn as number) >>> 0, input);
+      } finally {
+        this.#depth--;
+      }
+      if (out.length === 0) return 0n;
+      const p = Number(caller.exports.offthread_alloc?.(out.length)) >>> 0;
+      if (p === 0) return -1n;
+      caller.view(p, out.length, 'an answer buffer').set(out);
+      return pack(p, out.length);
+    } catch {
+      return -1n;
+    }
+  }
+
+  /** Instantiates a module once to read its interfaces (load time, on a worker). */
+  static describe(call: Extract<GuestCall, { kind: 'describe' }>): Description {
+    const inst = new Instance(call, () => -1n);
+    return inst.init();
+  }
+}
+
+/** One 'guest' message → its outcome; typed errors and traps become error replies. */
+export function runGuestCall(runtime: GuestRuntime | null, call: unknown): GuestOutcome {
+  const c = call as GuestCall;
+  try {
+    if (c.kind === 'describe') {
+      return { ok: true, value: GuestRuntime.describe(c), transfer: [] };
+    }
+    if (!runtime) throw guestError('ERR_GUEST_ABI', 'no guests are loaded on this worker');
+    let input: Uint8Array | null = null;
+    if (c.input instanceof Uint8Array) input = c.input;
+    else if (c.input) input = new Uint8Array(c.input.shared, 0, c.input.length);
+    const view = runtime.run(c.module, c.export, c.function, input);
+    if (c.outputLimit !== null && view.length > c.outputLimit) {
+      throw guestError(
+        'ERR_GUEST_MEMORY_LIMIT',
+        `the result (${view.length} bytes) does not fit its memory (${c.outputLimit} bytes)`,
+      );
+    }
+    const value = view.slice();
+    return { ok: true, value, transfer: [value.buffer] };
+  } catch (err) {
+    if (isTyped(err)) return { ok: false, error: { code: err.code, message: err.message } };
+    const name = c.kind === 'describe' ? c.name : `guest #${c.module}`;
+    const e = trapError(undefined, name, err);
+    return { ok: false, error: { code: (e as Error & { code: string }).code, message: e.message } };
+  }
+}

@@ -1,0 +1,98 @@
+// The same guest modules as guests.test.mjs, through `offthread/browser` in a real
+// headless Chromium, with and without cross-origin isolation (shared memory or not):
+// every pattern, guest-to-guest calls, a trap and a runaway guest.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import * as msg from '../dist/schema/generated/fixtures/guests.js';
+import { launchChromium, startServer } from './browser-server.mjs';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const MOUNTS = [
+  ['/offthread/', `${root}packages/offthread/dist/browser`],
+  ['/guests/', `${root}target/wasm32-unknown-unknown/release`],
+  ['/', `${root}bench/browser`],
+];
+
+let browser;
+before(async () => {
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+});
+
+for (const isolated of [false, true]) {
+  describe(`guests in the browser, ${isolated ? 'cross-origin isolated' : 'not isolated'}`, () => {
+    let server;
+    let page;
+    const errors = [];
+    before(async () => {
+      server = await startServer({ isolated, mounts: MOUNTS });
+      page = await browser.context.newPage();
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(server.url);
+      await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 20_000 });
+    });
+    after(async () => {
+      await page?.close();
+      await server?.close();
+    });
+
+    test('load, call every pattern, fan out, survive a trap and a runaway guest', async () => {
+      const data = Array.from({ length: 70_000 }, (_, i) => (i * 13) & 0xff);
+      const args = { blob: [...msg.encodeBlob({ data: Uint8Array.from(data) })] };
+      const got = await page.evaluate(async ({ blob }) => {
+        const { guests } = globalThis.offthread;
+        const fetchBytes = async (name) => new Uint8Array(await (await fetch(`/guests/${name}`)).arrayBuffer());
+        const basic = await fetchBytes('guest_basic.wasm');
+        const relay = await fetchBytes('guest_relay.wasm');
+        const host = await guests.load(
+          [
+            { name: 'a', bytes: basic },
+            { name: 'relay', bytes: relay },
+            { name: 'b', bytes: basic },
+          ],
+          { threads: 2 },
+        );
+        const input = Uint8Array.from(blob);
+        const codeOf = (p) =>
+          p.then(
+            () => 'resolved',
+            (e) => e.code,
+          );
+        const out = {
+          coi: globalThis.crossOriginIsolated,
+          echo: [...(await host.call('echo', 'echo', input))],
+          relay: [...(await host.call('relay', 'relay', input))],
+          counter: await Promise.all([1, 2, 3].map(() => host.call('counter', 'next').then((b) => [...b]))),
+          fanout: (await host.fanout('scan', 'checksum', input)).map((b) => [...b]),
+          trap: await codeOf(host.call('echo', 'trap')),
+          spin: await codeOf(host.call('echo', 'spin', null, { timeout: 100 })),
+          after: [...(await host.call('echo', 'echo', input))],
+          stats: host.stats(),
+        };
+        await host.close();
+        return out;
+      }, args);
+      assert.equal(got.coi, isolated);
+      const dataOf = (bytes) => [...msg.decodeBlob(Uint8Array.from(bytes)).data];
+      assert.deepEqual(dataOf(got.echo), data);
+      assert.deepEqual(dataOf(got.relay), data);
+      assert.deepEqual(dataOf(got.after), data);
+      assert.deepEqual(
+        got.counter.map((b) => msg.decodeCount(Uint8Array.from(b)).value),
+        [1n, 2n, 3n],
+      );
+      const sums = got.fanout.map((b) => msg.decodeCount(Uint8Array.from(b)).value);
+      let fnv = 0xcbf29ce484222325n;
+      for (const b of data) fnv = BigInt.asUintN(64, (fnv ^ BigInt(b)) * 0x100000001b3n);
+      assert.deepEqual(sums, [fnv, fnv]);
+      assert.equal(got.trap, 'ERR_GUEST_TRAP');
+      assert.equal(got.spin, 'ERR_TIMEOUT');
+      // Shared memory only where the page is isolated: the input is written once there.
+      assert.equal(got.stats.sharedBytes > 0, isolated);
+      assert.deepEqual(errors, []);
+    });
+  });
+}

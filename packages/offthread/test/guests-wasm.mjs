@@ -1,0 +1,110 @@
+// A tiny WebAssembly assembler for hand-made guests: modules that break the guest ABI
+// on purpose (docs/guest-abi.md), which no guest built with offthread-guest would.
+const enc = new TextEncoder();
+
+function uleb(n) {
+  const out = [];
+  do {
+    let b = n & 0x7f;
+    n = Math.floor(n / 128);
+    if (n > 0) b |= 0x80;
+    out.push(b);
+  } while (n > 0);
+  return out;
+}
+
+function sleb(v) {
+  let n = BigInt(v);
+  const out = [];
+  for (;;) {
+    const b = Number(n & 0x7fn);
+    n >>= 7n;
+    if ((n === 0n && (b & 0x40) === 0) || (n === -1n && (b & 0x40) !== 0)) {
+      out.push(b);
+      return out;
+    }
+    out.push(b | 0x80);
+  }
+}
+
+const str = (s) => [...uleb(enc.encode(s).length), ...enc.encode(s)];
+const section = (id, body) => [id, ...uleb(body.length), ...body];
+const vec = (items) => [...uleb(items.length), ...items.flat()];
+
+const I32 = 0x7f;
+const I64 = 0x7e;
+const TYPES = [
+  [[], [I32]], // 0: () -> i32
+  [[I32], [I64]], // 1: (i32) -> i64
+  [[I32], [I32]], // 2: (i32) -> i32
+  [[I32, I32, I32, I32], [I64]], // 3: (i32 × 4) -> i64
+];
+const FUNCS = {
+  offthread_abi: 0,
+  offthread_init: 0,
+  offthread_export: 1,
+  offthread_import: 1,
+  offthread_alloc: 2,
+  offthread_call: 3,
+};
+
+export const pack = (ptr, len) => BigInt.asIntN(64, (BigInt(len) << 32n) | BigInt(ptr));
+
+/**
+ * A guest whose every ABI export returns a constant. `body` overrides one export with
+ * raw instruction bytes (without `end`); `descriptor` is placed at offset 1024.
+ */
+export function assemble({ abi = 1, descriptor, call = pack(0, 0), omit = [], memory = true, body = {} }) {
+  const desc = enc.encode(descriptor);
+  const consts = {
+    offthread_abi: [0x41, ...sleb(abi)],
+    offthread_init: [0x41, ...sleb(1)],
+    offthread_export: [0x42, ...sleb(pack(1024, desc.length))],
+    offthread_import: [0x42, ...sleb(-1)],
+    offthread_alloc: [0x41, ...sleb(4096)],
+    offthread_call: [0x42, ...sleb(call)],
+  };
+  const names = Object.keys(FUNCS);
+  const types = section(1, vec(TYPES.map(([p, r]) => [0x60, ...vec(p.map((t) => [t])), ...vec(r.map((t) => [t]))])));
+  const imports = memory ? section(2, vec([[...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]])) : [];
+  const own = memory ? [] : section(5, vec([[0x00, ...uleb(1)]]));
+  const funcs = section(3, vec(names.map((n) => uleb(FUNCS[n]))));
+  const exports = section(7, vec(names.flatMap((n, i) => (omit.includes(n) ? [] : [[...str(n), 0x00, ...uleb(i)]]))));
+  const code = section(
+    10,
+    vec(
+      names.map((n) => {
+        const b = [0x00, ...(body[n] ?? consts[n]), 0x0b];
+        return [...uleb(b.length), ...b];
+      }),
+    ),
+  );
+  const data = section(11, vec([[0x00, 0x41, ...sleb(1024), 0x0b, ...uleb(desc.length), ...desc]]));
+  return new Uint8Array([
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    ...types,
+    ...imports,
+    ...funcs,
+    ...own,
+    ...exports,
+    ...code,
+    ...data,
+  ]);
+}
+
+export const LOOP = [0x03, 0x40, 0x0c, 0x00, 0x0b, 0x42, 0x00]; // loop br 0 end; i64.const 0
+
+export const DESCRIPTOR = JSON.stringify({
+  name: 'raw',
+  pattern: 'direct',
+  fingerprint: '0123456789abcdef',
+  memories: [],
+  functions: [{ name: 'run', input: null, output: { memory: null } }],
+});
