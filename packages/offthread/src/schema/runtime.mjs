@@ -44,4 +44,5 @@ export const {
   putInt64,
   scratch,
   release,
+  resizeArray,
 } = cjs;

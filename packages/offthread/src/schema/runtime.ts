@@ -109,9 +109,20 @@ export class SchemaReadError extends Error {
  * W0007: a value of the wrong JS type for its field (null for a struct, a string for a
  * number, not an array, a fixed array of the wrong length);
  * W0008: a number or bigint outside its field's type (1.5 or 300 for a u8, 2^64 for an i64);
- * W0009: a string that is not well-formed Unicode (a lone surrogate: UTF-8 cannot hold it).
+ * W0009: a string that is not well-formed Unicode (a lone surrogate: UTF-8 cannot hold it);
+ * W0010: an in-place resize past the array's capacity.
  */
-export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003' | 'W0004' | 'W0005' | 'W0006' | 'W0007' | 'W0008' | 'W0009';
+export type WriteErrorCode =
+  | 'W0001'
+  | 'W0002'
+  | 'W0003'
+  | 'W0004'
+  | 'W0005'
+  | 'W0006'
+  | 'W0007'
+  | 'W0008'
+  | 'W0009'
+  | 'W0010';
 
 export class SchemaWriteError extends Error {
   readonly code: WriteErrorCode;
@@ -1253,4 +1264,59 @@ export function release(b: Builder): void {
   if (b !== scratchBuilder) return;
   scratchBusy = false;
   if (b.capacity > SCRATCH_KEEP) scratchBuilder = null;
+}
+
+/**
+ * Resizes, in place, the array whose offset is stored at byte `slot` of message `bytes`
+ * to `count` items, within the capacity it was written with (Karmem §4.3.1; the Rust
+ * runtime's `resize_array`). Nothing moves: the count word changes. Shrinking erases the
+ * rest of the last 64-byte block the array still uses (SIMD reads of whole blocks see
+ * zeros); bytes further on stay as they were. Growing back zeroes the items it exposes.
+ * `columns`: a SoA array's [hash, bytes per item] (the schema's); omitted for scalar
+ * slices and AoS arrays. W0010 past the capacity (or growing a SoA array with a column
+ * the schema does not know); R codes for a header that is not valid.
+ */
+export function resizeArray(
+  bytes: Bytes,
+  slot: number,
+  count: number,
+  columns?: ReadonlyArray<readonly [number, number]>,
+): void {
+  const msg = new Message(bytes);
+  if (!(Number.isInteger(count) && count >= 0 && count <= 0xffffffff)) badScalar('u32', count);
+  const header = msg.word(slot);
+  const beyond = (capacity: number): never => {
+    throw new SchemaWriteError('W0010', `cannot resize to ${count} items in place: the array has room for ${capacity}`);
+  };
+  if (header === 0) {
+    if (count !== 0) beyond(0);
+    return;
+  }
+  const h = msg.arrayHeader(header);
+  const capacity = msg.word(header + 4);
+  if (count > capacity) beyond(capacity);
+  const parts: Array<[number, number]> = [];
+  if (columns === undefined) {
+    if (h.b === 0) throw new SchemaReadError('R0007', 'array element size 0');
+    parts.push([h.a, h.b]);
+  } else {
+    const table = h.b;
+    msg.range(table, h.a * 4);
+    const blocks = table + alignUp(h.a * 4, ARRAY_ALIGN);
+    msg.range(blocks, h.a * 4);
+    for (let i = 0; i < h.a; i++) {
+      const known = columns.find((c) => c[0] === msg.at32(table + i * 4));
+      if (known) parts.push([msg.at32(blocks + i * 4) * ARRAY_ALIGN, known[1]]);
+      else if (count > h.count) beyond(h.count);
+    }
+  }
+  const u8 = msg.u8;
+  for (const [start, size] of parts) {
+    msg.range(start, capacity * size);
+    const end = start + count * size;
+    if (count < h.count)
+      u8.fill(0, end, Math.max(end, Math.min(start + alignUp(count * size, ARRAY_ALIGN), start + capacity * size)));
+    else u8.fill(0, start + h.count * size, end);
+  }
+  msg.dv.setUint32(header, count, true);
 }

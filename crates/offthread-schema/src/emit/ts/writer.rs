@@ -30,8 +30,42 @@ pub(super) fn emit_struct(cx: &Cx<'_>, id: usize) -> String {
         out += &field_methods(cx, f);
     }
     out += &fill(cx, id);
+    for f in &s.fields {
+        out += &resize_method(cx, f);
+    }
     out += "}\n";
     out
+}
+
+/// `resizeX(bytes, count, at)` for a slice field that can be resized in place (Karmem
+/// §4.3.1): scalar slices, AoS, fixed-column SoA. The work is `rt.resizeArray`.
+fn resize_method(cx: &Cx<'_>, f: &Field) -> String {
+    let Type::Slice {
+        elem,
+        layout,
+        string: None,
+    } = &f.ty
+    else {
+        return String::new();
+    };
+    let columns = match (&**elem, layout) {
+        (Type::Scalar(_) | Type::Enum(_), _) => String::new(),
+        (Type::Struct(id), SliceLayout::Soa(_)) if !cx.rust.has_varlen(*id) => {
+            format!(", {}SoaWriter.COLUMNS", cx.name(*id))
+        }
+        (Type::Struct(_), SliceLayout::Soa(_)) => return String::new(),
+        (Type::Struct(_), _) => String::new(),
+        _ => return String::new(),
+    };
+    format!(
+        "\n  /**\n   * Resizes `{}` of the message in `bytes` in place to `count` items, within the capacity\n\
+         \x20  * it was written with: shrinking erases the rest of the last 64-byte block, growing back\n\
+         \x20  * zeroes the new items (W0010 past the capacity). `at`: this struct's offset (0: the root).\n   */\n\
+         \x20 static resize{}(bytes: rt.Bytes, count: number, at = 0): void {{\n    rt.resizeArray(bytes, at + {}, count{columns});\n  }}\n",
+        f.name,
+        pascal_case(&f.name),
+        f.offset
+    )
 }
 
 fn field_methods(cx: &Cx<'_>, f: &Field) -> String {

@@ -353,6 +353,24 @@ export class ScooterFleetWriter {
     this.aos(rt.count(v.aos, 'aos')).fill(v.aos);
     return this;
   }
+
+  /**
+   * Resizes `soa` of the message in `bytes` in place to `count` items, within the capacity
+   * it was written with: shrinking erases the rest of the last 64-byte block, growing back
+   * zeroes the new items (W0010 past the capacity). `at`: this struct's offset (0: the root).
+   */
+  static resizeSoa(bytes: rt.Bytes, count: number, at = 0): void {
+    rt.resizeArray(bytes, at + 4, count, ScooterSoaWriter.COLUMNS);
+  }
+
+  /**
+   * Resizes `aos` of the message in `bytes` in place to `count` items, within the capacity
+   * it was written with: shrinking erases the rest of the last 64-byte block, growing back
+   * zeroes the new items (W0010 past the capacity). `at`: this struct's offset (0: the root).
+   */
+  static resizeAos(bytes: rt.Bytes, count: number, at = 0): void {
+    rt.resizeArray(bytes, at + 8, count);
+  }
 }
 
 /**

@@ -281,6 +281,15 @@ export class TemperatureBatchWriter {
     this.readings(rt.count(v.readings, 'readings')).fill(v.readings);
     return this;
   }
+
+  /**
+   * Resizes `readings` of the message in `bytes` in place to `count` items, within the capacity
+   * it was written with: shrinking erases the rest of the last 64-byte block, growing back
+   * zeroes the new items (W0010 past the capacity). `at`: this struct's offset (0: the root).
+   */
+  static resizeReadings(bytes: rt.Bytes, count: number, at = 0): void {
+    rt.resizeArray(bytes, at + 4, count, TemperatureReadingSoaWriter.COLUMNS);
+  }
 }
 
 /**
