@@ -34,7 +34,7 @@ export async function measure({ builds, n, reps, minTime }) {
       const layout = v < 4 ? 0 : v < 6 ? 1 : 2;
       const before = x.checksum(layout);
       x.run_reps(v, 1, 3);
-      if (x.checksum(layout) !== ((before + 3 * n) >>> 0)) throw new Error(`${name} ${VARIANTS[v]}: wrong result`);
+      if (x.checksum(layout) !== (before + 3 * n) >>> 0) throw new Error(`${name} ${VARIANTS[v]}: wrong result`);
     }
     for (const [v, variant] of VARIANTS.entries()) {
       let speed = 1;
