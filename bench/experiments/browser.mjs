@@ -6,6 +6,7 @@
 // --no-isolation serves the page without COOP/COEP (no SharedArrayBuffer; timers 100 µs).
 import { fileURLToPath } from 'node:url';
 import { launchChromium, startServer } from '../../packages/offthread/test/browser-server.mjs';
+import { firefoxPath, runPageInFirefox } from '../lib/firefox.mjs';
 import { runInChild } from '../lib/measure.mjs';
 import { opsRatio } from '../lib/report.mjs';
 
@@ -17,6 +18,8 @@ const NODE_ROWS = [
   { variant: 'nativeBitwise', name: 'nativeBitwise SSE2', env: { OFFTHREAD_PI_SIMD: 'sse2' } },
   { variant: 'wasm', name: 'wasm', env: {} },
   { variant: 'jsBitwise', name: 'jsBitwise', env: {} },
+  // The paper's 67.86 %: browser wasmWorkers against Node's multi-threaded native form.
+  { variant: 'parallelAsync', name: 'parallelAsync', env: {} },
 ];
 const piChild = fileURLToPath(new URL('./pi-child.mjs', import.meta.url));
 
@@ -72,6 +75,18 @@ export async function run(ctx) {
   }
 
   const rows = pageResult.rows.map((r) => ({ ...r, series: `chromium ${r.variant}`, runtime: 'chromium' }));
+  // Firefox (the paper's Figure 10): the same page and options, over WebDriver BiDi.
+  let firefox = null;
+  if (firefoxPath() && !ctx.argv.includes('--no-firefox')) {
+    ctx.progress('firefox: serving bench/browser again');
+    const ffServer = await startServer({ isolated });
+    try {
+      firefox = await runPageInFirefox(ffServer.url, pageOptions, ctx.progress);
+    } finally {
+      await ffServer.close();
+    }
+    rows.push(...firefox.result.rows.map((r) => ({ ...r, series: `firefox ${r.variant}`, runtime: 'firefox' })));
+  }
   for (const { variant, name, env } of NODE_ROWS) {
     ctx.progress(`node: ${name}`);
     const nodeSizes = variant === 'nativeBitwise' ? sizes : sizes.filter((n) => !ctx.quick || n <= 1e7);
@@ -136,9 +151,41 @@ export async function run(ctx) {
     ratio(rows, 'Chromium wasmWorkers / wasm at 10^8', 'chromium wasmWorkers', 'chromium wasm', 1e8, 1.8),
     ratio(rows, 'Chromium wasm / Node wasm at 10^7 (paper: 0.935)', 'chromium wasm', 'node wasm', 1e7),
     ratio(rows, 'Chromium jsBitwise / Node jsBitwise at 10^7', 'chromium jsBitwise', 'node jsBitwise', 1e7),
+    ...[1e7, 1e8].map((n) =>
+      ratio(
+        rows,
+        `Chromium wasmWorkers / Node parallelAsync at 10^${Math.log10(n)} (paper: 0.6786)`,
+        'chromium wasmWorkers',
+        'node parallelAsync',
+        n,
+      ),
+    ),
+    ...(firefox
+      ? [
+          ratio(rows, 'Firefox wasm / jsBitwise at 10^6 (paper: about 4)', 'firefox wasm', 'firefox jsBitwise', 1e6),
+          ratio(rows, 'Firefox wasm / jsBitwise at 10^7', 'firefox wasm', 'firefox jsBitwise', 1e7),
+          ratio(rows, 'Firefox wasmWorkers / wasm at 10^7', 'firefox wasmWorkers', 'firefox wasm', 1e7),
+          ratio(rows, 'Firefox wasmWorkers / wasm at 10^8', 'firefox wasmWorkers', 'firefox wasm', 1e8),
+          ratio(rows, 'Firefox wasm / Chromium wasm at 10^7', 'firefox wasm', 'chromium wasm', 1e7),
+          ratio(rows, 'Firefox wasm / Node wasm at 10^7', 'firefox wasm', 'node wasm', 1e7),
+          ...[1e7, 1e8].map((n) =>
+            ratio(
+              rows,
+              `Firefox wasmWorkers / Node parallelAsync at 10^${Math.log10(n)}`,
+              'firefox wasmWorkers',
+              'node parallelAsync',
+              n,
+            ),
+          ),
+        ]
+      : []),
   ].filter(Boolean);
 
-  const series = [...BROWSER_VARIANTS.map((v) => `chromium ${v}`), ...NODE_ROWS.map((r) => `node ${r.name}`)];
+  const series = [
+    ...BROWSER_VARIANTS.map((v) => `chromium ${v}`),
+    ...(firefox ? BROWSER_VARIANTS.map((v) => `firefox ${v}`) : []),
+    ...NODE_ROWS.map((r) => `node ${r.name}`),
+  ];
   const table = (metric, title, format) => ({
     title,
     columns: [
@@ -151,7 +198,7 @@ export async function run(ctx) {
   });
 
   return {
-    title: 'Monte Carlo π in Chromium: JS vs WebAssembly vs WebAssembly on every worker',
+    title: 'Monte Carlo π in Chromium and Firefox: JS vs WebAssembly vs WebAssembly on every worker',
     params: {
       sizes,
       page: pageOptions,
@@ -160,6 +207,8 @@ export async function run(ctx) {
       wasmLoaded: pageResult.backend.wasm.loaded,
       hardwareConcurrency: pageResult.hardwareConcurrency,
       chromium: version,
+      firefox: firefox?.version ?? null,
+      firefoxCrossOriginIsolated: firefox?.result.crossOriginIsolated ?? null,
       userAgent: pageResult.userAgent,
       quick: ctx.quick,
       seed: 1,
@@ -168,6 +217,10 @@ export async function run(ctx) {
       'Chromium rows: bench/browser/ in headless /usr/bin/chromium (playwright-core). js, jsBitwise and wasm are ' +
         'pi.estimateSync on the page thread; wasmWorkers is pi.estimate on navigator.hardwareConcurrency workers ' +
         '(jump-ahead chunks, one awaited call at a time). ops/s = 1 / median per-call time over batches of ≥ 10 ms.',
+      firefox
+        ? `Firefox rows: the same page and options in headless ${firefox.version} (the system firefox-esr, driven over WebDriver BiDi by puppeteer-core), after Chromium, in the same run.`
+        : 'Firefox rows: skipped (no firefox-esr, or --no-firefox).',
+      "Node parallelAsync: the native kernel on the offthread pool (every core), for the paper's 67.86 % (Chromium wasmWorkers vs Node addonBwWsAsync).",
       'Node rows: the same run, bench/experiments/pi-child.mjs in a child process (single-thread variants). "nativeBitwise SSE2" is the same kernel with OFFTHREAD_PI_SIMD=sse2: 128-bit vectors, the width of WASM SIMD, where the default picks AVX-512 on this CPU.',
       pageResult.skipped.length
         ? `Skipped in Chromium (one call too long for this mode): ${pageResult.skipped.map((s) => `${s.variant} 10^${Math.log10(s.samples)}`).join(', ')}.`
@@ -179,7 +232,7 @@ export async function run(ctx) {
     tables: [table('opsPerSec', 'ops/s (higher is better)', 'ops'), table('nsPerSample', 'ns per sample', 'sig3')],
     charts: [
       {
-        title: 'π in Chromium and Node: ops/s vs samples (log–log)',
+        title: 'π in Chromium, Firefox and Node: ops/s vs samples (log–log)',
         x: { field: 'samples', label: 'samples', log: true },
         y: { field: 'opsPerSec', label: 'ops/s', log: true },
         series: 'series',
@@ -187,6 +240,6 @@ export async function run(ctx) {
       },
     ],
     ratios,
-    raw: { page: pageResult, rows },
+    raw: { page: pageResult, firefox: firefox?.result ?? null, rows },
   };
 }

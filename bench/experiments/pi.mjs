@@ -35,6 +35,9 @@ function ratio(rows, label, num, den, samples, target) {
   return opsRatio(label, at(rows, num, samples), at(rows, den, samples), target);
 }
 
+/** The paper's Figures 6 (sync) and 7 (async): the forms a caller awaits or blocks on. */
+const SYNC = new Set(['js', 'jsBitwise', 'ffi', 'native', 'nativeBitwise', 'parallel', 'wasm']);
+
 export async function run(ctx) {
   const rows = [];
   for (const variant of VARIANTS) {
@@ -46,7 +49,11 @@ export async function run(ctx) {
     });
     rows.push(...value);
   }
+  return report(rows, ctx);
+}
 
+/** The report for measured `rows` (also re-renders a committed pi.json's samples). */
+export function report(rows, ctx) {
   // Identity: every variant returned the same `inside` at every size it ran.
   const mismatches = [];
   for (const r of rows) {
@@ -122,8 +129,32 @@ export async function run(ctx) {
         data: rows,
       },
       {
+        suffix: 'sync',
+        title: 'π, sync variants (Figure 6): ops/s vs samples',
+        x: { field: 'samples', label: 'samples', log: true },
+        y: { field: 'opsPerSec', label: 'ops/s', log: true },
+        series: 'variant',
+        data: rows.filter((r) => SYNC.has(r.variant)),
+      },
+      {
+        suffix: 'async',
+        title: 'π, async variants (Figure 7): ops/s vs samples',
+        x: { field: 'samples', label: 'samples', log: true },
+        y: { field: 'opsPerSec', label: 'ops/s', log: true },
+        series: 'variant',
+        data: rows.filter((r) => !SYNC.has(r.variant)),
+      },
+      {
+        suffix: 'memory',
+        title: "π: peak RSS of each variant's process vs samples (Figure 8)",
+        x: { field: 'samples', label: 'samples', log: true },
+        y: { field: 'peakRssMiB', label: 'peak RSS (MiB)', log: false },
+        series: 'variant',
+        data: rows,
+      },
+      {
         suffix: 'cores',
-        title: 'π: cores used vs samples',
+        title: 'π: cores used vs samples (Figure 5)',
         x: { field: 'samples', label: 'samples', log: true },
         y: { field: 'coresUsed', label: 'cores used', log: false },
         series: 'variant',

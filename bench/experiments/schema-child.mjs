@@ -50,6 +50,21 @@ function flatbuffersAnalyse(bytes) {
   return { count: n, average: sum / n, min, max };
 }
 
+/** The generated TS reader's `value` column (a Float32Array view, no copy), one indexed loop. */
+function offthreadAnalyse(bytes) {
+  const values = schema.TemperatureBatchReader.fromBytes(bytes).readings().value();
+  let sum = 0;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    sum += v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return { count: values.length, average: sum / values.length, min, max };
+}
+
 function jsonAnalyse(text) {
   const { readings } = JSON.parse(text);
   let sum = 0;
@@ -111,6 +126,7 @@ export async function measure({ sizes, quick }) {
     const expected = stats.temperatureReference(encoded.offthread);
     for (const got of [
       stats.temperatureSync(encoded.offthread),
+      offthreadAnalyse(encoded.offthread),
       jsonAnalyse(encoded.json),
       flatbuffersAnalyse(encoded.flatbuffers),
     ]) {
@@ -132,6 +148,13 @@ export async function measure({ sizes, quick }) {
       ['write', 'offthread TS writer', () => offthreadWrite(ours, readings)],
       ['write', 'offthread TS writer, columns, BigInt per value', () => offthreadWriteColumnsBigInt(ours, readings)],
       ['write', 'flatbuffers', () => flatbuffersWrite(fb, readings)],
+      // The call as most code makes it: no builder kept by the caller.
+      [
+        'write',
+        'offthread encodeTemperatureBatch (no builder given)',
+        () => schema.encodeTemperatureBatch({ readings }),
+      ],
+      ['write', 'flatbuffers, new Builder per call', () => flatbuffersWrite(new flatbuffers.Builder(1024), readings)],
       ['write', 'JSON.stringify', () => JSON.stringify({ readings })],
       ['read', 'offthread native (zero copy)', () => stats.temperatureSync(encoded.offthread)],
       [
@@ -139,7 +162,7 @@ export async function measure({ sizes, quick }) {
         'offthread WASM (batch in linear memory)',
         () => kernels.statsTemperatureAt(wasmAt, encoded.offthread.length),
       ],
-      ['read', 'offthread TS reader', () => stats.temperatureReference(encoded.offthread)],
+      ['read', 'offthread TS reader', () => offthreadAnalyse(encoded.offthread)],
       ['read', 'flatbuffers', () => flatbuffersAnalyse(encoded.flatbuffers)],
       ['read', 'JSON.parse + loop', () => jsonAnalyse(encoded.json)],
     ];

@@ -106,6 +106,9 @@ pub enum WriteError {
     /// The output slice is smaller than the encoded message (`needed` is where the
     /// allocation that did not fit would have ended: a lower bound).
     BufferTooSmall { needed: u64, available: u64 },
+    /// An in-place resize asked for more items than the array's capacity (or to grow a
+    /// SoA array with a column this schema does not know).
+    BeyondCapacity { count: u64, capacity: u64 },
 }
 
 impl WriteError {
@@ -114,6 +117,7 @@ impl WriteError {
         match self {
             Self::TooLarge { .. } => "W0001",
             Self::BufferTooSmall { .. } => "W0002",
+            Self::BeyondCapacity { .. } => "W0010",
         }
     }
 }
@@ -132,6 +136,12 @@ impl fmt::Display for WriteError {
                 write!(
                     f,
                     "message needs at least {needed} bytes, the output has {available}"
+                )
+            }
+            Self::BeyondCapacity { count, capacity } => {
+                write!(
+                    f,
+                    "cannot resize to {count} items in place: the array has room for {capacity}"
                 )
             }
         }

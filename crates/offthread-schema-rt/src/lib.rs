@@ -22,6 +22,7 @@ mod error;
 mod hash;
 mod le;
 mod read;
+mod resize;
 mod varlen;
 mod write;
 
@@ -31,6 +32,7 @@ pub use error::{ReadError, WriteError};
 pub use hash::{FIELD_PATH_SEED, field_path_hash};
 pub use le::Le;
 pub use read::{Budget, ReadOptions, StructView};
+pub use resize::{ResizeError, ResizeLayout, resize_array};
 pub use varlen::{StrColumn, Utf16Column, VarColumn};
 pub use write::{Builder, ColumnSpec, SoaColumns, UnionSoaColumns, dynamic_header};
 

@@ -437,3 +437,46 @@ test('bad values into writers → W codes: unsafe 64-bit numbers (W0004), unknow
     ),
   );
 });
+
+const W_CODE = /^W000[1-9]$/; // W0001–W0009 (docs/schema-format.md §3)
+
+/** `value` with the item at a random path (a field, an array item, a field of one) replaced by `bad`. */
+function replaceAt(value, pick, bad) {
+  if (value === null || typeof value !== 'object' || pick.length === 0) return bad;
+  const keys = Object.keys(value);
+  if (keys.length === 0) return bad;
+  const copy = Array.isArray(value) ? [...value] : { ...value };
+  const k = keys[pick[0] % keys.length];
+  copy[k] = replaceAt(value[k], pick.slice(1), bad);
+  return copy;
+}
+
+test('anything into every writer → bytes that decode, or a W code (registry code), never untyped', () => {
+  const prop = 'anything into writers';
+  const bad = fc.anything({ withTypedArray: true, withBigInt: true, withMap: true, withNullPrototype: true });
+  const strings = fc.string({ unit: 'binary', maxLength: 8 }); // lone surrogates included
+  const cases = fc.tuple(
+    fc.nat(ROUND_TRIPS.length - 1),
+    fc.array(fc.nat(), { maxLength: 4 }),
+    fc.oneof(bad, strings, fc.double(), fc.bigInt()),
+  );
+  check(
+    prop,
+    fc.property(cases, ([which, pick, replacement]) => {
+      const [, mod, type, arb] = ROUND_TRIPS[which];
+      const valid = fc.sample(arb, { numRuns: 1, seed: pick[0] ?? 0 })[0];
+      const value = replaceAt(valid, pick, replacement);
+      timed(prop, 0, () => {
+        let bytes;
+        try {
+          bytes = mod[`encode${type}`](value);
+        } catch (e) {
+          const typed = (e instanceof SchemaWriteError && W_CODE.test(e.code)) || e?.code in errorRegistry;
+          assert.ok(typed, `encode${type}: untyped ${e?.constructor?.name}: ${e?.message}`);
+          return;
+        }
+        readOnly(() => mod[`decode${type}`](bytes));
+      });
+    }),
+  );
+});

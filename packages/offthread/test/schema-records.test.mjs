@@ -94,9 +94,11 @@ test('records: round trips (empty batch, empty strings, multi-byte UTF-8, long v
   const empty = rec.RowBatchReader.fromBytes(rec.encodeRowBatch(cases[1])).rows();
   assert.equal(empty.length, 0);
   assert.deepEqual(Array.from(empty.samples().offsets), [0]);
-  // A lone surrogate is written as U+FFFD, as TextEncoder does (utf8Length agrees).
-  const lone = rec.decodeRowBatch(rec.encodeRowBatch({ ...sample(), rows: [row(0, 'a\ud800b')] }));
-  assert.equal(lone.rows[0].label, 'a\ufffdb');
+  // A lone surrogate is not text: refused (W0009), never silently replaced by U+FFFD.
+  assert.throws(
+    () => rec.encodeRowBatch({ ...sample(), rows: [row(0, 'a\ud800b')] }),
+    (e) => e instanceof rt.SchemaWriteError && e.code === 'W0009',
+  );
 });
 
 /** Absolute offset of the `label` offsets column (path [2]) in an encoding of `sample()`. */

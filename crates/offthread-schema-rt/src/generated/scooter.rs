@@ -319,4 +319,18 @@ impl ScooterFleet {
             },
         })
     }
+
+    /// Resizes `soa` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_soa(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 4, count, rt::ResizeLayout::Soa { columns: &[(0x7c3c3420, 4), (0xcc687331, 4)] })
+    }
+
+    /// Resizes `aos` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_aos(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 8, count, rt::ResizeLayout::Contiguous)
+    }
 }

@@ -270,6 +270,13 @@ impl TemperatureBatch {
             readings: TemperatureReading::read_soa(r.readings()?, budget)?,
         })
     }
+
+    /// Resizes `readings` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_readings(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 4, count, rt::ResizeLayout::Soa { columns: &[(0x7c3c3420, 8), (0xcc687331, 4)] })
+    }
 }
 
 /// Zero-copy reader for `analysis_result` (dynamic, 16 bytes).

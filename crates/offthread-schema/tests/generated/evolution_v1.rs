@@ -329,4 +329,18 @@ impl Batch {
             },
         })
     }
+
+    /// Resizes `readings` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_readings(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 8, count, rt::ResizeLayout::Soa { columns: &[(0x7c3c3420, 4), (0xcc687331, 4)] })
+    }
+
+    /// Resizes `readings_aos` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_readings_aos(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 12, count, rt::ResizeLayout::Contiguous)
+    }
 }

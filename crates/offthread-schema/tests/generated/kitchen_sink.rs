@@ -1181,6 +1181,55 @@ impl KitchenSink {
             r#type: r.r#type(),
         })
     }
+
+    /// Resizes `bytes` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_bytes(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 100, count, rt::ResizeLayout::Contiguous)
+    }
+
+    /// Resizes `numbers` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_numbers(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 104, count, rt::ResizeLayout::Contiguous)
+    }
+
+    /// Resizes `flags` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_flags(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 108, count, rt::ResizeLayout::Contiguous)
+    }
+
+    /// Resizes `colors` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_colors(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 112, count, rt::ResizeLayout::Contiguous)
+    }
+
+    /// Resizes `particles` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_particles(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 116, count, rt::ResizeLayout::Soa { columns: &[(0x1b5d3c41, 4), (0xcb30fd30, 4), (0xcc687331, 1), (0x1c94b242, 1), (0x6cc0f153, 4), (0xbced3064, 16), (0x0d196f75, 3), (0x5d45ae86, 2)] })
+    }
+
+    /// Resizes `particles_aos` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_particles_aos(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 120, count, rt::ResizeLayout::Contiguous)
+    }
+
+    /// Resizes `nodes` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_nodes(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 124, count, rt::ResizeLayout::Contiguous)
+    }
 }
 
 /// Pattern of interface `updater`.

@@ -197,6 +197,27 @@ impl Row {
             },
         })
     }
+
+    /// Resizes `samples` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_samples(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 20, count, rt::ResizeLayout::Contiguous)
+    }
+
+    /// Resizes `levels` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_levels(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 24, count, rt::ResizeLayout::Contiguous)
+    }
+
+    /// Resizes `flags` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_flags(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 28, count, rt::ResizeLayout::Contiguous)
+    }
 }
 
 /// A struct-of-arrays of `row`: one zero-copy column per flattened field.

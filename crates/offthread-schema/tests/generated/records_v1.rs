@@ -293,4 +293,11 @@ impl RowBatch {
             tail: r.tail(),
         })
     }
+
+    /// Resizes `rows` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_rows(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 8, count, rt::ResizeLayout::Soa { columns: &[(0x7c3c3420, 4), (0xcc687331, 8)] })
+    }
 }

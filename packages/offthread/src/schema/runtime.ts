@@ -53,6 +53,20 @@ export const SIZES: Record<Kind, number> = {
   f64: 8,
 };
 
+/** A small index per kind (the Builder's cache of whole-buffer views is an array). */
+const KIND_SLOT: Record<Kind, number> = {
+  u8: 0,
+  u16: 1,
+  u32: 2,
+  u64: 3,
+  i8: 4,
+  i16: 5,
+  i32: 6,
+  i64: 7,
+  f32: 8,
+  f64: 9,
+};
+
 // Typed arrays use the host's byte order; the format is little-endian.
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -91,9 +105,24 @@ export class SchemaReadError extends Error {
  * W0003: the caller's buffer does not start 8-byte aligned (columns are typed arrays);
  * W0004: a number given for a 64-bit field is not a safe integer (or is negative for u64);
  * W0005: a union value whose `tag` is none of the union's variants;
- * W0006: a variable-length SoA column got more or fewer values than `alloc` reserved.
+ * W0006: a SoA array or variable-length column got more or fewer items than `alloc` reserved;
+ * W0007: a value of the wrong JS type for its field (null for a struct, a string for a
+ * number, not an array, a fixed array of the wrong length);
+ * W0008: a number or bigint outside its field's type (1.5 or 300 for a u8, 2^64 for an i64);
+ * W0009: a string that is not well-formed Unicode (a lone surrogate: UTF-8 cannot hold it);
+ * W0010: an in-place resize past the array's capacity.
  */
-export type WriteErrorCode = 'W0001' | 'W0002' | 'W0003' | 'W0004' | 'W0005' | 'W0006';
+export type WriteErrorCode =
+  | 'W0001'
+  | 'W0002'
+  | 'W0003'
+  | 'W0004'
+  | 'W0005'
+  | 'W0006'
+  | 'W0007'
+  | 'W0008'
+  | 'W0009'
+  | 'W0010';
 
 export class SchemaWriteError extends Error {
   readonly code: WriteErrorCode;
@@ -126,6 +155,145 @@ export type Writable<T> = T extends bigint
       : T extends ArrayLike<infer E>
         ? ArrayLike<Writable<E>>
         : { [K in keyof T]: Writable<T[K]> };
+
+/** W0007: `what` should have been `expected`. */
+export function wrongType(what: string, expected: string, got: unknown): never {
+  throw new SchemaWriteError('W0007', `${what}: expected ${expected}, got ${describe(got)}`);
+}
+
+/**
+ * The error for value `v` a field of `kind` cannot hold: W0007 for the wrong JS type,
+ * W0008 for a number (or bigint) outside the kind's range. Only called once a check failed.
+ */
+export function badScalar(kind: Kind | 'bool', v: unknown): never {
+  const wide = kind === 'i64' || kind === 'u64';
+  if (kind === 'bool' || !(typeof v === 'number' || (wide && typeof v === 'bigint'))) {
+    const expected = kind === 'bool' ? 'a boolean' : wide ? 'a bigint or a safe-integer number' : 'a number';
+    throw new SchemaWriteError('W0007', `${kind} field: expected ${expected}, got ${describe(v)}`);
+  }
+  if (wide && typeof v === 'number') checkInt64(v, kind === 'u64');
+  throw new SchemaWriteError('W0008', `${kind} field: ${String(v)} is outside the type`);
+}
+
+/** `v` when it is a non-null object (a struct value); W0007 otherwise. */
+export function struct<T>(v: T, what: string): T {
+  if (typeof v !== 'object' || v === null) wrongType(what, 'an object', v);
+  return v;
+}
+
+/**
+ * Checks the items given to a struct array writer: an Array of objects, and exactly
+ * `count` of them when the array was allocated first (W0006: the rest would be dropped).
+ */
+export function items<T>(v: ReadonlyArray<T>, what: string, count?: number): void {
+  if (!Array.isArray(v)) wrongType(what, 'an array', v);
+  if (count !== undefined && v.length !== count) {
+    throw new SchemaWriteError('W0006', `${what}: ${v.length} items for an array allocated with ${count}`);
+  }
+  for (let i = 0; i < v.length; i++) {
+    const x: unknown = v[i];
+    if (typeof x !== 'object' || x === null) wrongType(`${what}[${i}]`, 'an object', x);
+  }
+}
+
+/**
+ * `items` checks without the per-item pass: an Array of `count` (the generated SoA fill
+ * checks each item in its first column's loop, `notItem`).
+ */
+export function array<T>(v: ReadonlyArray<T>, what: string, count: number): void {
+  if (!Array.isArray(v)) wrongType(what, 'an array', v);
+  if (v.length !== count) {
+    throw new SchemaWriteError('W0006', `${what}: ${v.length} items for an array allocated with ${count}`);
+  }
+}
+
+/** W0007 for item `i` of an array of `what` structs that is not an object. */
+export function notItem(what: string, i: number, v: unknown): never {
+  return wrongType(`${what}[${i}]`, 'an object', v);
+}
+
+/** The length of Array `v` (a struct or union slice); W0007 for anything else. */
+export function count(v: ReadonlyArray<unknown>, what: string): number {
+  if (!Array.isArray(v)) wrongType(what, 'an array', v);
+  return v.length;
+}
+
+/** An Array or a typed array (what scalar slices take); W0007 for anything else. */
+function arrayLike(v: unknown, what: string): ArrayLike<unknown> {
+  if (Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView))) return v as ArrayLike<unknown>;
+  return wrongType(what, 'an array or a typed array', v);
+}
+
+/** `v` when it is an array of exactly `len` values (a fixed-size array field); W0007 otherwise. */
+export function fixed<T extends ArrayLike<unknown>>(v: T, len: number, what: string): T {
+  if (arrayLike(v, what).length !== len) wrongType(what, `an array of ${len}`, `an array of ${v.length}`);
+  return v;
+}
+
+/** Values of a `[]T` field or column: an Array or a typed array, its length. */
+export function varLength(v: ArrayLike<unknown>): number {
+  return arrayLike(v, 'slice').length;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+const wellFormed: (s: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
+    ? (s) => (s as unknown as { isWellFormed(): boolean }).isWellFormed()
+    : (s) => !LONE_SURROGATE.test(s);
+
+/** `s` when it is a well-formed string: W0007 for another type, W0009 for a lone surrogate. */
+export function text(s: string): string {
+  if (typeof s !== 'string') wrongType('string field', 'a string', s);
+  if (!wellFormed(s)) {
+    throw new SchemaWriteError('W0009', 'string field: a lone surrogate is not Unicode text (UTF-8 cannot hold it)');
+  }
+  return s;
+}
+
+/** UTF-16 code units of a well-formed string `s` (the measure of a UTF-16 column). */
+export function utf16Length(s: string): number {
+  return text(s).length;
+}
+
+/**
+ * Copies `values` into `view` (a `kind` column) value by value, refusing what the kind
+ * cannot hold (W0007 / W0008) where a typed-array `set` would store NaN, wrap or round.
+ */
+function copyChecked(kind: Kind, view: KindArrays[Kind], values: ArrayLike<unknown>): void {
+  const n = values.length;
+  if (kind === 'u64' || kind === 'i64') {
+    putInt64s(view as BigInt64Array, values as ArrayLike<bigint | number>, kind === 'u64');
+    return;
+  }
+  const out = view as Float64Array;
+  const vs = values as ArrayLike<number>;
+  for (let i = 0; i < n; i++) {
+    const x = vs[i]!;
+    if (!fits(kind, x)) badScalar(kind, x);
+    out[i] = x;
+  }
+}
+
+/** Whether `x` is a value a `kind` field holds exactly (floats: any number). */
+function fits(kind: Kind, x: number): boolean {
+  if (typeof x !== 'number') return false; // bitwise operators throw on bigints and symbols
+  switch (kind) {
+    case 'u8':
+      return (x & 0xff) === x;
+    case 'u16':
+      return (x & 0xffff) === x;
+    case 'u32':
+      return x >>> 0 === x;
+    case 'i8':
+      return (x << 24) >> 24 === x;
+    case 'i16':
+      return (x << 16) >> 16 === x;
+    case 'i32':
+      return (x | 0) === x;
+    default:
+      return true;
+  }
+}
 
 const TWO_32 = 4294967296;
 
@@ -168,11 +336,24 @@ export function putInt64s(
   unsigned: boolean,
 ): void {
   const halves = halvesOf(column);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]!;
-    if (typeof v === 'number') putInt64Number(halves, i, v, unsigned);
-    else column[i] = v;
-  }
+  for (let i = 0; i < values.length; i++) putInt64(column, halves, i, values[i]!, unsigned);
+}
+
+/**
+ * Stores `v` (a bigint, or a safe-integer number as two u32 halves) at index `i` of a
+ * 64-bit column: W0004 for an unsafe number, W0008 for a bigint outside 64 bits, W0007
+ * for anything else (a string would otherwise throw a SyntaxError, 1.5 a RangeError).
+ */
+export function putInt64(
+  column: BigInt64Array | BigUint64Array,
+  halves: Uint32Array,
+  i: number,
+  v: bigint | number,
+  unsigned: boolean,
+): void {
+  if (typeof v === 'number') putInt64Number(halves, i, v, unsigned);
+  else if (typeof v === 'bigint' && (unsigned ? BigInt.asUintN(64, v) : BigInt.asIntN(64, v)) === v) column[i] = v;
+  else badScalar(unsigned ? 'u64' : 'i64', v);
 }
 
 export interface ReadOptions {
@@ -212,29 +393,60 @@ function asBytes(input: unknown): Uint8Array {
 }
 
 function describe(x: unknown): string {
-  if (x === null) return 'null';
+  if (x === null || x === undefined) return String(x);
   if (typeof x === 'object') return `an object (${Object.prototype.toString.call(x)})`;
   return `a ${typeof x}`;
+}
+
+/** A read limit: `fallback` when undefined, else a non-negative integer (NaN would disable it). */
+function limit(v: unknown, name: string, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
+  throw makeError('ERR_INVALID_ARG', `${name} must be a non-negative integer, not ${describe(v)}`);
 }
 
 /** The message a view reads: its bytes and limits. */
 export class Message {
   readonly u8: Uint8Array;
-  readonly dv: DataView;
+  private dataView: DataView | null = null;
   readonly maxDepth: number;
   readonly maxSoaColumns: number;
   readonly maxTraversal: number;
 
-  constructor(bytes: Bytes, opts: ReadOptions = {}) {
+  constructor(bytes: Bytes, opts?: ReadOptions) {
     this.u8 = asBytes(bytes);
-    this.dv = new DataView(this.u8.buffer, this.u8.byteOffset, this.u8.byteLength);
-    this.maxDepth = opts.maxDepth ?? 64;
-    this.maxSoaColumns = opts.maxSoaColumns ?? 256;
-    this.maxTraversal = opts.maxTraversal ?? this.u8.byteLength * 8 + 1024;
+    if (opts === undefined) {
+      this.maxDepth = 64;
+      this.maxSoaColumns = 256;
+      this.maxTraversal = this.u8.byteLength * 8 + 1024;
+      return;
+    }
+    if (typeof opts !== 'object' || opts === null) {
+      throw makeError('ERR_INVALID_ARG', `read options must be an object, not ${describe(opts)}`);
+    }
+    this.maxDepth = limit(opts.maxDepth, 'maxDepth', 64);
+    this.maxSoaColumns = limit(opts.maxSoaColumns, 'maxSoaColumns', 256);
+    this.maxTraversal = limit(opts.maxTraversal, 'maxTraversal', this.u8.byteLength * 8 + 1024);
   }
 
   get length(): number {
     return this.u8.byteLength;
+  }
+
+  /**
+   * A DataView of the message, made on first use: offsets and counts are read from the
+   * bytes (`at32`), so a small read that only needs a column (the common case) never
+   * pays for one.
+   */
+  get dv(): DataView {
+    if (this.dataView === null) this.dataView = new DataView(this.u8.buffer, this.u8.byteOffset, this.u8.byteLength);
+    return this.dataView;
+  }
+
+  /** The little-endian u32 at `offset` (in bounds: checked by the caller). */
+  at32(offset: number): number {
+    const b = this.u8;
+    return (b[offset]! | (b[offset + 1]! << 8) | (b[offset + 2]! << 16) | (b[offset + 3]! << 24)) >>> 0;
   }
 
   budget(): Budget {
@@ -257,7 +469,7 @@ export class Message {
 
   word(offset: number): number {
     this.range(offset, 4);
-    return this.dv.getUint32(offset, true);
+    return this.at32(offset);
   }
 
   /** A zero-copy typed array when aligned (a copy otherwise) of `count` values at `offset`. */
@@ -276,13 +488,13 @@ export class Message {
   arrayHeader(at: number): { count: number; a: number; b: number } {
     this.aligned(at, ARRAY_ALIGN);
     this.range(at, 16);
-    const count = this.dv.getUint32(at, true);
-    const capacity = this.dv.getUint32(at + 4, true);
+    const count = this.at32(at);
+    const capacity = this.at32(at + 4);
     if (count > capacity) throw new SchemaReadError('R0004', `array count ${count} exceeds its capacity ${capacity}`);
     if (count > this.u8.byteLength) {
       throw new SchemaReadError('R0009', `array count ${count} is larger than the ${this.u8.byteLength}-byte buffer`);
     }
-    return { count, a: this.dv.getUint32(at + 8, true), b: this.dv.getUint32(at + 12, true) };
+    return { count, a: this.at32(at + 8), b: this.at32(at + 12) };
   }
 }
 
@@ -333,7 +545,7 @@ export class StructView {
     return this.has(off, 2) ? this.msg.dv.getUint16(this.start + off, true) : 0;
   }
   u32(off: number): number {
-    return this.has(off, 4) ? this.msg.dv.getUint32(this.start + off, true) : 0;
+    return this.has(off, 4) ? this.msg.at32(this.start + off) : 0;
   }
   u64(off: number): bigint {
     return this.has(off, 8) ? this.msg.dv.getBigUint64(this.start + off, true) : 0n;
@@ -455,7 +667,7 @@ export class StructView {
     // count no column can hold is forged: an empty table would otherwise make `count`
     // zero-filled items out of nothing, decode work and allocation unbounded by the input.
     if (h.count > 0 && h.a === 0) throw new SchemaReadError('R0009', `SoA count ${h.count} with no columns`);
-    for (let i = 0; i < h.a; i++) this.msg.range(this.msg.dv.getUint32(blocks + i * 4, true) * ARRAY_ALIGN, h.count);
+    for (let i = 0; i < h.a; i++) this.msg.range(this.msg.at32(blocks + i * 4) * ARRAY_ALIGN, h.count);
     return new SoaView(this.msg, h.count, h.a, h.b, blocks);
   }
 }
@@ -497,8 +709,8 @@ export class VariantTable {
 
   private array(tag: number): number {
     for (let i = 0; i < this.variants; i++) {
-      if (this.view.msg.dv.getUint32(this.entries + i * 8, true) === tag) {
-        return this.view.msg.dv.getUint32(this.entries + i * 8 + 4, true);
+      if (this.view.msg.at32(this.entries + i * 8) === tag) {
+        return this.view.msg.at32(this.entries + i * 8 + 4);
       }
     }
     return 0;
@@ -555,8 +767,8 @@ export class SoaView {
   /** Where column `hash` starts, or -1 when the table lacks it. */
   private columnStart(hash: number): number {
     for (let i = 0; i < this.columns; i++) {
-      if (this.msg.dv.getUint32(this.hashes + i * 4, true) === hash) {
-        return this.msg.dv.getUint32(this.blocks + i * 4, true) * ARRAY_ALIGN;
+      if (this.msg.at32(this.hashes + i * 4) === hash) {
+        return this.msg.at32(this.blocks + i * 4) * ARRAY_ALIGN;
       }
     }
     return -1;
@@ -640,8 +852,9 @@ export interface VarColumnWriter<K extends Kind> {
   readonly values: KindArrays[K];
 }
 
-/** UTF-8 bytes TextEncoder writes for `s` (a lone surrogate becomes U+FFFD, 3 bytes). */
+/** UTF-8 bytes of string `s` (W0007 for a non-string, W0009 for a lone surrogate). */
 export function utf8Length(s: string): number {
+  text(s);
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -670,7 +883,7 @@ function varMismatch(): never {
 export function fillUtf8<T>(col: VarColumnWriter<'u8'>, items: ReadonlyArray<T>, get: (item: T) => string): void {
   let o = 0;
   for (let i = 0; i < items.length; i++) {
-    const s = get(items[i]!);
+    const s = text(get(items[i]!));
     const r = UTF8_ENC.encodeInto(s, col.values.subarray(o));
     if (r.read !== s.length) varMismatch();
     o += r.written;
@@ -683,7 +896,7 @@ export function fillUtf8<T>(col: VarColumnWriter<'u8'>, items: ReadonlyArray<T>,
 export function fillUtf16<T>(col: VarColumnWriter<'u16'>, items: ReadonlyArray<T>, get: (item: T) => string): void {
   let o = 0;
   for (let i = 0; i < items.length; i++) {
-    const s = get(items[i]!);
+    const s = text(get(items[i]!));
     if (o + s.length > col.values.length) varMismatch();
     for (let j = 0; j < s.length; j++) col.values[o + j] = s.charCodeAt(j);
     o += s.length;
@@ -697,20 +910,37 @@ export function fillVar<T>(
   col: VarColumnWriter<Kind>,
   items: ReadonlyArray<T>,
   get: (item: T) => ArrayLike<number | bigint | boolean>,
+  bools = false,
 ): void {
   const values = col.values;
-  const wide = values instanceof BigInt64Array || values instanceof BigUint64Array;
+  const kind = kindOf(values);
   let o = 0;
   for (let i = 0; i < items.length; i++) {
     const v = get(items[i]!);
-    if (o + v.length > values.length) varMismatch();
-    const at = values.subarray(o, o + v.length);
-    if (wide) putInt64s(at as BigInt64Array, v as ArrayLike<bigint | number>, values instanceof BigUint64Array);
-    else (at as Uint8Array).set(v as ArrayLike<number>); // booleans convert to 1 / 0
-    o += v.length;
+    const len = varLength(v);
+    if (o + len > values.length) varMismatch();
+    const at = values.subarray(o, o + len) as KindArrays[Kind];
+    if (v instanceof CTORS[kind]) (at as { set(v: ArrayLike<number | bigint>): void }).set(v);
+    else if (bools) copyBools(at as Uint8Array, v);
+    else copyChecked(kind, at, v);
+    o += len;
     col.offsets[i + 1] = o;
   }
   if (o !== values.length) varMismatch();
+}
+
+/** The kind of a typed array this runtime made. */
+function kindOf(a: KindArrays[Kind]): Kind {
+  for (const k of Object.keys(CTORS) as Kind[]) if (a instanceof CTORS[k]) return k;
+  throw new SchemaWriteError('W0007', 'not a column view');
+}
+
+function copyBools(out: Uint8Array, values: ArrayLike<unknown>): void {
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i];
+    if (typeof x !== 'boolean') badScalar('bool', x);
+    out[i] = x ? 1 : 0;
+  }
 }
 
 /** The header word of a dynamic struct whose fields end at `used`. */
@@ -728,6 +958,8 @@ export function dynamicHeader(used: number): number {
 export class Builder {
   private buf: Uint8Array;
   private dv: DataView;
+  /** Typed arrays over the whole buffer, made on first use (`whole`), dropped when it grows. */
+  private wholeViews: Array<KindArrays[Kind] | undefined> = [];
   private len = 0;
   private readonly fixed: boolean;
 
@@ -758,6 +990,11 @@ export class Builder {
     return this.len;
   }
 
+  /** Bytes the current buffer holds before it must grow. */
+  get capacity(): number {
+    return this.buf.byteLength;
+  }
+
   alloc(size: number, align: number): number {
     const at = alignUp(this.len, align);
     const end = at + size;
@@ -774,6 +1011,7 @@ export class Builder {
       next.set(this.buf.subarray(0, this.len));
       this.buf = next;
       this.dv = new DataView(next.buffer);
+      this.wholeViews = [];
     }
     // Zero what we hand out: a caller's buffer, or ours after reset(), may be dirty.
     this.buf.fill(0, this.len, end);
@@ -786,31 +1024,41 @@ export class Builder {
     this.len = 0;
   }
 
+  // The setters refuse what the field cannot hold (W0007 wrong type, W0008 out of range,
+  // W0004 an unsafe 64-bit number) instead of DataView's silent NaN, wrap or truncation.
   u8(at: number, v: number): void {
+    if (typeof v !== 'number' || (v & 0xff) !== v) badScalar('u8', v);
     this.dv.setUint8(at, v);
   }
   u16(at: number, v: number): void {
+    if (typeof v !== 'number' || (v & 0xffff) !== v) badScalar('u16', v);
     this.dv.setUint16(at, v, true);
   }
   u32(at: number, v: number): void {
+    if (typeof v !== 'number' || v >>> 0 !== v) badScalar('u32', v);
     this.dv.setUint32(at, v, true);
   }
   u64(at: number, v: bigint | number): void {
-    if (typeof v === 'bigint') this.dv.setBigUint64(at, v, true);
-    else this.int64Number(at, v, true);
+    if (typeof v === 'number') this.int64Number(at, v, true);
+    else if (typeof v === 'bigint' && BigInt.asUintN(64, v) === v) this.dv.setBigUint64(at, v, true);
+    else badScalar('u64', v);
   }
   i8(at: number, v: number): void {
+    if (typeof v !== 'number' || (v << 24) >> 24 !== v) badScalar('i8', v);
     this.dv.setInt8(at, v);
   }
   i16(at: number, v: number): void {
+    if (typeof v !== 'number' || (v << 16) >> 16 !== v) badScalar('i16', v);
     this.dv.setInt16(at, v, true);
   }
   i32(at: number, v: number): void {
+    if (typeof v !== 'number' || (v | 0) !== v) badScalar('i32', v);
     this.dv.setInt32(at, v, true);
   }
   i64(at: number, v: bigint | number): void {
-    if (typeof v === 'bigint') this.dv.setBigInt64(at, v, true);
-    else this.int64Number(at, v, false);
+    if (typeof v === 'number') this.int64Number(at, v, false);
+    else if (typeof v === 'bigint' && BigInt.asIntN(64, v) === v) this.dv.setBigInt64(at, v, true);
+    else badScalar('i64', v);
   }
   private int64Number(at: number, v: number, unsigned: boolean): void {
     checkInt64(v, unsigned);
@@ -818,12 +1066,15 @@ export class Builder {
     this.dv.setUint32(at + 4, highWord(v), true);
   }
   f32(at: number, v: number): void {
+    if (typeof v !== 'number') badScalar('f32', v);
     this.dv.setFloat32(at, v, true);
   }
   f64(at: number, v: number): void {
+    if (typeof v !== 'number') badScalar('f64', v);
     this.dv.setFloat64(at, v, true);
   }
   bool(at: number, v: boolean): void {
+    if (typeof v !== 'boolean') badScalar('bool', v);
     this.dv.setUint8(at, v ? 1 : 0);
   }
 
@@ -846,6 +1097,25 @@ export class Builder {
     return at;
   }
 
+  /**
+   * A `kind` typed array over the whole buffer: value `at / size` is the one at byte `at`
+   * (a column's start is 64-byte aligned). Valid until the next allocation. The generated
+   * `fill` writes columns through these: no typed array made per column and call, which is
+   * most of the cost of a small message when the builder is reused.
+   */
+  whole<K extends Kind>(kind: K): KindArrays[K] {
+    const slot = KIND_SLOT[kind];
+    const cached = this.wholeViews[slot];
+    if (cached !== undefined) return cached as KindArrays[K];
+    const size = SIZES[kind];
+    if (!LITTLE_ENDIAN || this.buf.byteOffset % size !== 0) {
+      throw new SchemaWriteError('W0003', `output at byte ${this.buf.byteOffset} is not aligned for ${kind}`);
+    }
+    const made = new CTORS[kind](this.buf.buffer, this.buf.byteOffset, Math.floor(this.buf.byteLength / size));
+    this.wholeViews[slot] = made;
+    return made as KindArrays[K];
+  }
+
   /** A typed-array view of `count` values at `at` (valid until the next allocation). */
   view<K extends Kind>(kind: K, at: number, count: number): KindArrays[K] {
     const abs = this.buf.byteOffset + at;
@@ -865,28 +1135,33 @@ export class Builder {
 
   /** Writes a scalar slice; returns its header offset (0 when empty). */
   scalars<K extends Kind>(kind: K, values: ArrayLike<number> | ArrayLike<bigint | number>): number {
-    const [header, data] = this.scalarSlice(kind, values.length);
+    const n = arrayLike(values, `${kind} slice`).length;
+    const [header, data] = this.scalarSlice(kind, n);
     if (header === 0) return header;
-    const view = this.view(kind, data, values.length);
-    const bigints = values instanceof BigInt64Array || values instanceof BigUint64Array;
-    if (!bigints && (view instanceof BigInt64Array || view instanceof BigUint64Array)) {
-      putInt64s(view, values, kind === 'u64');
-    } else (view as { set(v: ArrayLike<number | bigint>): void }).set(values);
+    const view = this.view(kind, data, n);
+    // Same typed array kind: a plain copy. Anything else goes value by value, checked.
+    if (values instanceof CTORS[kind]) (view as { set(v: ArrayLike<number | bigint>): void }).set(values);
+    else copyChecked(kind, view, values);
     return header;
   }
 
   bools(values: ArrayLike<boolean>): number {
-    const [header, data] = this.scalarSlice('u8', values.length);
-    for (let i = 0; i < values.length; i++) this.buf[data + i] = values[i] ? 1 : 0;
+    const n = arrayLike(values, 'bool slice').length;
+    const [header, data] = this.scalarSlice('u8', n);
+    for (let i = 0; i < n; i++) {
+      const x = values[i];
+      if (typeof x !== 'boolean') badScalar('bool', x);
+      this.buf[data + i] = x ? 1 : 0;
+    }
     return header;
   }
 
   utf8(s: string): number {
-    return this.scalars('u8', UTF8_ENC.encode(s));
+    return this.scalars('u8', UTF8_ENC.encode(text(s)));
   }
 
   utf16(s: string): number {
-    const units = new Uint16Array(s.length);
+    const units = new Uint16Array(text(s).length);
     for (let i = 0; i < s.length; i++) units[i] = s.charCodeAt(i);
     return this.scalars('u16', units);
   }
@@ -965,3 +1240,83 @@ export class Builder {
 }
 
 const UTF8_ENC = new TextEncoder();
+
+/**
+ * The builder `encodeX(value)` writes in when no builder is given: one per runtime,
+ * reused, so a small message costs no fresh ArrayBuffer but its exact-size copy. A
+ * nested call (a getter in the value encoding something) gets a new builder instead.
+ */
+let scratchBuilder: Builder | null = null;
+let scratchBusy = false;
+/** Past this capacity the scratch builder is dropped after use (no huge buffer kept alive). */
+const SCRATCH_KEEP = 1 << 20;
+
+export function scratch(): Builder {
+  if (scratchBusy) return new Builder();
+  scratchBusy = true;
+  if (scratchBuilder === null) scratchBuilder = new Builder(4096);
+  scratchBuilder.reset();
+  return scratchBuilder;
+}
+
+/** Ends the use of a builder from `scratch()`. */
+export function release(b: Builder): void {
+  if (b !== scratchBuilder) return;
+  scratchBusy = false;
+  if (b.capacity > SCRATCH_KEEP) scratchBuilder = null;
+}
+
+/**
+ * Resizes, in place, the array whose offset is stored at byte `slot` of message `bytes`
+ * to `count` items, within the capacity it was written with (Karmem §4.3.1; the Rust
+ * runtime's `resize_array`). Nothing moves: the count word changes. Shrinking erases the
+ * rest of the last 64-byte block the array still uses (SIMD reads of whole blocks see
+ * zeros); bytes further on stay as they were. Growing back zeroes the items it exposes.
+ * `columns`: a SoA array's [hash, bytes per item] (the schema's); omitted for scalar
+ * slices and AoS arrays. W0010 past the capacity (or growing a SoA array with a column
+ * the schema does not know); R codes for a header that is not valid.
+ */
+export function resizeArray(
+  bytes: Bytes,
+  slot: number,
+  count: number,
+  columns?: ReadonlyArray<readonly [number, number]>,
+): void {
+  const msg = new Message(bytes);
+  if (!(Number.isInteger(count) && count >= 0 && count <= 0xffffffff)) badScalar('u32', count);
+  const header = msg.word(slot);
+  const beyond = (capacity: number): never => {
+    throw new SchemaWriteError('W0010', `cannot resize to ${count} items in place: the array has room for ${capacity}`);
+  };
+  if (header === 0) {
+    if (count !== 0) beyond(0);
+    return;
+  }
+  const h = msg.arrayHeader(header);
+  const capacity = msg.word(header + 4);
+  if (count > capacity) beyond(capacity);
+  const parts: Array<[number, number]> = [];
+  if (columns === undefined) {
+    if (h.b === 0) throw new SchemaReadError('R0007', 'array element size 0');
+    parts.push([h.a, h.b]);
+  } else {
+    const table = h.b;
+    msg.range(table, h.a * 4);
+    const blocks = table + alignUp(h.a * 4, ARRAY_ALIGN);
+    msg.range(blocks, h.a * 4);
+    for (let i = 0; i < h.a; i++) {
+      const known = columns.find((c) => c[0] === msg.at32(table + i * 4));
+      if (known) parts.push([msg.at32(blocks + i * 4) * ARRAY_ALIGN, known[1]]);
+      else if (count > h.count) beyond(h.count);
+    }
+  }
+  const u8 = msg.u8;
+  for (const [start, size] of parts) {
+    msg.range(start, capacity * size);
+    const end = start + count * size;
+    if (count < h.count)
+      u8.fill(0, end, Math.max(end, Math.min(start + alignUp(count * size, ARRAY_ALIGN), start + capacity * size)));
+    else u8.fill(0, start + h.count * size, end);
+  }
+  msg.dv.setUint32(header, count, true);
+}

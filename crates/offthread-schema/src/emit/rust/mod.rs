@@ -6,6 +6,7 @@ mod enums;
 mod interfaces;
 mod owned;
 mod reader;
+mod resize;
 mod unions;
 
 use std::collections::BTreeSet;

@@ -73,7 +73,9 @@ pub(super) fn emit_struct(cx: &Cx<'_>, id: usize) -> String {
     for f in &s.fields {
         out += &format!("            {}: {},\n", ident(&f.name), decode_field(cx, f));
     }
-    out += "        })\n    }\n}\n";
+    out += "        })\n    }\n";
+    out += &super::resize::methods(cx, id);
+    out += "}\n";
     out
 }
 

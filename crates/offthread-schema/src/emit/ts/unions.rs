@@ -117,9 +117,9 @@ fn aos(cx: &Cx<'_>, id: usize) -> String {
          \x20   const out: ({n} | null)[] = [];\n    for (let i = 0; i < this.length; i++) out.push(decode{n}(this.get(i)!, budget));\n    return out;\n  }}\n}}\n\n\
          /** Writes a `#aos` slice of `{}`; returns the header offset (0 when empty). */\n\
          export function write{n}Aos(b: rt.Builder, items: ReadonlyArray<rt.Writable<{n}> | null>): number {{\n\
-         \x20 const [header, data] = b.aos(items.length, 8);\n\
+         \x20 const [header, data] = b.aos(rt.count(items, '{}'), 8);\n\
          \x20 items.forEach((x, i) => {{\n    if (x === null) return;\n    const [tag, ptr] = write{n}Value(b, x);\n    b.{tag}(data + i * 8, tag);\n    b.u32(data + i * 8 + 4, ptr);\n  }});\n  return header;\n}}\n",
-        cx.s.unions[id].name, cx.s.unions[id].name
+        cx.s.unions[id].name, cx.s.unions[id].name, cx.s.unions[id].name
     )
 }
 
@@ -144,9 +144,9 @@ fn soa(cx: &Cx<'_>, id: usize) -> String {
          \x20   const out: ({n} | null)[] = [];\n    for (let i = 0; i < this.length; i++) out.push(decode{n}(this.get(i)!, budget));\n    return out;\n  }}\n}}\n\n\
          /** Writes a `#soa` slice of `{}`; returns the header offset (0 when empty). */\n\
          export function write{n}Soa(b: rt.Builder, items: ReadonlyArray<rt.Writable<{n}> | null>): number {{\n\
-         \x20 const cols = b.unionSoa(items.length, {size});\n  if (cols === null) return 0;\n\
+         \x20 const cols = b.unionSoa(rt.count(items, '{}'), {size});\n  if (cols === null) return 0;\n\
          \x20 items.forEach((x, i) => {{\n    if (x === null) return;\n    const [tag, ptr] = write{n}Value(b, x);\n    b.{tag}(cols.tags + i * {size}, tag);\n    b.u32(cols.ptrs + i * 4, ptr);\n  }});\n  return cols.header;\n}}\n",
-        u.name, u.name
+        u.name, u.name, u.name
     )
 }
 
@@ -205,8 +205,10 @@ fn bov(cx: &Cx<'_>, id: usize, aos: bool) -> String {
     out += &format!(
         "/** Writes a `{ann}` slice of `{}`, grouping items by variant; returns the header offset. */\n\
          export function write{n}{kind}(b: rt.Builder, items: ReadonlyArray<rt.Writable<{n}>>): number {{\n\
+         \x20 rt.count(items, '{}');\n\
          \x20 for (const x of items) if ({known}) rt.unknownTag('{}', x);\n\
          \x20 const [header, table] = b.variantTable(items.length, {});\n  if (header === 0) return 0;\n",
+        u.name,
         u.name,
         u.name,
         u.variants.len()

@@ -39,7 +39,8 @@ pub(super) fn emit_soa_writer(cx: &Cx<'_>, id: usize) -> String {
         ));
         let measure = match c.string {
             Some(StringKind::Utf8) => "rt.utf8Length",
-            _ => "(v) => v.length",
+            Some(StringKind::Utf16) => "rt.utf16Length",
+            None => "rt.varLength",
         };
         measures.push(format!(
             "      rt.varTotal(items, (x) => x.{}, {measure}),\n",
@@ -59,12 +60,14 @@ pub(super) fn emit_soa_writer(cx: &Cx<'_>, id: usize) -> String {
          \x20   return new {n}SoaWriter(b, a.header, count, a.columns, a.values, sizes);\n  }}\n\n\
          \x20 /** Writes plain items: sizes measured, then every column (strings UTF-8-encoded once). */\n\
          \x20 static write(b: rt.Builder, items: ReadonlyArray<rt.Writable<{n}>>): {n}SoaWriter {{\n\
+         \x20   rt.items(items, '{}');\n\
          \x20   const sizes = [\n{}    ];\n\
          \x20   return {n}SoaWriter.alloc(b, items.length, sizes).fill(items);\n  }}\n",
         cx.s.structs[id].name,
         list.join(", "),
         var_names.join(", "),
         specs.join(", "),
+        cx.s.structs[id].name,
         measures.concat(),
     );
     let mut j = 0;
@@ -82,11 +85,12 @@ pub(super) fn emit_soa_writer(cx: &Cx<'_>, id: usize) -> String {
         j += 1;
     }
     out += &format!(
-        "\n  /** Copies plain items into the columns; variable-length ones must total the sizes given to `alloc` (W0006). */\n  fill(items: ReadonlyArray<rt.Writable<{n}>>): this {{\n"
+        "\n  /** Copies plain items into the columns; variable-length ones must total the sizes given to `alloc` (W0006). */\n  fill(items: ReadonlyArray<rt.Writable<{n}>>): this {{\n    rt.items(items, '{}', this.length);\n",
+        cx.s.structs[id].name
     );
-    for c in cols {
+    for (k, c) in cols.iter().enumerate() {
         if !c.varlen {
-            out += &fill_column(c);
+            out += &fill_column(k, c, None);
             continue;
         }
         let f = match c.string {
@@ -94,8 +98,14 @@ pub(super) fn emit_soa_writer(cx: &Cx<'_>, id: usize) -> String {
             Some(StringKind::Utf16) => "fillUtf16",
             None => "fillVar",
         };
+        // `[]bool` values are booleans, stored as 0 / 1 in a u8 column.
+        let bools = if c.scalar == Scalar::Bool {
+            ", true"
+        } else {
+            ""
+        };
         out += &format!(
-            "    rt.{f}(this.{}(), items, (x) => x.{});\n",
+            "    rt.{f}(this.{}(), items, (x) => x.{}{bools});\n",
             column_member(&c.names),
             path(c)
         );

@@ -83,6 +83,7 @@ export class ScooterWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<Scooter>): this {
+    rt.struct(v, 'scooter');
     this.setId(v.id);
     this.setDistance(v.distance);
     return this;
@@ -159,13 +160,26 @@ export class ScooterSoaWriter {
 
   /** Copies plain items into the columns (64-bit integers: bigint or safe-integer number). */
   fill(items: ReadonlyArray<rt.Writable<Scooter>>): this {
+    rt.array(items, 'scooter', this.length);
     {
-      const c = this.id();
-      for (let i = 0; i < items.length; i++) c[i] = items[i]!.id;
+      const c = this.builder.whole('u32');
+      const at = (this.columns[0] ?? 0) / 4;
+      for (let i = 0; i < items.length; i++) {
+        const it = items[i]!;
+        if (typeof it !== 'object' || it === null) rt.notItem('scooter', i, it);
+        const x = it.id;
+        if (typeof x !== 'number' || x >>> 0 !== x) rt.badScalar('u32', x);
+        c[at + i] = x;
+      }
     }
     {
-      const c = this.distance();
-      for (let i = 0; i < items.length; i++) c[i] = items[i]!.distance;
+      const c = this.builder.whole('u32');
+      const at = (this.columns[1] ?? 0) / 4;
+      for (let i = 0; i < items.length; i++) {
+        const x = items[i]!.distance;
+        if (typeof x !== 'number' || x >>> 0 !== x) rt.badScalar('u32', x);
+        c[at + i] = x;
+      }
     }
     return this;
   }
@@ -225,14 +239,25 @@ export class ScooterAosWriter {
   }
 
   fill(items: ReadonlyArray<rt.Writable<Scooter>>): this {
+    rt.items(items, 'scooter', this.length);
     items.forEach((item, i) => this.get(i).fill(item));
     return this;
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeScooter(value: rt.Writable<Scooter>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return ScooterWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeScooter(value: rt.Writable<Scooter>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) return ScooterWriter.alloc(builder).fill(value).finish();
+  const b = rt.scratch();
+  try {
+    return ScooterWriter.alloc(b).fill(value).finish().slice();
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `scooter` into plain objects. */
@@ -323,15 +348,44 @@ export class ScooterFleetWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<ScooterFleet>): this {
-    this.soa(v.soa.length).fill(v.soa);
-    this.aos(v.aos.length).fill(v.aos);
+    rt.struct(v, 'scooter_fleet');
+    this.soa(rt.count(v.soa, 'soa')).fill(v.soa);
+    this.aos(rt.count(v.aos, 'aos')).fill(v.aos);
     return this;
+  }
+
+  /**
+   * Resizes `soa` of the message in `bytes` in place to `count` items, within the capacity
+   * it was written with: shrinking erases the rest of the last 64-byte block, growing back
+   * zeroes the new items (W0010 past the capacity). `at`: this struct's offset (0: the root).
+   */
+  static resizeSoa(bytes: rt.Bytes, count: number, at = 0): void {
+    rt.resizeArray(bytes, at + 4, count, ScooterSoaWriter.COLUMNS);
+  }
+
+  /**
+   * Resizes `aos` of the message in `bytes` in place to `count` items, within the capacity
+   * it was written with: shrinking erases the rest of the last 64-byte block, growing back
+   * zeroes the new items (W0010 past the capacity). `at`: this struct's offset (0: the root).
+   */
+  static resizeAos(bytes: rt.Bytes, count: number, at = 0): void {
+    rt.resizeArray(bytes, at + 8, count);
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeScooterFleet(value: rt.Writable<ScooterFleet>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return ScooterFleetWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeScooterFleet(value: rt.Writable<ScooterFleet>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) return ScooterFleetWriter.alloc(builder).fill(value).finish();
+  const b = rt.scratch();
+  try {
+    return ScooterFleetWriter.alloc(b).fill(value).finish().slice();
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `scooter_fleet` into plain objects. */

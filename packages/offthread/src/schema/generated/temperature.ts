@@ -83,6 +83,7 @@ export class TemperatureReadingWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<TemperatureReading>): this {
+    rt.struct(v, 'temperature_reading');
     this.setTimestamp(v.timestamp);
     this.setValue(v.value);
     return this;
@@ -159,26 +160,47 @@ export class TemperatureReadingSoaWriter {
 
   /** Copies plain items into the columns (64-bit integers: bigint or safe-integer number). */
   fill(items: ReadonlyArray<rt.Writable<TemperatureReading>>): this {
+    rt.array(items, 'temperature_reading', this.length);
     {
-      const c = this.timestamp();
-      const h = rt.halvesOf(c);
+      const c = this.builder.whole('i64');
+      const h = this.builder.whole('u32');
+      const at = (this.columns[0] ?? 0) / 8;
       for (let i = 0; i < items.length; i++) {
-        const x = items[i]!.timestamp;
-        if (typeof x === 'number') rt.putInt64Number(h, i, x, false);
-        else c[i] = x;
+        const it = items[i]!;
+        if (typeof it !== 'object' || it === null) rt.notItem('temperature_reading', i, it);
+        const x = it.timestamp;
+        if (typeof x === 'number' && x >= 0 && x <= 9007199254740991 && Math.floor(x) === x) {
+          h[2 * (at + i)] = x >>> 0;
+          h[2 * (at + i) + 1] = (x / 4294967296) >>> 0;
+        } else rt.putInt64(c, h, at + i, x, false);
       }
     }
     {
-      const c = this.value();
-      for (let i = 0; i < items.length; i++) c[i] = items[i]!.value;
+      const c = this.builder.whole('f32');
+      const at = (this.columns[1] ?? 0) / 4;
+      for (let i = 0; i < items.length; i++) {
+        const x = items[i]!.value;
+        if (typeof x !== 'number') rt.badScalar('f32', x);
+        c[at + i] = x;
+      }
     }
     return this;
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeTemperatureReading(value: rt.Writable<TemperatureReading>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return TemperatureReadingWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeTemperatureReading(value: rt.Writable<TemperatureReading>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) return TemperatureReadingWriter.alloc(builder).fill(value).finish();
+  const b = rt.scratch();
+  try {
+    return TemperatureReadingWriter.alloc(b).fill(value).finish().slice();
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `temperature_reading` into plain objects. */
@@ -255,14 +277,34 @@ export class TemperatureBatchWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<TemperatureBatch>): this {
-    this.readings(v.readings.length).fill(v.readings);
+    rt.struct(v, 'temperature_batch');
+    this.readings(rt.count(v.readings, 'readings')).fill(v.readings);
     return this;
+  }
+
+  /**
+   * Resizes `readings` of the message in `bytes` in place to `count` items, within the capacity
+   * it was written with: shrinking erases the rest of the last 64-byte block, growing back
+   * zeroes the new items (W0010 past the capacity). `at`: this struct's offset (0: the root).
+   */
+  static resizeReadings(bytes: rt.Bytes, count: number, at = 0): void {
+    rt.resizeArray(bytes, at + 4, count, TemperatureReadingSoaWriter.COLUMNS);
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeTemperatureBatch(value: rt.Writable<TemperatureBatch>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return TemperatureBatchWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeTemperatureBatch(value: rt.Writable<TemperatureBatch>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) return TemperatureBatchWriter.alloc(builder).fill(value).finish();
+  const b = rt.scratch();
+  try {
+    return TemperatureBatchWriter.alloc(b).fill(value).finish().slice();
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `temperature_batch` into plain objects. */
@@ -364,6 +406,7 @@ export class AnalysisResultWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<AnalysisResult>): this {
+    rt.struct(v, 'analysis_result');
     this.setAverageTemperature(v.averageTemperature);
     this.setMaxTemperature(v.maxTemperature);
     this.setMinTemperature(v.minTemperature);
@@ -371,9 +414,19 @@ export class AnalysisResultWriter {
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeAnalysisResult(value: rt.Writable<AnalysisResult>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return AnalysisResultWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeAnalysisResult(value: rt.Writable<AnalysisResult>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) return AnalysisResultWriter.alloc(builder).fill(value).finish();
+  const b = rt.scratch();
+  try {
+    return AnalysisResultWriter.alloc(b).fill(value).finish().slice();
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `analysis_result` into plain objects. */
