@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
-import { all, Emitter, errorRegistry, md5, monitorLoopDelay, Pool, pi, qr, stats } from 'offthread';
+import { all, Emitter, errorRegistry, md5, monitorLoopDelay, Pool, pi, qr, schema, stats } from 'offthread';
 
 const RUNS = Number(process.env.OFFTHREAD_FUZZ_RUNS ?? 60);
 const SEED = Number(process.env.OFFTHREAD_FUZZ_SEED ?? 0xa91);
@@ -276,9 +276,14 @@ const FUNCTIONS = [
     (o) => monitorLoopDelay(o).stop(),
     (s) => typeof s.p99Ms === 'number',
   ],
+  ['schema.decodeTemperatureBatch', [either(bytes), junk], schema.decodeTemperatureBatch, any],
+  ['schema.encodeTemperatureBatch', [junk], schema.encodeTemperatureBatch, (v) => v instanceof Uint8Array],
 ];
 
 // ---- the properties -------------------------------------------------------------------
+
+/** The schema runtime's own codes (docs/schema-format.md §3): R0001–R0011 read, W0001–W0011 write. */
+const SCHEMA_CODE = /^(R00(0[1-9]|1[01])|W00(0[1-9]|1[01]))$/;
 
 /** Settles `fn(...args)`: { ok, value } or { ok: false, error }, or 'hang' after HANG_MS. */
 async function settle(fn, args) {
@@ -331,7 +336,7 @@ for (const [name, arbitraries, fn, check, tameArgs = (a) => a] of FUNCTIONS) {
         const { error } = outcome;
         assert.ok(error instanceof Error, `${name} threw a non-Error: ${String(error)}`);
         assert.ok(
-          error.code in errorRegistry,
+          error.code in errorRegistry || SCHEMA_CODE.test(error.code),
           `${name} threw an untyped error: ${error.name}: ${error.message} (code ${String(error.code)})`,
         );
       }),

@@ -438,7 +438,7 @@ test('bad values into writers → W codes: unsafe 64-bit numbers (W0004), unknow
   );
 });
 
-const W_CODE = /^W000[1-9]$/; // W0001–W0009 (docs/schema-format.md §3)
+const W_CODE = /^W00(0[1-9]|1[01])$/; // W0001–W0011 (docs/schema-format.md §3)
 
 /** `value` with the item at a random path (a field, an array item, a field of one) replaced by `bad`. */
 function replaceAt(value, pick, bad) {

@@ -105,6 +105,13 @@ impl Blob {
             },
         })
     }
+
+    /// Resizes `data` in place to `count` items, within the capacity it was written with:
+    /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
+    /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
+    pub fn resize_data(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
+        rt::resize_array(buf, at + 4, count, rt::ResizeLayout::Contiguous)
+    }
 }
 
 /// Zero-copy reader for `count` (dynamic, 16 bytes).

@@ -30,6 +30,7 @@ export const {
   unionSoa,
   dynamicHeader,
   unknownTag,
+  writeFailure,
   wrongType,
   badScalar,
   struct,

@@ -110,7 +110,8 @@ export class SchemaReadError extends Error {
  * number, not an array, a fixed array of the wrong length);
  * W0008: a number or bigint outside its field's type (1.5 or 300 for a u8, 2^64 for an i64);
  * W0009: a string that is not well-formed Unicode (a lone surrogate: UTF-8 cannot hold it);
- * W0010: an in-place resize past the array's capacity.
+ * W0010: an in-place resize past the array's capacity;
+ * W0011: reading the value threw (a getter or a Proxy of the caller's): the error is the `cause`.
  */
 export type WriteErrorCode =
   | 'W0001'
@@ -122,15 +123,25 @@ export type WriteErrorCode =
   | 'W0007'
   | 'W0008'
   | 'W0009'
-  | 'W0010';
+  | 'W0010'
+  | 'W0011';
 
 export class SchemaWriteError extends Error {
   readonly code: WriteErrorCode;
-  constructor(code: WriteErrorCode, message: string) {
-    super(`${code}: ${message}`);
+  constructor(code: WriteErrorCode, message: string, options?: { cause: unknown }) {
+    super(`${code}: ${message}`, options);
     this.name = 'SchemaWriteError';
     this.code = code;
   }
+}
+
+/**
+ * What generated `encodeX` rethrows: a SchemaWriteError as it is, anything else (the
+ * caller's getter or Proxy threw while the writer read the value) as W0011 with the cause.
+ */
+export function writeFailure(err: unknown): SchemaWriteError {
+  if (err instanceof SchemaWriteError) return err;
+  return new SchemaWriteError('W0011', 'reading the value to encode threw', { cause: err });
 }
 
 /** Thrown by generated union writers for a value whose tag is not one of `union`'s variants. */
@@ -382,10 +393,14 @@ export class Budget {
  * a view of one is refused at once: `new Uint8Array({ length: 1e8 })` would allocate first.
  */
 function asBytes(input: unknown): Uint8Array {
-  if (input instanceof Uint8Array) return input;
-  if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-  if (input instanceof ArrayBuffer) return new Uint8Array(input);
-  if (typeof SharedArrayBuffer !== 'undefined' && input instanceof SharedArrayBuffer) return new Uint8Array(input);
+  try {
+    if (input instanceof Uint8Array) return input;
+    if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+    if (input instanceof ArrayBuffer) return new Uint8Array(input);
+    if (typeof SharedArrayBuffer !== 'undefined' && input instanceof SharedArrayBuffer) return new Uint8Array(input);
+  } catch {
+    // instanceof throws on a revoked Proxy: refused below like any other non-bytes.
+  }
   throw makeError(
     'ERR_INVALID_ARG',
     `a schema message must be an ArrayBuffer, SharedArrayBuffer or Uint8Array, not ${describe(input)}`,
@@ -394,8 +409,13 @@ function asBytes(input: unknown): Uint8Array {
 
 function describe(x: unknown): string {
   if (x === null || x === undefined) return String(x);
-  if (typeof x === 'object') return `an object (${Object.prototype.toString.call(x)})`;
-  return `a ${typeof x}`;
+  if (typeof x !== 'object') return `a ${typeof x}`;
+  // toString reads Symbol.toStringTag: a Proxy's trap may throw, a message must not.
+  try {
+    return `an object (${Object.prototype.toString.call(x)})`;
+  } catch {
+    return 'an object';
+  }
 }
 
 /** A read limit: `fallback` when undefined, else a non-negative integer (NaN would disable it). */
@@ -424,9 +444,16 @@ export class Message {
     if (typeof opts !== 'object' || opts === null) {
       throw makeError('ERR_INVALID_ARG', `read options must be an object, not ${describe(opts)}`);
     }
-    this.maxDepth = limit(opts.maxDepth, 'maxDepth', 64);
-    this.maxSoaColumns = limit(opts.maxSoaColumns, 'maxSoaColumns', 256);
-    this.maxTraversal = limit(opts.maxTraversal, 'maxTraversal', this.u8.byteLength * 8 + 1024);
+    let read: ReadOptions;
+    try {
+      read = { maxDepth: opts.maxDepth, maxSoaColumns: opts.maxSoaColumns, maxTraversal: opts.maxTraversal };
+    } catch (err) {
+      // A getter or Proxy of the caller's threw: typed, with the error as the cause.
+      throw makeError('ERR_INVALID_ARG', 'read options cannot be read', err);
+    }
+    this.maxDepth = limit(read.maxDepth, 'maxDepth', 64);
+    this.maxSoaColumns = limit(read.maxSoaColumns, 'maxSoaColumns', 256);
+    this.maxTraversal = limit(read.maxTraversal, 'maxTraversal', this.u8.byteLength * 8 + 1024);
   }
 
   get length(): number {

@@ -250,9 +250,10 @@ fn codec_functions(cx: &Cx<'_>, id: usize) -> String {
          \x20* Without `builder`: written in the runtime's reused scratch builder, returned as an\n\
          \x20* exact-size copy; with one: a view of `builder`'s buffer.\n */\n\
          export function encode{n}(value: rt.Writable<{n}>, builder?: rt.Builder): Uint8Array {{\n\
-         \x20 if (builder !== undefined) return {n}Writer.alloc(builder).fill(value).finish();\n\
+         \x20 if (builder !== undefined) {{\n\
+         \x20   try {{\n      return {n}Writer.alloc(builder).fill(value).finish();\n    }} catch (err) {{\n      throw rt.writeFailure(err);\n    }}\n  }}\n\
          \x20 const b = rt.scratch();\n\
-         \x20 try {{\n    return {n}Writer.alloc(b).fill(value).finish().slice();\n  }} finally {{\n    rt.release(b);\n  }}\n}}\n\n\
+         \x20 try {{\n    return {n}Writer.alloc(b).fill(value).finish().slice();\n  }} catch (err) {{\n    throw rt.writeFailure(err);\n  }} finally {{\n    rt.release(b);\n  }}\n}}\n\n\
          /** Decodes a whole message whose root is `{}` into plain objects. */\n\
          export function decode{n}(bytes: rt.Bytes, opts?: rt.ReadOptions): {n} {{\n\
          \x20 return {n}Reader.fromBytes(bytes, opts).toPlain();\n}}\n",

@@ -251,10 +251,18 @@ export class ScooterAosWriter {
  * exact-size copy; with one: a view of `builder`'s buffer.
  */
 export function encodeScooter(value: rt.Writable<Scooter>, builder?: rt.Builder): Uint8Array {
-  if (builder !== undefined) return ScooterWriter.alloc(builder).fill(value).finish();
+  if (builder !== undefined) {
+    try {
+      return ScooterWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
   const b = rt.scratch();
   try {
     return ScooterWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
   } finally {
     rt.release(b);
   }
@@ -379,10 +387,18 @@ export class ScooterFleetWriter {
  * exact-size copy; with one: a view of `builder`'s buffer.
  */
 export function encodeScooterFleet(value: rt.Writable<ScooterFleet>, builder?: rt.Builder): Uint8Array {
-  if (builder !== undefined) return ScooterFleetWriter.alloc(builder).fill(value).finish();
+  if (builder !== undefined) {
+    try {
+      return ScooterFleetWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
   const b = rt.scratch();
   try {
     return ScooterFleetWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
   } finally {
     rt.release(b);
   }

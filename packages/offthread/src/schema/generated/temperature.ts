@@ -194,10 +194,18 @@ export class TemperatureReadingSoaWriter {
  * exact-size copy; with one: a view of `builder`'s buffer.
  */
 export function encodeTemperatureReading(value: rt.Writable<TemperatureReading>, builder?: rt.Builder): Uint8Array {
-  if (builder !== undefined) return TemperatureReadingWriter.alloc(builder).fill(value).finish();
+  if (builder !== undefined) {
+    try {
+      return TemperatureReadingWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
   const b = rt.scratch();
   try {
     return TemperatureReadingWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
   } finally {
     rt.release(b);
   }
@@ -298,10 +306,18 @@ export class TemperatureBatchWriter {
  * exact-size copy; with one: a view of `builder`'s buffer.
  */
 export function encodeTemperatureBatch(value: rt.Writable<TemperatureBatch>, builder?: rt.Builder): Uint8Array {
-  if (builder !== undefined) return TemperatureBatchWriter.alloc(builder).fill(value).finish();
+  if (builder !== undefined) {
+    try {
+      return TemperatureBatchWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
   const b = rt.scratch();
   try {
     return TemperatureBatchWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
   } finally {
     rt.release(b);
   }
@@ -420,10 +436,18 @@ export class AnalysisResultWriter {
  * exact-size copy; with one: a view of `builder`'s buffer.
  */
 export function encodeAnalysisResult(value: rt.Writable<AnalysisResult>, builder?: rt.Builder): Uint8Array {
-  if (builder !== undefined) return AnalysisResultWriter.alloc(builder).fill(value).finish();
+  if (builder !== undefined) {
+    try {
+      return AnalysisResultWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
   const b = rt.scratch();
   try {
     return AnalysisResultWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
   } finally {
     rt.release(b);
   }
