@@ -52,6 +52,17 @@ export const errorRegistry = {
     kind: 'Error',
     summary: 'A Rust kernel panicked; the call failed, the pool goes on.',
   },
+  ERR_QUEUE_JOB_FAILED: {
+    status: 502,
+    kind: 'Error',
+    summary: 'A queued job failed on its workers after every attempt (lost worker, crash, an error without a code).',
+  },
+  ERR_QUEUE_PAYLOAD: {
+    status: 400,
+    kind: 'RangeError',
+    summary: "A queued job's payload is missing or not a valid encoding of its kernel's schema; it fails once, unretried.",
+  },
+  ERR_QUEUE_CLOSED: { status: 503, kind: 'Error', summary: 'The queue client or worker was closed; nothing was queued.' },
 } as const;
 
 export type ErrorCode = keyof typeof errorRegistry;
