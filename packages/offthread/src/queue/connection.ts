@@ -60,3 +60,8 @@ export function redisOptions(choice: ConnectionChoice): RedisConnection & { maxR
 export function blobKey(prefix: string, queue: string, id: string): string {
   return `${prefix}:${queue}:offthread-blob:${id}`;
 }
+
+/** Pub/sub channel on which producers name jobs whose callers gave up (abort, timeout). */
+export function cancelChannel(prefix: string, queue: string): string {
+  return `${prefix}:${queue}:offthread-cancel`;
+}

@@ -12,7 +12,7 @@ import type { PiResult } from '../pi.js';
 import { raceAbort } from '../pool.js';
 import type { QrOptions } from '../qr.js';
 import { MAX_SAMPLES, toCount, toOptions, toSeed } from '../validate.js';
-import { blobKey, type ConnectionChoice, type RedisConnection, redisOptions } from './connection.js';
+import { blobKey, type ConnectionChoice, cancelChannel, type RedisConnection, redisOptions } from './connection.js';
 import { checkMd5Args, checkQrArgs } from './validate.js';
 import {
   decode,
@@ -234,8 +234,9 @@ export class QueueClient {
     } catch (err) {
       work.catch(() => {});
       if (this.#pending.delete(id)) {
-        // Gave up before the job finished: drop it if it has not started.
+        // Gave up before the job finished: drop it if it has not started, stop it if it has.
         this.#queue.remove(id).catch(() => {});
+        this.#blobs.publish(cancelChannel(this.prefix, this.name), id).catch(() => {});
       }
       throw err;
     } finally {

@@ -13,7 +13,7 @@ import { hex } from '../md5.js';
 import { piChunks } from '../pi.js';
 import { Pool, raceAbort, runAll } from '../pool.js';
 import { MAX_SAMPLES, toOptions } from '../validate.js';
-import { blobKey, type ConnectionChoice, redisOptions } from './connection.js';
+import { blobKey, type ConnectionChoice, cancelChannel, redisOptions } from './connection.js';
 import {
   decode,
   encode,
@@ -73,10 +73,13 @@ export class QueueWorker {
   readonly worker: Worker;
   readonly #ownPool: boolean;
   readonly #blobs: Redis;
+  /** Subscribed to the cancel channel: a caller's abort stops its running job here. */
+  readonly #cancels: Redis;
   readonly #prefix: string;
   readonly #name: string;
   readonly #segment: number;
   readonly #stats: QueueWorkerStats = { completed: 0, failed: 0, active: 0 };
+  readonly #subscribed: Promise<unknown>;
   #closing: Promise<void> | undefined;
 
   constructor(options: QueueWorkerOptions) {
@@ -116,6 +119,13 @@ export class QueueWorker {
       ...(lockDuration ? { lockDuration } : {}),
       ...(stalledInterval ? { stalledInterval } : {}),
     });
+    this.#cancels = new Redis(connection);
+    this.#cancels.on('error', () => {});
+    this.#cancels.on('message', (_channel: string, jobId: string) => {
+      this.worker.cancelJob(jobId, 'cancelled by its caller');
+    });
+    this.#subscribed = this.#cancels.subscribe(cancelChannel(this.#prefix, this.#name));
+    this.#subscribed.catch(() => {});
     this.worker.on('error', () => {}); // connection errors during a Redis restart; it reconnects
     this.worker.on('completed', () => {
       this.#stats.completed++;
@@ -131,7 +141,7 @@ export class QueueWorker {
 
   /** Resolves once the worker is connected and taking jobs. */
   async ready(): Promise<void> {
-    await this.worker.waitUntilReady();
+    await Promise.all([this.worker.waitUntilReady(), this.#subscribed]);
   }
 
   async #payload(data: JobData): Promise<Uint8Array> {
@@ -250,6 +260,7 @@ export class QueueWorker {
     this.#closing ??= (async () => {
       await this.worker.close();
       this.#blobs.disconnect();
+      this.#cancels.disconnect();
       if (this.#ownPool) await this.pool.close();
     })();
     return this.#closing;
