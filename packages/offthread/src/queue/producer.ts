@@ -70,9 +70,13 @@ export interface QueueCounts {
 }
 
 const CALL_KEYS = ['signal', 'timeout', 'onProgress'] as const;
+const SWEEP_MS = 1000;
+const SWEEP_BATCH = 5000;
 const MAX_CHUNKS = 4096;
 
 interface Pending {
+  /** When the job was added (ms, performance.now): the sweep looks at jobs older than a second. */
+  since: number;
   resolve: (ret: JobReturn) => void;
   reject: (err: Error) => void;
   onProgress: ((done: number) => void) | undefined;
@@ -115,6 +119,8 @@ export class QueueClient {
   readonly #pending = new Map<string, Pending>();
   readonly #ready: Promise<unknown>;
   #closed = false;
+  readonly #sweeper: ReturnType<typeof setInterval>;
+  #sweeping = false;
 
   constructor(options: QueueClientOptions) {
     const opts = toOptions<QueueClientOptions>(options ?? {}, [
@@ -156,15 +162,47 @@ export class QueueClient {
       const p = this.#pending.get(jobId);
       if (p?.onProgress && typeof data === 'number') p.onProgress(data);
     });
-    // Events published while the event stream's reader was reconnecting are read on
-    // from its last id; a job that finished in a gap anyway is found by its state.
-    let first = true;
-    this.#blobs.on('ready', () => {
-      if (first) first = false;
-      else void this.#resync();
-    });
     this.#ready = Promise.all([this.#events.waitUntilReady(), this.#queue.waitUntilReady()]);
     this.#ready.catch(() => {});
+    // BullMQ's event stream is trimmed (~10,000 events): a reader that falls behind under a
+    // burst, or reconnects after a Redis restart, misses events. Jobs waiting over a second
+    // are looked up in their hash instead.
+    this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_MS);
+    this.#sweeper.unref();
+  }
+
+  async #sweep(): Promise<void> {
+    if (this.#sweeping || this.#pending.size === 0) return;
+    this.#sweeping = true;
+    try {
+      const old = performance.now() - SWEEP_MS;
+      const ids = [...this.#pending]
+        .filter(([, p]) => p.since < old)
+        .map(([id]) => id)
+        .slice(0, SWEEP_BATCH);
+      if (ids.length === 0) return;
+      const pipe = this.#blobs.pipeline();
+      for (const id of ids)
+        pipe.hmget(`${this.prefix}:${this.name}:${id}`, 'finishedOn', 'returnvalue', 'failedReason');
+      const replies = (await pipe.exec()) ?? [];
+      replies.forEach(([err, fields], i) => {
+        const id = ids[i] as string;
+        if (err || !Array.isArray(fields)) return;
+        const [finishedOn, returnvalue, failedReason] = fields as (string | null)[];
+        let ret: JobReturn | null = null;
+        try {
+          ret = returnvalue ? (JSON.parse(returnvalue) as JobReturn | null) : null;
+        } catch {
+          ret = null;
+        }
+        if (ret && (ret.b !== undefined || ret.k !== undefined)) this.#settle(id, (p) => p.resolve(ret));
+        else if (finishedOn) this.#settle(id, (p) => p.reject(errorFromReason(failedReason ?? 'unknown')));
+      });
+    } catch {
+      // Redis away: the next tick tries again.
+    } finally {
+      this.#sweeping = false;
+    }
   }
 
   #settle(jobId: string, fn: (p: Pending) => void): void {
@@ -172,20 +210,6 @@ export class QueueClient {
     if (!p) return;
     this.#pending.delete(jobId);
     fn(p);
-  }
-
-  async #resync(): Promise<void> {
-    for (const id of [...this.#pending.keys()]) {
-      try {
-        const job = await this.#queue.getJob(id);
-        if (!job) continue;
-        const state = await job.getState();
-        if (state === 'completed') this.#settle(id, (p) => p.resolve(job.returnvalue as JobReturn));
-        else if (state === 'failed') this.#settle(id, (p) => p.reject(errorFromReason(job.failedReason)));
-      } catch {
-        // Redis went away again: the next 'ready' retries.
-      }
-    }
   }
 
   /** Adds one job and resolves with its result message. */
@@ -198,7 +222,7 @@ export class QueueClient {
     const inKey = blobKey(this.prefix, this.name, `${id}:in`);
     const blobs: string[] = [];
     const done = new Promise<JobReturn>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, onProgress: call.onProgress });
+      this.#pending.set(id, { since: performance.now(), resolve, reject, onProgress: call.onProgress });
     });
     const work = (async () => {
       if (payload.byteLength <= INLINE_MAX) data.b = toBase64(payload);
@@ -340,6 +364,7 @@ export class QueueClient {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#sweeper);
     for (const [id, p] of this.#pending) {
       this.#pending.delete(id);
       p.reject(makeError('ERR_QUEUE_CLOSED', 'the queue client was closed before the job finished'));
