@@ -97,13 +97,14 @@ function schema(args) {
 }
 
 const WORKER_USAGE =
-  'usage: offthread worker --redis <url> [--concurrency N] [--threads T] [--queue NAME] [--prefix P]\n' +
+  'usage: offthread worker --redis <url> [--concurrency N] [--threads T] [--nice 0-19] [--queue NAME] [--prefix P]\n' +
   '                        [--lock-duration MS] [--stalled-interval MS] [--max-stalled N]';
 
 const WORKER_FLAGS = {
   '--redis': ['url', 'string'],
   '--concurrency': ['concurrency', 'int'],
   '--threads': ['threads', 'int'],
+  '--nice': ['nice', 'int'],
   '--queue': ['name', 'string'],
   '--prefix': ['prefix', 'string'],
   '--lock-duration': ['lockDuration', 'int'],

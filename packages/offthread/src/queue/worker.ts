@@ -36,6 +36,8 @@ export interface QueueWorkerOptions extends ConnectionChoice {
   concurrency?: number;
   /** Pool threads (default: available parallelism). Ignored when `pool` is given. */
   threads?: number;
+  /** Pool threads' nice value 0…19 (the Pool's default 10). Ignored when `pool` is given. */
+  nice?: number;
   /** Run on this pool instead of a new one (the worker does not close it). */
   pool?: Pool;
   /** BullMQ lock duration, ms (default 30,000): a killed worker's job runs again after it. */
@@ -90,6 +92,7 @@ export class QueueWorker {
       'prefix',
       'concurrency',
       'threads',
+      'nice',
       'pool',
       'lockDuration',
       'stalledInterval',
@@ -101,7 +104,12 @@ export class QueueWorker {
       throw makeError('ERR_INVALID_ARG', 'options.pool must be an offthread Pool');
     }
     this.#ownPool = opts.pool === undefined;
-    this.pool = opts.pool ?? new Pool(opts.threads === undefined ? {} : { threads: opts.threads });
+    this.pool =
+      opts.pool ??
+      new Pool({
+        ...(opts.threads === undefined ? {} : { threads: opts.threads }),
+        ...(opts.nice === undefined ? {} : { nice: opts.nice }),
+      });
     const concurrency = intOption(opts.concurrency, 'concurrency', 1, 10_000) ?? this.pool.threads;
     const lockDuration = intOption(opts.lockDuration, 'lockDuration', 100, 2 ** 31 - 1);
     const stalledInterval = intOption(opts.stalledInterval, 'stalledInterval', 100, 2 ** 31 - 1);
