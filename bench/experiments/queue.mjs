@@ -149,7 +149,7 @@ async function latency(redis, kind, samples, n) {
     for (let i = 0; i < n + 20; i++) {
       const t0 = performance.now();
       if (client) await client.pi.estimate(samples, { seed: 1 });
-      else await (await raw.add('pi', { samples, seed: 1 }, { removeOnComplete: true })).waitUntilFinished(events);
+      else await (await raw.add('pi', { samples, seed: 1 })).waitUntilFinished(events);
       if (i >= 20) times.push(performance.now() - t0); // the first 20 warm up
     }
   } finally {
@@ -202,10 +202,13 @@ async function payloadBytes(redis, n) {
 /** Samples the native kernel does in `ms` on one thread. */
 function samplesFor(ms) {
   const n = 2 ** 24;
-  pi.estimateSync(n, { variant: 'nativeBitwise' });
-  const t0 = performance.now();
-  pi.estimateSync(n, { variant: 'nativeBitwise' });
-  const perSample = (performance.now() - t0) / n;
+  let perSample = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 7; i++) {
+    // The fastest of several: on a shared machine a slow reading is someone else's time.
+    const t0 = performance.now();
+    pi.estimateSync(n, { variant: 'nativeBitwise' });
+    perSample = Math.min(perSample, (performance.now() - t0) / n);
+  }
   return Math.round(ms / perSample);
 }
 

@@ -60,9 +60,14 @@ export const errorRegistry = {
   ERR_QUEUE_PAYLOAD: {
     status: 400,
     kind: 'RangeError',
-    summary: "A queued job's payload is missing or not a valid encoding of its kernel's schema; it fails once, unretried.",
+    summary:
+      "A queued job's payload is missing or not a valid encoding of its kernel's schema; it fails once, unretried.",
   },
-  ERR_QUEUE_CLOSED: { status: 503, kind: 'Error', summary: 'The queue client or worker was closed; nothing was queued.' },
+  ERR_QUEUE_CLOSED: {
+    status: 503,
+    kind: 'Error',
+    summary: 'The queue client or worker was closed; nothing was queued.',
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorRegistry;
