@@ -60,6 +60,20 @@ step('load tools (ab, httperf)', () => {
   spawnSync('apt-get', ['install', '-y', ...missing.map(([, pkg]) => pkg)], quietly);
 });
 
+// offthread/queue's tests and benchmark start their own redis-server (BullMQ needs ≥ 6.2):
+// Debian's package, installed here when missing.
+step('redis-server', () => {
+  const r = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  const m = r.status === 0 ? /v=(\d+)\.(\d+)/.exec(r.stdout) : null;
+  if (m && (Number(m[1]) > 6 || (Number(m[1]) === 6 && Number(m[2]) >= 2))) return;
+  if (process.getuid?.() !== 0) {
+    throw new Error('setup: redis-server ≥ 6.2 is missing; install it: sudo apt-get install redis-server');
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-qq'], { env });
+  run('apt-get', ['install', '-y', '-qq', 'redis-server'], { env });
+});
+
 step('rust wasm32 target', () => {
   const installed = execFileSync('rustup', ['target', 'list', '--installed'], { encoding: 'utf8' });
   if (!installed.split('\n').includes('wasm32-unknown-unknown'))

@@ -1,5 +1,8 @@
 #!/usr/bin/env node
 // `offthread doctor` / `offthread info`: which backend is active, and why.
+// `offthread worker --redis URL [--concurrency N] [--threads T]`: a BullMQ worker running
+// offthread/queue's jobs on an offthread Pool (docs/queue.md); SIGTERM/SIGINT finish the
+// running jobs, then exit 0.
 // `offthread schema build <file.km> --ts <dir> --rust <dir>` / `offthread schema check <file.km>`:
 // the schema compiler as WebAssembly (wasm/offthread-schema.wasm, the Rust compiler's own
 // code): no cargo, any platform, the same files and diagnostics as the Rust CLI.
@@ -93,6 +96,82 @@ function schema(args) {
   return 0;
 }
 
+const WORKER_USAGE =
+  'usage: offthread worker --redis <url> [--concurrency N] [--threads T] [--nice 0-19] [--queue NAME] [--prefix P]\n' +
+  '                        [--lock-duration MS] [--stalled-interval MS] [--max-stalled N]';
+
+const WORKER_FLAGS = {
+  '--redis': ['url', 'string'],
+  '--concurrency': ['concurrency', 'int'],
+  '--threads': ['threads', 'int'],
+  '--nice': ['nice', 'int'],
+  '--queue': ['name', 'string'],
+  '--prefix': ['prefix', 'string'],
+  '--lock-duration': ['lockDuration', 'int'],
+  '--stalled-interval': ['stalledInterval', 'int'],
+  '--max-stalled': ['maxStalledCount', 'int'],
+};
+
+/** Worker options, or a string: the usage error. */
+function workerArgs(args) {
+  const opts = {};
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].split(/=(.*)/s, 2);
+    const spec = WORKER_FLAGS[flag];
+    if (!spec) return `unknown option: ${flag}`;
+    const value = inline ?? args[++i];
+    if (value === undefined || value === '') return `${flag} needs a value`;
+    if (spec[1] === 'int') {
+      if (!/^\d+$/.test(value)) return `${flag} must be a whole number, got ${value}`;
+      opts[spec[0]] = Number(value);
+    } else opts[spec[0]] = value;
+  }
+  if (opts.url === undefined) return 'missing --redis <url>';
+  return opts;
+}
+
+function worker(args) {
+  const opts = workerArgs(args);
+  if (typeof opts === 'string') {
+    console.error(`offthread worker: ${opts}\n${WORKER_USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  // π chunks past the first run on libuv's threads (see src/queue/worker.ts): as many as
+  // the pool's, set before anything starts libuv's pool.
+  if (opts.threads !== undefined && process.env.UV_THREADPOOL_SIZE === undefined) {
+    process.env.UV_THREADPOOL_SIZE = String(opts.threads);
+  }
+  let w;
+  try {
+    w = require('../dist/queue/index.js').createWorker(opts);
+  } catch (err) {
+    console.error(`offthread worker: ${err.code ? `${err.code}: ` : ''}${err.message}`);
+    process.exitCode = err.code === 'ERR_INVALID_ARG' || err.code === 'ERR_INVALID_POOL_OPTIONS' ? 2 : 1;
+    return;
+  }
+  const stop = (signal) => {
+    console.error(`offthread worker: ${signal}, finishing running jobs`);
+    w.close().then(() => {
+      const s = w.stats();
+      console.error(`offthread worker: stopped (${s.completed} completed, ${s.failed} failed)`);
+    });
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  w.ready().then(
+    () =>
+      console.error(
+        `offthread worker: ready (queue ${opts.name ?? 'offthread'}, concurrency ${w.worker.opts.concurrency}, ` +
+          `${w.pool.engine} pool of ${w.pool.threads} threads, pid ${process.pid})`,
+      ),
+    (err) => {
+      console.error(`offthread worker: ${err.message}`);
+      process.exit(1);
+    },
+  );
+}
+
 function doctor(json) {
   let info;
   try {
@@ -125,6 +204,7 @@ const USAGE = `usage: offthread <command>
   info                   the same as JSON
   schema build <file.km> --ts <dir> [--rust <dir>]   generate readers and writers
   schema check <file.km>                            check a schema
+  worker --redis <url> [--concurrency N] [--threads T]  run offthread/queue jobs (BullMQ)
   help                   this text`;
 
 switch (command) {
@@ -136,6 +216,9 @@ switch (command) {
     break;
   case 'schema':
     process.exitCode = schema(rest);
+    break;
+  case 'worker':
+    worker(rest);
     break;
   case 'help':
   case '--help':

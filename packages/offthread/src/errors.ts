@@ -112,6 +112,22 @@ export const errorRegistry = {
     summary: 'A guest broke the guest ABI during a call (an out-of-bounds result, a bad pointer).',
   },
   ERR_GUEST_FAILED: { status: 500, kind: 'Error', summary: 'A guest reported an error for the call (its message).' },
+  ERR_QUEUE_JOB_FAILED: {
+    status: 502,
+    kind: 'Error',
+    summary: 'A queued job failed on its workers after every attempt (lost worker, crash, an error without a code).',
+  },
+  ERR_QUEUE_PAYLOAD: {
+    status: 400,
+    kind: 'RangeError',
+    summary:
+      "A queued job's payload is missing or not a valid encoding of its kernel's schema; it fails once, unretried.",
+  },
+  ERR_QUEUE_CLOSED: {
+    status: 503,
+    kind: 'Error',
+    summary: 'The queue client or worker was closed; nothing was queued.',
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorRegistry;

@@ -5,7 +5,8 @@
 // cores), POOL_NICE (workers' nice value 0…19, default 0), LOG_LEVEL (default warn),
 // STATIC_CACHE=0 (stream public/ from disk), `--experiments` or EXPERIMENT_ROUTES=1 (the
 // /md5/:impl rows that block the event loop), HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
-// IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS (README.md). Prints the URL. SIGTERM/SIGINT:
+// IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS (README.md), QUEUE_URL (redis://…: /qr, /md5
+// and /pi enqueue BullMQ jobs for `offthread worker` processes; queue.mjs). Prints the URL. SIGTERM/SIGINT:
 // stop accepting, answer every accepted request, close the pool, exit 0.
 import { parseArgs } from 'node:util';
 import offthread from 'offthread';
@@ -57,9 +58,14 @@ const timeouts = Object.fromEntries(
 );
 
 const pool = new offthread.Pool({ maxQueue, threads, nice });
+// Loaded only when asked for: bullmq and ioredis stay out of a plain service.
+const queued = process.env.QUEUE_URL
+  ? (await import('./queue.mjs')).createQueueKernels(process.env.QUEUE_URL)
+  : undefined;
 const app = buildServer({
   mode,
   pool,
+  ...(queued ? { kernels: queued.kernels, registerMetrics: queued.registerMetrics } : {}),
   logger: { level: process.env.LOG_LEVEL ?? 'warn' },
   loopResolutionMs: process.env.LOOP_RESOLUTION_MS ? Number(process.env.LOOP_RESOLUTION_MS) : undefined,
   staticCache: process.env.STATIC_CACHE !== '0',
@@ -86,6 +92,7 @@ async function shutdown(signal) {
     // request), answers the rest with `Connection: close`, waits for them.
     await app.close();
     await pool.close(); // every accepted job has settled by now; refuse new ones
+    await queued?.close();
     console.log('offthread-http: stopped');
     process.exit(0);
   } catch (err) {

@@ -103,6 +103,7 @@ function clientGone(reply) {
  * @property {number} [loopResolutionMs] loop-delay sampling resolution (default 1 ms)
  * @property {number} [loopWindowMs] window of GET /loop's recent figures (default 500 ms)
  * @property {boolean} [defaultMetrics] prom-client's process metrics in /metrics (default true)
+ * @property {(register: import('prom-client').Registry) => void} [registerMetrics] adds series to /metrics
  * @property {number} [piscinaThreads] worker threads of the md5 piscina row (default: available parallelism)
  * @property {boolean} [staticCache] serve the files of public/ from memory, read once at start (default true);
  *   false: @fastify/static streams them from disk on every request
@@ -210,6 +211,7 @@ export function buildServer(opts = {}) {
   // Set by the preClose hook: from then on every answer says `Connection: close`.
   let stopping = false;
   const metrics = createMetrics({ pool: poolOf, defaultMetrics: opts.defaultMetrics ?? true });
+  opts.registerMetrics?.(metrics.register); // e.g. the queue's series (QUEUE_URL, queue.mjs)
 
   const app = Fastify({
     logger: opts.logger ?? false,

@@ -1,0 +1,384 @@
+/**
+ * The producer side of offthread/queue: the same calls as the local API (π, MD5, QR),
+ * each one or more BullMQ jobs on Redis, run by `offthread worker` processes anywhere.
+ * Results equal the local calls'; arguments are checked here exactly as locally, so a
+ * bad call never reaches Redis.
+ */
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { describe, makeError } from '../errors.js';
+import type { PiResult } from '../pi.js';
+import { raceAbort } from '../pool.js';
+import type { QrOptions } from '../qr.js';
+import { MAX_SAMPLES, toCount, toOptions, toSeed } from '../validate.js';
+import { blobKey, type ConnectionChoice, cancelChannel, type RedisConnection, redisOptions } from './connection.js';
+import { checkMd5Args, checkQrArgs } from './validate.js';
+import {
+  decode,
+  encode,
+  errorFromReason,
+  fromBase64,
+  INLINE_MAX,
+  type JobData,
+  type JobName,
+  type JobReturn,
+  toBase64,
+} from './wire.js';
+
+export interface QueueClientOptions extends ConnectionChoice {
+  /** BullMQ queue name (default 'offthread'); workers must use the same. */
+  name?: string;
+  /** BullMQ key prefix (default 'bull'). */
+  prefix?: string;
+  /** Attempts per job before it fails (default 3): a lost worker's job runs again elsewhere. */
+  attempts?: number;
+  /** π calls above this many samples split into jump-ahead chunks, one job each (default 2^28). */
+  piChunkSamples?: number;
+  /** Lifetime of payload blobs nobody collected (a producer that died), ms (default 24 h). */
+  blobTtlMs?: number;
+}
+
+/** Options of every queued call. */
+export interface QueueCallOptions {
+  signal?: AbortSignal;
+  /** ms until the call rejects with ERR_TIMEOUT; workers stop the kernel at the same deadline. */
+  timeout?: number;
+  /** Fraction done, 0…1 (π: chunks finished; MD5 loops: rounds checkpointed). */
+  onProgress?: (fraction: number) => void;
+}
+
+export interface QueuePiOptions extends QueueCallOptions {
+  seed?: number | bigint;
+  /** Number of jobs to split into (default: samples / piChunkSamples, rounded up). */
+  chunks?: number;
+}
+
+/** π over the queue: the local result's fields, `variant` 'queue'. */
+export interface QueuePiResult extends Omit<PiResult, 'variant'> {
+  variant: 'queue';
+  /** Jobs the call was split into. */
+  jobs: number;
+}
+
+export interface QueueCounts {
+  waiting: number;
+  active: number;
+  delayed: number;
+  completed: number;
+  failed: number;
+}
+
+const CALL_KEYS = ['signal', 'timeout', 'onProgress'] as const;
+const SWEEP_MS = 1000;
+const SWEEP_BATCH = 5000;
+const MAX_CHUNKS = 4096;
+
+interface Pending {
+  /** When the job was added (ms, performance.now): the sweep looks at jobs older than a second. */
+  since: number;
+  resolve: (ret: JobReturn) => void;
+  reject: (err: Error) => void;
+  onProgress: ((done: number) => void) | undefined;
+}
+
+function checkCall(opts: Partial<QueueCallOptions>): QueueCallOptions {
+  const { signal, timeout, onProgress } = opts;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw makeError('ERR_INVALID_ARG', 'options.signal must be an AbortSignal');
+  }
+  if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && timeout <= 2 ** 31 - 1)) {
+    throw makeError(
+      'ERR_INVALID_ARG',
+      `options.timeout must be a number of ms from 1 to 2^31-1, got ${describe(timeout)}`,
+    );
+  }
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw makeError('ERR_INVALID_ARG', 'options.onProgress must be a function');
+  }
+  return { ...(signal ? { signal } : {}), ...(timeout ? { timeout } : {}), ...(onProgress ? { onProgress } : {}) };
+}
+
+function positiveInt(value: unknown, name: string, fallback: number, max = 2 ** 53): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw makeError('ERR_INVALID_ARG', `${name} must be an integer from 1 to ${max}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+export class QueueClient {
+  readonly name: string;
+  readonly prefix: string;
+  readonly #queue: Queue;
+  readonly #events: QueueEvents;
+  readonly #blobs: Redis;
+  readonly #attempts: number;
+  readonly #piChunk: number;
+  readonly #blobTtl: number;
+  readonly #pending = new Map<string, Pending>();
+  readonly #ready: Promise<unknown>;
+  #closed = false;
+  readonly #sweeper: ReturnType<typeof setInterval>;
+  #sweeping = false;
+
+  constructor(options: QueueClientOptions) {
+    const opts = toOptions<QueueClientOptions>(options ?? {}, [
+      'url',
+      'connection',
+      'name',
+      'prefix',
+      'attempts',
+      'piChunkSamples',
+      'blobTtlMs',
+    ]);
+    const connection: RedisConnection = redisOptions(opts);
+    if (opts.name !== undefined && (typeof opts.name !== 'string' || !/^[\w.-]{1,100}$/.test(opts.name))) {
+      throw makeError('ERR_INVALID_ARG', `name must be 1-100 characters of [A-Za-z0-9_.-], got ${describe(opts.name)}`);
+    }
+    if (opts.prefix !== undefined && (typeof opts.prefix !== 'string' || opts.prefix.length === 0)) {
+      throw makeError('ERR_INVALID_ARG', `prefix must be a non-empty string, got ${describe(opts.prefix)}`);
+    }
+    this.name = opts.name ?? 'offthread';
+    this.prefix = opts.prefix ?? 'bull';
+    this.#attempts = positiveInt(opts.attempts, 'attempts', 3, 100);
+    this.#piChunk = positiveInt(opts.piChunkSamples, 'piChunkSamples', 2 ** 28);
+    this.#blobTtl = positiveInt(opts.blobTtlMs, 'blobTtlMs', 24 * 3600_000);
+    this.#queue = new Queue(this.name, { connection, prefix: this.prefix });
+    this.#events = new QueueEvents(this.name, { connection, prefix: this.prefix });
+    this.#blobs = new Redis({ ...connection, lazyConnect: false });
+    // Errors surface through the calls (ioredis reconnects by itself); unhandled 'error'
+    // events would crash the process during a Redis restart.
+    this.#queue.on('error', () => {});
+    this.#events.on('error', () => {});
+    this.#blobs.on('error', () => {});
+    this.#events.on('completed', ({ jobId, returnvalue }) => {
+      this.#settle(jobId, (p) => p.resolve(returnvalue as unknown as JobReturn));
+    });
+    this.#events.on('failed', ({ jobId, failedReason }) => {
+      this.#settle(jobId, (p) => p.reject(errorFromReason(failedReason)));
+    });
+    this.#events.on('progress', ({ jobId, data }) => {
+      const p = this.#pending.get(jobId);
+      if (p?.onProgress && typeof data === 'number') p.onProgress(data);
+    });
+    this.#ready = Promise.all([this.#events.waitUntilReady(), this.#queue.waitUntilReady()]);
+    this.#ready.catch(() => {});
+    // BullMQ's event stream is trimmed (~10,000 events): a reader that falls behind under a
+    // burst, or reconnects after a Redis restart, misses events. Jobs waiting over a second
+    // are looked up in their hash instead.
+    this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_MS);
+    this.#sweeper.unref();
+  }
+
+  async #sweep(): Promise<void> {
+    if (this.#sweeping || this.#pending.size === 0) return;
+    this.#sweeping = true;
+    try {
+      const old = performance.now() - SWEEP_MS;
+      const ids = [...this.#pending]
+        .filter(([, p]) => p.since < old)
+        .map(([id]) => id)
+        .slice(0, SWEEP_BATCH);
+      if (ids.length === 0) return;
+      const pipe = this.#blobs.pipeline();
+      for (const id of ids)
+        pipe.hmget(`${this.prefix}:${this.name}:${id}`, 'finishedOn', 'returnvalue', 'failedReason');
+      const replies = (await pipe.exec()) ?? [];
+      replies.forEach(([err, fields], i) => {
+        const id = ids[i] as string;
+        if (err || !Array.isArray(fields)) return;
+        const [finishedOn, returnvalue, failedReason] = fields as (string | null)[];
+        let ret: JobReturn | null = null;
+        try {
+          ret = returnvalue ? (JSON.parse(returnvalue) as JobReturn | null) : null;
+        } catch {
+          ret = null;
+        }
+        if (ret && (ret.b !== undefined || ret.k !== undefined)) this.#settle(id, (p) => p.resolve(ret));
+        else if (finishedOn) this.#settle(id, (p) => p.reject(errorFromReason(failedReason ?? 'unknown')));
+      });
+    } catch {
+      // Redis away: the next tick tries again.
+    } finally {
+      this.#sweeping = false;
+    }
+  }
+
+  #settle(jobId: string, fn: (p: Pending) => void): void {
+    const p = this.#pending.get(jobId);
+    if (!p) return;
+    this.#pending.delete(jobId);
+    fn(p);
+  }
+
+  /** Adds one job and resolves with its result message. */
+  async #run(name: JobName, payload: Uint8Array, call: QueueCallOptions): Promise<Uint8Array> {
+    if (this.#closed) throw makeError('ERR_QUEUE_CLOSED', 'the queue client is closed');
+    if (call.signal?.aborted) throw makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason);
+    const id = randomUUID();
+    const data: JobData = { v: 1 };
+    if (call.timeout !== undefined) data.dl = Date.now() + call.timeout;
+    const inKey = blobKey(this.prefix, this.name, `${id}:in`);
+    const blobs: string[] = [];
+    const done = new Promise<JobReturn>((resolve, reject) => {
+      this.#pending.set(id, { since: performance.now(), resolve, reject, onProgress: call.onProgress });
+    });
+    const work = (async () => {
+      if (payload.byteLength <= INLINE_MAX) data.b = toBase64(payload);
+      else {
+        blobs.push(inKey);
+        await this.#blobs.set(
+          inKey,
+          Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength),
+          'PX',
+          this.#blobTtl,
+        );
+        data.k = inKey;
+      }
+      await this.#ready;
+      await this.#queue.add(name, data, {
+        jobId: id,
+        attempts: this.#attempts,
+        backoff: { type: 'fixed', delay: 100 },
+        // Kept a while so a producer that missed the event can still read the outcome.
+        removeOnComplete: { age: 600, count: 10_000 },
+        removeOnFail: { age: 24 * 3600, count: 10_000 },
+      });
+      const ret = await done;
+      if (ret.k !== undefined) blobs.push(ret.k);
+      if (ret.b !== undefined) return fromBase64(ret.b);
+      if (ret.k === undefined) throw makeError('ERR_QUEUE_PAYLOAD', `job ${id} returned no result`);
+      const bytes = await this.#blobs.getBuffer(ret.k);
+      if (!bytes) throw makeError('ERR_QUEUE_PAYLOAD', `the result of job ${id} is gone (blob ${ret.k} expired)`);
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    })();
+    try {
+      return await raceAbort(work, call);
+    } catch (err) {
+      work.catch(() => {});
+      if (this.#pending.delete(id)) {
+        // Gave up before the job finished: drop it if it has not started, stop it if it has.
+        this.#queue.remove(id).catch(() => {});
+        this.#blobs.publish(cancelChannel(this.prefix, this.name), id).catch(() => {});
+      }
+      throw err;
+    } finally {
+      if (blobs.length > 0) this.#blobs.del(...blobs).catch(() => {});
+    }
+  }
+
+  readonly pi = {
+    /** π over the queue: `inside` equals the local `pi.estimate(samples, { seed })`. */
+    estimate: async (samples: number | bigint, options?: QueuePiOptions): Promise<QueuePiResult> => {
+      const opts = toOptions<QueuePiOptions>(options, ['seed', 'chunks', ...CALL_KEYS]);
+      const n = toCount(samples, 'samples', MAX_SAMPLES, 'ERR_INVALID_SAMPLES');
+      const seed = toSeed(opts.seed, 1);
+      const call = checkCall(opts);
+      if (n === 0) return { estimate: Number.NaN, inside: 0, samples: 0, seed, variant: 'queue', jobs: 0 };
+      const chunks = positiveInt(
+        opts.chunks,
+        'chunks',
+        Math.min(MAX_CHUNKS, Math.max(1, Math.ceil(n / this.#piChunk))),
+        MAX_CHUNKS,
+      );
+      const size = Math.max(1, Math.ceil(n / chunks));
+      const ranges: { first: number; count: number }[] = [];
+      for (let first = 0; first < n; first += size) ranges.push({ first, count: Math.min(size, n - first) });
+      // One signal for the siblings: the first failure stops the rest.
+      const siblings = new AbortController();
+      const signal = call.signal ? AbortSignal.any([call.signal, siblings.signal]) : siblings.signal;
+      let finished = 0;
+      const parts = ranges.map(async (r) => {
+        const res = await this.#run('pi', encode.pi({ ...r, seed }), {
+          signal,
+          ...(call.timeout ? { timeout: call.timeout } : {}),
+        });
+        finished++;
+        call.onProgress?.(finished / ranges.length);
+        return decode.inside(res);
+      });
+      let inside = 0;
+      try {
+        for (const c of await Promise.all(parts)) inside += c;
+      } catch (err) {
+        siblings.abort(err);
+        for (const p of parts) p.catch(() => {});
+        throw err;
+      }
+      return { estimate: (4 * inside) / n, inside, samples: n, seed, variant: 'queue', jobs: ranges.length };
+    },
+  };
+
+  readonly md5 = {
+    /** d_N of dᵢ = hex(MD5(text ‖ dᵢ₋₁)) on a worker; long loops checkpoint (a retry resumes). */
+    iterate: async (text: string, rounds: number, options?: QueueCallOptions & { start?: string }): Promise<string> => {
+      const opts = toOptions<QueueCallOptions & { start?: string }>(options, ['start', ...CALL_KEYS]);
+      const args = checkMd5Args(text, rounds, opts.start);
+      return decode.digest(await this.#run('md5.iterate', encode.md5Iterate(args), checkCall(opts)));
+    },
+    /** MD5 of a string (UTF-8) or bytes, lowercase hex, computed by a worker. */
+    hex: async (data: string | Uint8Array, options?: QueueCallOptions): Promise<string> => {
+      const call = checkCall(toOptions<QueueCallOptions>(options, CALL_KEYS));
+      if (typeof data !== 'string' && !(data instanceof Uint8Array)) {
+        throw makeError('ERR_INVALID_ARG', `data must be a string or Uint8Array, got ${describe(data)}`);
+      }
+      const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+      return decode.digest(await this.#run('md5.hex', encode.md5Hex(bytes), call));
+    },
+  };
+
+  readonly qr = {
+    /** The PNG file's bytes (a Buffer), encoded by a worker. */
+    toPNG: async (text: string, options?: QrOptions & QueueCallOptions): Promise<Buffer> => {
+      const opts = toOptions<QrOptions & QueueCallOptions>(options, ['size', 'ecc', 'margin', ...CALL_KEYS]);
+      const args = checkQrArgs(text, opts);
+      const png = decode.bytes(await this.#run('qr.png', encode.qr(args), checkCall(opts)));
+      return Buffer.from(png.buffer, png.byteOffset, png.byteLength);
+    },
+  };
+
+  /** Job counts of the queue (for /metrics and dashboards). */
+  async counts(): Promise<QueueCounts> {
+    const c = await this.#queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
+    return {
+      waiting: c.waiting ?? 0,
+      active: c.active ?? 0,
+      delayed: c.delayed ?? 0,
+      completed: c.completed ?? 0,
+      failed: c.failed ?? 0,
+    };
+  }
+
+  /** Calls still waiting for a result. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  /** Resolves once Redis answered (the event stream is being read). */
+  async ready(): Promise<void> {
+    await this.#ready;
+  }
+
+  /** Closes the connections; calls still waiting reject with ERR_QUEUE_CLOSED (their jobs still run). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#sweeper);
+    for (const [id, p] of this.#pending) {
+      this.#pending.delete(id);
+      p.reject(makeError('ERR_QUEUE_CLOSED', 'the queue client was closed before the job finished'));
+    }
+    await Promise.allSettled([this.#events.close(), this.#queue.close()]);
+    this.#blobs.disconnect();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+/** A producer: `queue.pi.estimate(…)`, `queue.md5.iterate(…)`, `queue.qr.toPNG(…)` over BullMQ. */
+export function createQueue(options: QueueClientOptions): QueueClient {
+  return new QueueClient(options);
+}

@@ -1,0 +1,156 @@
+// offthread/queue under faults, with `offthread worker` processes on a real redis-server:
+// a worker SIGKILLed mid-job (its jobs run again on another, none lost, none twice), Redis
+// killed and restarted under load (everyone reconnects, accepted jobs complete), and no
+// stalled job while the kernels keep every core busy (the event loop renews the locks).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { QueueEvents } from 'bullmq';
+import { md5, pi } from 'offthread';
+import { createQueue } from 'offthread/queue';
+import { startRedis } from '../../../scripts/redis-server.mjs';
+
+const bin = fileURLToPath(new URL('../bin/offthread.js', import.meta.url));
+
+/** An `offthread worker` process; resolves once it takes jobs. */
+async function spawnWorker(url, ...args) {
+  const child = spawn(process.execPath, [bin, 'worker', '--redis', url, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr.on('data', (d) => {
+    log += d;
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  await new Promise((resolve, reject) => {
+    const check = () => {
+      if (log.includes('ready')) resolve();
+      else if (child.exitCode !== null) reject(new Error(`worker exited: ${log}`));
+      else setTimeout(check, 20);
+    };
+    check();
+  });
+  return {
+    child,
+    /** SIGTERM; resolves with the jobs it completed and failed (its last log line). */
+    async stop() {
+      child.kill('SIGTERM');
+      const { code } = await exited;
+      assert.equal(code, 0, log);
+      const m = /stopped \((\d+) completed, (\d+) failed\)/.exec(log);
+      assert.ok(m, log);
+      return { completed: Number(m[1]), failed: Number(m[2]) };
+    },
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Counts 'completed' / 'failed' / 'stalled' events per job id on a queue. */
+async function watch(url, name = 'offthread') {
+  const { port } = new URL(url);
+  const events = new QueueEvents(name, { connection: { host: '127.0.0.1', port: Number(port) } });
+  events.on('error', () => {});
+  const seen = { completed: new Map(), failed: new Map(), stalled: new Map(), active: new Map() };
+  for (const kind of Object.keys(seen)) {
+    events.on(kind, ({ jobId }) => seen[kind].set(jobId, (seen[kind].get(jobId) ?? 0) + 1));
+  }
+  await events.waitUntilReady();
+  return { seen, close: () => events.close() };
+}
+
+const FAST_LOCKS = ['--lock-duration', '1000', '--stalled-interval', '500'];
+
+test('a worker SIGKILLed mid-job: its jobs run again on another worker, none lost, none done twice', async () => {
+  const redis = await startRedis();
+  const queue = createQueue({ url: redis.url });
+  const events = await watch(redis.url);
+  try {
+    const a = await spawnWorker(redis.url, '--concurrency', '4', '--threads', '1', ...FAST_LOCKS);
+    const texts = Array.from({ length: 6 }, (_, i) => `job-${i}`);
+    const rounds = 1_500_000;
+    const calls = texts.map((t) => queue.md5.iterate(t, rounds));
+    // Kill A only once it is inside jobs (4 of them active at once).
+    while (events.seen.active.size < 4) await new Promise((r) => setTimeout(r, 10));
+    await a.kill();
+    const b = await spawnWorker(redis.url, '--concurrency', '4', '--threads', '1', ...FAST_LOCKS);
+    const digests = await Promise.all(calls);
+    assert.deepEqual(
+      digests,
+      texts.map((t) => md5.iterateSync(t, rounds)),
+    );
+    const stats = await b.stop();
+    assert.ok(stats.completed >= 4, `B completed ${stats.completed}: the killed worker's jobs ran there`);
+    assert.equal(events.seen.completed.size, texts.length, 'every job completed');
+    for (const [id, n] of events.seen.completed) assert.equal(n, 1, `job ${id} completed ${n} times`);
+    assert.equal(events.seen.failed.size, 0);
+    assert.ok(events.seen.stalled.size >= 1, 'the killed jobs were found stalled and put back');
+  } finally {
+    await events.close();
+    await queue.close();
+    await redis.stop();
+  }
+});
+
+test('Redis killed and restarted under load: producers and workers reconnect, accepted jobs complete once', async () => {
+  const redis = await startRedis({ persist: true });
+  const queue = createQueue({ url: redis.url, piChunkSamples: 2 ** 24 });
+  try {
+    const w = await spawnWorker(redis.url, '--concurrency', '4', '--threads', '2');
+    const md5Calls = Array.from({ length: 40 }, (_, i) => queue.md5.iterate(`r${i}`, 20_000 + i));
+    const piCall = queue.pi.estimate(2 ** 27, { seed: 5 }); // 8 chunk jobs
+    await new Promise((r) => setTimeout(r, 100));
+    await redis.restart({ downMs: 300 });
+    // Calls made right after the restart wait for the reconnection, then run.
+    const later = Array.from({ length: 10 }, (_, i) => queue.md5.iterate(`late${i}`, 1000));
+    const [digests, p, lateDigests] = await Promise.all([Promise.all(md5Calls), piCall, Promise.all(later)]);
+    digests.forEach((d, i) => {
+      assert.equal(d, md5.iterateSync(`r${i}`, 20_000 + i));
+    });
+    lateDigests.forEach((d, i) => {
+      assert.equal(d, md5.iterateSync(`late${i}`, 1000));
+    });
+    assert.equal(p.inside, (await pi.estimate(2 ** 27, { seed: 5 })).inside);
+    const stats = await w.stop();
+    assert.equal(stats.completed, 40 + 8 + 10, 'every job ran exactly once');
+    assert.equal(stats.failed, 0);
+  } finally {
+    await queue.close();
+    await redis.stop();
+  }
+});
+
+test('no stalled job while the kernels keep every core busy (locks of 1 s, checked every 0.5 s)', async () => {
+  const redis = await startRedis();
+  const queue = createQueue({ url: redis.url });
+  const events = await watch(redis.url);
+  const cores = availableParallelism();
+  try {
+    const w = await spawnWorker(
+      redis.url,
+      '--concurrency',
+      String(2 * cores),
+      '--threads',
+      String(cores),
+      ...FAST_LOCKS,
+    );
+    // Each job takes well over a lock duration of CPU; together they saturate every core.
+    const texts = Array.from({ length: 3 * cores }, (_, i) => `busy-${i}`);
+    const rounds = 1_500_000;
+    const digests = await Promise.all(texts.map((t) => queue.md5.iterate(t, rounds)));
+    assert.deepEqual(
+      digests,
+      texts.map((t) => md5.iterateSync(t, rounds)),
+    );
+    assert.equal(events.seen.stalled.size, 0, 'no job was marked stalled');
+    assert.equal((await w.stop()).completed, texts.length);
+  } finally {
+    await events.close();
+    await queue.close();
+    await redis.stop();
+  }
+});
