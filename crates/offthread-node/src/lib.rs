@@ -14,6 +14,7 @@ mod layout;
 mod md5;
 mod pi;
 mod qr;
+mod registry;
 mod runtime;
 mod stats;
 

@@ -11,6 +11,7 @@ pub mod layout;
 pub mod md5;
 pub mod pi_simd;
 pub mod qr;
+pub mod registry;
 pub mod stats;
 
 /// The count, or the negative code of the first bad argument (−1 samples, −2 seed).

@@ -13,6 +13,8 @@ export declare class NativePool {
   submitPi(id: number, samples: number, seed: number, cancellable: boolean): void
   /** A QR code as a pool job; `format`: 0 data URL, 1 PNG, 2 SVG. */
   submitQr(id: number, text: string, ecc: string, size: number, margin: number, format: number): void
+  /** Registry kernel `kernel` as a pool job (cancellable between its chunks). */
+  submitKernel(id: number, kernel: number, input: string | Uint8Array, a: number, b: number, c: number, cancellable: boolean): void
   /**
    * `threads` 0 = available parallelism; `max_queue` 0 = unbounded; `nice` the
    * workers' Unix nice value (0–19). `on_ready` is called (once per batch) when
@@ -67,6 +69,12 @@ export declare class NativePool {
 
 /** Every code the native layer can raise (checked against docs/errors.md by the tests). */
 export declare function errorCodes(): Array<string>
+
+/** Runs registry kernel `kernel` on the calling thread: a number, a string or a Buffer. */
+export declare function kernelCallSync(kernel: number, input: string | Uint8Array, a: number, b: number, c: number): number | string | Buffer
+
+/** The registry's kernel names; a kernel's index here is its number in the calls below. */
+export declare function kernelNames(): Array<string>
 
 export interface LatencyStats {
   p50: number

@@ -140,6 +140,8 @@ function bindingCalls() {
   const bytes = writeBatch(1);
   const fns = {
     errorCodes: [],
+    kernelCallSync: [0, 'a', 0, 0, 0],
+    kernelNames: [],
     layoutRunSync: [0, 1, 1, 1],
     md5HexBytes: [bytes],
     md5HexString: ['a'],
@@ -156,6 +158,7 @@ function bindingCalls() {
     NativePool: [1, 0, 10, () => {}],
   };
   const methods = {
+    submitKernel: [0, 0, 'a', 0, 0, 0, false],
     submitMd5Iterate: [0, 'a', 1, '', false],
     submitMd5Hex: [0, 'a'],
     submitPi: [0, 10, 1, false],
