@@ -205,6 +205,21 @@ impl NativePool {
         })
     }
 
+    /// Spins for at most `micros` µs until a completion is waiting; returns whether one
+    /// is (then call `drain`). JS calls this when a lone job should finish within
+    /// microseconds, instead of sleeping in epoll and paying a wake-up per round trip.
+    #[napi(ts_args_type = "micros: number")]
+    pub fn await_completion(&self, Arg(micros): Arg<u32>) -> bool {
+        let Some(shared) = &self.shared else {
+            return false;
+        };
+        shared
+            .completions
+            .wait_briefly(std::time::Duration::from_micros(u64::from(
+                micros.min(1000),
+            )))
+    }
+
     /// Cancels job `id`: a queued job completes at once with ERR_ABORTED without
     /// running, a running one stops at its next check. Unknown ids are ignored.
     #[napi(ts_args_type = "id: number")]

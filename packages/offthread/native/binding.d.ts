@@ -29,6 +29,12 @@ export declare class NativePool {
   /** Test hook: a job that runs until cancelled, checking every millisecond. */
   submitSpin(id: number): void
   /**
+   * Spins for at most `micros` µs until a completion is waiting; returns whether one
+   * is (then call `drain`). JS calls this when a lone job should finish within
+   * microseconds, instead of sleeping in epoll and paying a wake-up per round trip.
+   */
+  awaitCompletion(micros: number): boolean
+  /**
    * Cancels job `id`: a queued job completes at once with ERR_ABORTED without
    * running, a running one stops at its next check. Unknown ids are ignored.
    */
