@@ -10,12 +10,13 @@ mod arg;
 mod bytes;
 mod error;
 mod ffi;
-mod layout;
 mod md5;
 mod pi;
 mod qr;
 mod registry;
 mod runtime;
 mod stats;
+#[cfg(feature = "test-hooks")]
+mod test_hooks;
 
 pub use error::error_codes;

@@ -24,10 +24,6 @@ export declare class NativePool {
   get threads(): number
   /** A trivial job that returns `value`: the unit of the `async` benchmark. */
   submitNoop(id: number, value: number): void
-  /** Test hook: a job that panics (becomes ERR_KERNEL_PANIC). */
-  submitPanic(id: number): void
-  /** Test hook: a job that runs until cancelled, checking every millisecond. */
-  submitSpin(id: number): void
   /**
    * Spins for at most `micros` µs until a completion is waiting; returns whether one
    * is (then call `drain`). JS calls this when a lone job should finish within
@@ -87,12 +83,6 @@ export interface LatencyStats {
   p99: number
   max: number
 }
-
-/**
- * Runs layout variant `variant` (0 native … 6 aop) `reps` times over `n` scooters;
- * returns the distances' checksum, or −1 for an unknown variant.
- */
-export declare function layoutRunSync(variant: number, n: number, reps: number, speed: number): number
 
 /** MD5 of bytes (borrowed from JS, no copy), lowercase hex. */
 export declare function md5HexBytes(data: Uint8Array): string

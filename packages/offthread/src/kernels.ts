@@ -166,9 +166,25 @@ const echo: Kernel<{ value: number }, number> = {
   worker: (_env, a) => a.value,
 };
 
-/** Test hooks: a job that spins until cancelled, and one that crashes its thread. */
+/**
+ * Test hooks: a job that spins until cancelled, and one that crashes its thread. Their
+ * native forms exist only in the test build of the addon (cargo feature `test-hooks`,
+ * loaded by `offthread/internal`); the product addon refuses them with a typed error.
+ */
+interface TestHooks {
+  submitSpin(id: number): void;
+  submitPanic(id: number): void;
+}
+function testHooks(pool: NativePool): TestHooks {
+  const hooks = pool as unknown as Partial<TestHooks>;
+  if (hooks.submitSpin && hooks.submitPanic) return hooks as TestHooks;
+  throw makeError(
+    'ERR_BACKEND_UNAVAILABLE',
+    'test hooks need the test build of the addon (npm run setup builds it; import offthread/internal before the first call)',
+  );
+}
 const testSpin: Kernel<Record<string, never>, never> = {
-  native: (pool, id) => pool.submitSpin(id),
+  native: (pool, id) => testHooks(pool).submitSpin(id),
   worker: (env) => {
     while (!env.stop()) {
       // busy until cancelled
@@ -177,7 +193,7 @@ const testSpin: Kernel<Record<string, never>, never> = {
   },
 };
 const testPanic: Kernel<Record<string, never>, never> = {
-  native: (pool, id) => pool.submitPanic(id),
+  native: (pool, id) => testHooks(pool).submitPanic(id),
   worker: () => {
     throw new Error('offthread test hook: this kernel panics on purpose');
   },

@@ -8,6 +8,8 @@ import { dirname } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { backendInfo, errorRegistry, Pool, pi, schema, stats } from 'offthread';
+// The test build of the addon: the table below covers its test hooks too.
+import 'offthread/internal';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const hasNative = backendInfo().native.loaded;
@@ -167,6 +169,7 @@ function bindingCalls() {
     submitPanic: [0],
     submitSpin: [0],
     submitStatsTemperature: [0, bytes],
+    awaitCompletion: [0],
     cancel: [0],
     drain: [new Float64Array(3)],
     take: [0],
