@@ -19,10 +19,13 @@ pub struct RustOptions {
     pub runtime: String,
 }
 
+/// Default `use` path of the runtime in generated Rust: the runtime crate itself.
+pub const DEFAULT_RUNTIME: &str = "::offthread_schema_rt";
+
 impl Default for RustOptions {
     fn default() -> Self {
         Self {
-            runtime: crate::driver::DEFAULT_RUST_RUNTIME.into(),
+            runtime: DEFAULT_RUNTIME.into(),
         }
     }
 }

@@ -22,10 +22,13 @@ pub struct TsOptions {
     pub runtime: String,
 }
 
+/// Default import specifier of the runtime in generated TS: the package subpath.
+pub const DEFAULT_RUNTIME: &str = "offthread/schema";
+
 impl Default for TsOptions {
     fn default() -> Self {
         Self {
-            runtime: crate::driver::DEFAULT_TS_RUNTIME.into(),
+            runtime: DEFAULT_RUNTIME.into(),
         }
     }
 }
