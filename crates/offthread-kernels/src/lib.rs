@@ -15,7 +15,16 @@ pub mod layout;
 pub mod md5;
 pub mod pi;
 pub mod qr;
+pub mod sha256;
 pub mod stats;
 
 // The shared vocabulary lives in offthread-core; re-exported so kernel users need one crate.
+pub use offthread_core::registry::{self, Call, KernelDef, Output};
 pub use offthread_core::{Deadline, ErrorCode, Interrupt, KernelError, Never};
+
+/// The kernel registry: every kernel the bindings call by name through their one generic
+/// entry (napi `kernelCallSync` / `NativePool.submitKernel`, wasm `kernel_call`, TS
+/// `registry.ts`). Adding a kernel: its module above, its [`KernelDef`] here (at the end:
+/// an index is how a binding names a kernel within one build), its TS facade. See
+/// ARCHITECTURE.md, "Adding a kernel".
+pub const KERNELS: &[KernelDef] = &[sha256::HEX];

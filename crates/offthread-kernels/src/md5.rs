@@ -44,19 +44,33 @@ pub struct Md5IterateOptions<'a> {
     pub rounds: u64,
 }
 
-impl Md5IterateOptions<'_> {
+impl<'a> Md5IterateOptions<'a> {
+    /// `rounds` as a JS number (f64 across napi and wasm): the one place the bindings
+    /// check it. Not an integer from 0 to [`MAX_ROUNDS`]: `ERR_INVALID_ROUNDS`.
+    pub fn from_f64(text: &'a [u8], rounds: f64) -> Result<Self, KernelError> {
+        if rounds >= 0.0 && rounds.fract() == 0.0 && rounds <= MAX_ROUNDS as f64 {
+            Ok(Self {
+                text,
+                rounds: rounds as u64,
+            })
+        } else {
+            Err(rounds_error(rounds))
+        }
+    }
+
     pub fn validate(self) -> Result<Self, KernelError> {
         if self.rounds > MAX_ROUNDS {
-            return Err(KernelError::new(
-                ErrorCode::InvalidRounds,
-                format!(
-                    "rounds must be an integer from 0 to {MAX_ROUNDS}, got {}",
-                    self.rounds
-                ),
-            ));
+            return Err(rounds_error(self.rounds));
         }
         Ok(self)
     }
+}
+
+fn rounds_error(got: impl std::fmt::Display) -> KernelError {
+    KernelError::new(
+        ErrorCode::InvalidRounds,
+        format!("rounds must be an integer from 0 to {MAX_ROUNDS}, got {got}"),
+    )
 }
 
 /// Lowercase hex of a 16-byte digest, by table.

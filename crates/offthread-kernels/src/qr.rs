@@ -72,6 +72,26 @@ impl Ecc {
         }
     }
 
+    /// [`Ecc::parse`] with the registry error: `ERR_INVALID_QR_OPTIONS`.
+    pub fn from_name(s: &str) -> Result<Ecc, KernelError> {
+        Ecc::parse(s).ok_or_else(|| {
+            KernelError::new(
+                ErrorCode::InvalidQrOptions,
+                format!("ecc must be L, M, Q or H, got {s:?}"),
+            )
+        })
+    }
+
+    /// 0 = L, 1 = M, 2 = Q, 3 = H (the C ABI's form), else `ERR_INVALID_QR_OPTIONS`.
+    pub fn from_index(i: u32) -> Result<Ecc, KernelError> {
+        Ecc::ALL.get(i as usize).copied().ok_or_else(|| {
+            KernelError::new(
+                ErrorCode::InvalidQrOptions,
+                format!("ecc must be 0 (L), 1 (M), 2 (Q) or 3 (H), got {i}"),
+            )
+        })
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Ecc::L => "L",
@@ -89,6 +109,13 @@ impl Ecc {
             Ecc::H => ECL::H,
         }
     }
+}
+
+/// Text given as bytes (the C ABI's and the registry's form): UTF-8, else
+/// `ERR_INVALID_TEXT`.
+pub fn text_from_utf8(bytes: &[u8]) -> Result<&str, KernelError> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| KernelError::new(ErrorCode::InvalidText, "text is not valid UTF-8"))
 }
 
 /// The encoding mode chosen for a text (the densest one that covers all of it).

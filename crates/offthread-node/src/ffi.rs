@@ -7,17 +7,9 @@ use offthread_kernels::pi::{self, Method, PiOptions};
 /// 2^53). `method`: 0 = reference, 1 = fast. Negative return = invalid input.
 #[unsafe(no_mangle)]
 pub extern "C" fn offthread_pi_count(samples: f64, seed: f64, method: u32) -> f64 {
-    let valid = samples >= 0.0
-        && samples.fract() == 0.0
-        && seed.fract() == 0.0
-        && seed.abs() <= pi::MAX_SEED_MAGNITUDE as f64;
-    let opts = PiOptions {
-        samples: samples as u64,
-        seed: seed as i64,
-    };
-    if !valid || opts.validate().is_err() {
+    let Ok(opts) = PiOptions::from_f64(samples, seed) else {
         return -1.0;
-    }
+    };
     let method = if method == 0 {
         Method::Reference
     } else {

@@ -11,11 +11,13 @@ mod bytes;
 mod error;
 mod ffi;
 mod filters;
-mod layout;
 mod md5;
 mod pi;
 mod qr;
+mod registry;
 mod runtime;
 mod stats;
+#[cfg(feature = "test-hooks")]
+mod test_hooks;
 
 pub use error::error_codes;

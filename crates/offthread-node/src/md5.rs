@@ -6,22 +6,8 @@ use offthread_kernels::Never;
 use offthread_kernels::md5::{self, Md5IterateOptions};
 
 use crate::arg::Arg;
-use crate::error::{Code, CodedResult, from_kernel, guard};
+use crate::error::{Code, from_kernel, guard};
 use crate::runtime::{NativePool, Outcome};
-
-fn rounds(value: f64) -> CodedResult<u64> {
-    if value >= 0.0 && value.fract() == 0.0 && value <= md5::MAX_ROUNDS as f64 {
-        Ok(value as u64)
-    } else {
-        Err(crate::error::coded(
-            "ERR_INVALID_ROUNDS",
-            format!(
-                "rounds must be an integer from 0 to {}, got {value}",
-                md5::MAX_ROUNDS
-            ),
-        ))
-    }
-}
 
 /// MD5 of a string's UTF-8 bytes, lowercase hex.
 #[napi(ts_args_type = "text: string")]
@@ -39,21 +25,11 @@ pub fn md5_hex_bytes(Arg(data): Arg<Uint8ArraySlice>) -> String {
 #[napi(ts_args_type = "text: string, rounds: number, start: string")]
 pub fn md5_iterate_sync(
     Arg(text): Arg<String>,
-    Arg(rounds_): Arg<f64>,
+    Arg(rounds): Arg<f64>,
     Arg(start): Arg<String>,
 ) -> Result<String, Code> {
-    let rounds = rounds(rounds_)?;
-    guard(|| {
-        md5::iterate_from(
-            Md5IterateOptions {
-                text: text.as_bytes(),
-                rounds,
-            },
-            &start,
-            &Never,
-        )
-        .map_err(from_kernel)
-    })
+    let opts = Md5IterateOptions::from_f64(text.as_bytes(), rounds).map_err(from_kernel)?;
+    guard(|| md5::iterate_from(opts, &start, &Never).map_err(from_kernel))
 }
 
 #[napi]
@@ -66,11 +42,14 @@ impl NativePool {
         &mut self,
         Arg(id): Arg<u32>,
         Arg(text): Arg<String>,
-        Arg(rounds_): Arg<f64>,
+        Arg(rounds): Arg<f64>,
         Arg(start): Arg<String>,
         Arg(cancellable): Arg<bool>,
     ) -> Result<(), Code> {
-        let rounds = rounds(rounds_)?;
+        // Checked here, so a bad count throws at the call instead of rejecting later.
+        let rounds = Md5IterateOptions::from_f64(&[], rounds)
+            .map_err(from_kernel)?
+            .rounds;
         self.submit(id, cancellable, move |ctx| {
             let opts = Md5IterateOptions {
                 text: text.as_bytes(),

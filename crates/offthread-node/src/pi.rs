@@ -9,26 +9,10 @@ use crate::arg::Arg;
 use crate::error::{Code, CodedResult, from_kernel, guard};
 use crate::runtime::{self, NativePool, Outcome};
 
-/// Arguments arrive as JS numbers already validated by the TS facade; this re-checks
-/// them (the binding is public too) without trusting the caller.
+/// Arguments arrive as JS numbers already validated by the TS facade; the binding is
+/// public too, so the kernel's own constructor checks them again (the one Rust check).
 pub(crate) fn options(samples: f64, seed: f64) -> CodedResult<PiOptions> {
-    use offthread_kernels::{ErrorCode, KernelError};
-    if !(samples >= 0.0 && samples.fract() == 0.0 && samples <= pi::MAX_SAMPLES as f64) {
-        return Err(from_kernel(KernelError::new(
-            ErrorCode::InvalidSamples,
-            format!("samples must be an integer from 0 to 2^53, got {samples}"),
-        )));
-    }
-    if !(seed.fract() == 0.0 && seed.abs() <= pi::MAX_SEED_MAGNITUDE as f64) {
-        return Err(from_kernel(KernelError::new(
-            ErrorCode::InvalidSeed,
-            format!("seed must be a safe integer, got {seed}"),
-        )));
-    }
-    Ok(PiOptions {
-        samples: samples as u64,
-        seed: seed as i64,
-    })
+    PiOptions::from_f64(samples, seed).map_err(from_kernel)
 }
 
 fn method(fast: bool) -> Method {
@@ -42,7 +26,7 @@ fn method(fast: bool) -> Method {
 /// Counts samples [first, first + count) of the stream for `seed`.
 fn count_impl(first: f64, count: f64, seed: f64, fast: bool) -> Result<f64, Code> {
     let opts = options(count, seed)?;
-    let first = options(first, seed)?.samples;
+    let first = pi::samples_from_f64(first).map_err(from_kernel)?;
     guard(|| Ok(pi::count_range(opts.seed, first, opts.samples, method(fast)) as f64))
 }
 

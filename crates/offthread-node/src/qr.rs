@@ -9,7 +9,7 @@ use offthread_kernels::KernelError;
 use offthread_kernels::qr::{self, Ecc, QrEncoder, QrOptions};
 
 use crate::arg::Arg;
-use crate::error::{Code, CodedResult, coded, from_kernel, guard};
+use crate::error::{Code, CodedResult, from_kernel, guard};
 use crate::runtime::{NativePool, Outcome};
 
 thread_local! {
@@ -22,15 +22,9 @@ const FORMAT_PNG: u32 = 1;
 const FORMAT_SVG: u32 = 2;
 
 fn options<'a>(text: &'a str, ecc: &str, size: u32, margin: u32) -> CodedResult<QrOptions<'a>> {
-    let ecc = Ecc::parse(ecc).ok_or_else(|| {
-        coded(
-            "ERR_INVALID_QR_OPTIONS",
-            format!("ecc must be L, M, Q or H, got {ecc:?}"),
-        )
-    })?;
     Ok(QrOptions {
         text,
-        ecc,
+        ecc: Ecc::from_name(ecc).map_err(from_kernel)?,
         size,
         margin,
     })
@@ -106,11 +100,12 @@ impl NativePool {
         Arg(margin): Arg<u32>,
         Arg(format): Arg<u32>,
     ) -> Result<(), Code> {
-        options(&text, &ecc, size, margin)?;
+        // ECC parsed once, here: a bad name throws at the call.
+        let ecc = options("", &ecc, size, margin)?.ecc;
         self.submit(id, false, move |_| {
             let opts = QrOptions {
                 text: &text,
-                ecc: Ecc::parse(&ecc).unwrap_or(Ecc::M),
+                ecc,
                 size,
                 margin,
             };

@@ -187,22 +187,19 @@ impl NativePool {
         self.submit(id, false, move |_| Ok(Outcome::Number(value)))
     }
 
-    /// Test hook: a job that panics (becomes ERR_KERNEL_PANIC).
-    #[napi(ts_args_type = "id: number")]
-    pub fn submit_panic(&mut self, Arg(id): Arg<u32>) -> Result<(), Code> {
-        self.submit(id, false, |_| panic!("test panic requested"))
-    }
-
-    /// Test hook: a job that runs until cancelled, checking every millisecond.
-    #[napi(ts_args_type = "id: number")]
-    pub fn submit_spin(&mut self, Arg(id): Arg<u32>) -> Result<(), Code> {
-        use offthread_kernels::Interrupt;
-        self.submit(id, true, |ctx| {
-            loop {
-                ctx.check()?;
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-        })
+    /// Spins for at most `micros` µs until a completion is waiting; returns whether one
+    /// is (then call `drain`). JS calls this when a lone job should finish within
+    /// microseconds, instead of sleeping in epoll and paying a wake-up per round trip.
+    #[napi(ts_args_type = "micros: number")]
+    pub fn await_completion(&self, Arg(micros): Arg<u32>) -> bool {
+        let Some(shared) = &self.shared else {
+            return false;
+        };
+        shared
+            .completions
+            .wait_briefly(std::time::Duration::from_micros(u64::from(
+                micros.min(1000),
+            )))
     }
 
     /// Cancels job `id`: a queued job completes at once with ERR_ABORTED without

@@ -1,6 +1,8 @@
 //! Batched delivery of finished jobs to one consumer (the JS thread).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// Many producers [`push`](Self::push), one consumer drains everything at once.
 ///
@@ -15,6 +17,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 #[derive(Debug)]
 pub struct CompletionQueue<T> {
     items: Mutex<Vec<T>>,
+    /// Mirrors `!items.is_empty()` (written under the lock), so a consumer can wait
+    /// for the next item without taking the lock in a loop.
+    ready: AtomicBool,
 }
 
 impl<T> Default for CompletionQueue<T> {
@@ -27,6 +32,7 @@ impl<T> CompletionQueue<T> {
     pub const fn new() -> Self {
         Self {
             items: Mutex::new(Vec::new()),
+            ready: AtomicBool::new(false),
         }
     }
 
@@ -41,12 +47,33 @@ impl<T> CompletionQueue<T> {
         let mut items = self.lock();
         let was_empty = items.is_empty();
         items.push(item);
+        self.ready.store(true, Ordering::Release);
         was_empty
     }
 
     /// Takes every queued item, oldest first.
     pub fn drain(&self) -> Vec<T> {
-        std::mem::take(&mut *self.lock())
+        let mut items = self.lock();
+        self.ready.store(false, Ordering::Relaxed);
+        std::mem::take(&mut *items)
+    }
+
+    /// Spins until an item is queued or `budget` has passed; returns whether one is.
+    /// For a consumer that expects a completion within microseconds: sleeping in the
+    /// OS and being woken costs more than the wait (ARCHITECTURE.md, one job at a time).
+    pub fn wait_briefly(&self, budget: Duration) -> bool {
+        let start = Instant::now();
+        loop {
+            for _ in 0..64 {
+                if self.ready.load(Ordering::Acquire) {
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            if start.elapsed() >= budget {
+                return self.ready.load(Ordering::Acquire);
+            }
+        }
     }
 
     /// Appends every queued item to `out`, oldest first. When `out` is empty the two
@@ -54,6 +81,7 @@ impl<T> CompletionQueue<T> {
     /// in steady state.
     pub fn drain_into(&self, out: &mut Vec<T>) {
         let mut items = self.lock();
+        self.ready.store(false, Ordering::Relaxed);
         if out.is_empty() {
             std::mem::swap(out, &mut *items);
         } else {

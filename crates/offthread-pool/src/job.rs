@@ -17,7 +17,46 @@ use std::time::{Duration, Instant};
 use offthread_core::{ErrorCode, Interrupt, KernelError};
 
 use crate::error::JobError;
-use crate::pool::{QUEUED_ONE, RUNNING_ONE, Shared};
+use crate::stats::Outcome;
+
+/// What a job reports to the pool that runs it. The pool's shared state implements it,
+/// so this module does not name the pool (no import circle job ↔ pool).
+pub(crate) trait Ledger: Send + Sync {
+    /// `Pool::destroy` was called: every job counts as cancelled.
+    fn is_destroyed(&self) -> bool;
+    /// The job left the queue and starts, after waiting `waited_ns`.
+    fn started(&self, waited_ns: u64);
+    /// The job's closure returned after `ran_ns`.
+    fn ran(&self, ran_ns: u64);
+    fn count(&self, outcome: Outcome);
+    /// Frees the job's slot, queued (`running == false`) or running, once `on_done` returned.
+    fn release(&self, running: bool);
+}
+
+/// Counts `outcome` and hands it to `on_done` (a panic there is caught: it must not kill
+/// the worker or skip the accounting).
+fn deliver<T>(ledger: &dyn Ledger, on_done: impl FnOnce(JobOutcome<T>), outcome: JobOutcome<T>) {
+    ledger.count(match &outcome {
+        Ok(_) => Outcome::Completed,
+        Err(JobError::Kernel(_) | JobError::Panicked(_)) => Outcome::Failed,
+        Err(JobError::Cancelled | JobError::TimedOut) => Outcome::Cancelled,
+    });
+    report_callback_panic(
+        "on_done",
+        catch_unwind(AssertUnwindSafe(|| on_done(outcome))),
+    );
+}
+
+/// A panic out of a user callback: nobody to return it to, so it is printed.
+pub(crate) fn report_callback_panic(what: &str, r: std::thread::Result<()>) {
+    if let Err(p) = r {
+        // The panic hook has already printed it too.
+        eprintln!(
+            "offthread-pool: {what} callback panicked: {}",
+            panic_message(&*p)
+        );
+    }
+}
 
 /// What `on_done` receives.
 pub type JobOutcome<T> = Result<T, JobError>;
@@ -53,14 +92,14 @@ pub struct JobContext {
     cancel: AtomicBool,
     deadline: Option<Instant>,
     submitted_at: Instant,
-    shared: Arc<Shared>,
+    ledger: Arc<dyn Ledger>,
 }
 
 impl JobContext {
     /// Cancellation was requested (handle or pool destroy).
     #[inline]
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed) || self.shared.destroyed.load(Ordering::Relaxed)
+        self.cancel.load(Ordering::Relaxed) || self.ledger.is_destroyed()
     }
 
     pub fn deadline(&self) -> Option<Instant> {
@@ -124,14 +163,14 @@ where
     F: FnOnce(&JobContext) -> Result<T, KernelError> + Send + 'static,
     D: FnOnce(JobOutcome<T>) + Send + 'static,
 {
-    pub(crate) fn new(shared: Arc<Shared>, opts: JobOptions, job: F, on_done: D) -> Self {
+    pub(crate) fn new(ledger: Arc<dyn Ledger>, opts: JobOptions, job: F, on_done: D) -> Self {
         Self {
             ctx: JobContext {
                 state: AtomicU8::new(QUEUED),
                 cancel: AtomicBool::new(false),
                 deadline: opts.deadline,
                 submitted_at: Instant::now(),
-                shared,
+                ledger,
             },
             payload: UnsafeCell::new(Some((job, on_done))),
             _out: PhantomData,
@@ -151,12 +190,12 @@ where
     /// Finishes a job that never ran: drops it, counts and delivers `err`, frees its
     /// queue slot.
     fn finish_unstarted(&self, job: F, done: D, err: JobError, state: u8) {
-        let shared = &*self.ctx.shared;
+        let ledger = &*self.ctx.ledger;
         // A panicking destructor must not skip the delivery or the accounting.
         let _ = catch_unwind(AssertUnwindSafe(move || drop(job)));
         self.ctx.state.store(state, Ordering::Release);
-        shared.deliver(done, Err(err));
-        shared.release(QUEUED_ONE);
+        deliver(ledger, done, Err(err));
+        ledger.release(false);
     }
 }
 
@@ -171,7 +210,7 @@ where
             return None; // cancelled while queued: already delivered and released
         };
         let ctx = &self.ctx;
-        let shared = &*ctx.shared;
+        let ledger = &*ctx.ledger;
         let start = Instant::now();
         if ctx.is_cancelled() {
             self.finish_unstarted(job, done, JobError::Cancelled, DONE);
@@ -182,19 +221,18 @@ where
             return None;
         }
         // One RMW moves the job from `queued` to `running`.
-        shared.move_queued_to_running();
-        shared.stats.record_wait(nanos(start - ctx.submitted_at));
+        ledger.started(nanos(start - ctx.submitted_at));
         let result = catch_unwind(AssertUnwindSafe(|| job(ctx)));
         let end = Instant::now();
-        shared.stats.record_run(nanos(end - start));
+        ledger.ran(nanos(end - start));
         let outcome = match result {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(JobError::from_kernel(e)),
             Err(payload) => Err(JobError::Panicked(panic_message(&*payload))),
         };
         ctx.state.store(DONE, Ordering::Release);
-        shared.deliver(done, outcome);
-        shared.release(RUNNING_ONE);
+        deliver(ledger, done, outcome);
+        ledger.release(true);
         Some(end)
     }
 

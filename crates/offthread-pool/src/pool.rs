@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 use crossbeam_deque::{Injector, Steal};
 use offthread_core::KernelError;
 
-use crate::error::{JobError, PoolError};
-use crate::job::{ErasedJob, Job, JobContext, JobHandle, JobOptions, JobOutcome, panic_message};
+use crate::error::PoolError;
+use crate::job::{
+    ErasedJob, Job, JobContext, JobHandle, JobOptions, JobOutcome, Ledger, report_callback_panic,
+};
 use crate::stats::{Outcome, Percentiles, WorkerStats};
 
 /// How often a drain loop yields to other rayon work (see `Shared::drain`).
@@ -79,8 +81,8 @@ pub struct PoolStats {
 
 /// `load` holds `queued` in its low 32 bits and `running` in its high 32 bits, so moving
 /// a job from one to the other is one atomic add and "idle" is `load == 0`.
-pub(crate) const QUEUED_ONE: u64 = 1;
-pub(crate) const RUNNING_ONE: u64 = 1 << 32;
+const QUEUED_ONE: u64 = 1;
+const RUNNING_ONE: u64 = 1 << 32;
 const QUEUED_MASK: u64 = RUNNING_ONE - 1;
 
 /// Keeps a hot atomic on its own cache line (128: adjacent-line prefetch on x86).
@@ -92,7 +94,7 @@ pub(crate) struct Shared {
     id: u64,
     threads: usize,
     max_queue: Option<usize>,
-    pub(crate) destroyed: AtomicBool,
+    destroyed: AtomicBool,
     closed: AtomicBool,
     queue: Injector<Arc<dyn ErasedJob>>,
     load: Padded<AtomicU64>,
@@ -106,6 +108,30 @@ pub(crate) struct Shared {
     idle_waiters: Padded<AtomicUsize>,
     idle_callbacks: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
     idle_cv: Condvar,
+}
+
+impl Ledger for Shared {
+    fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Relaxed)
+    }
+
+    fn started(&self, waited_ns: u64) {
+        // One RMW moves the job from `queued` to `running`.
+        self.load.0.fetch_add(RUNNING_ONE - QUEUED_ONE, SeqCst);
+        self.stats.record_wait(waited_ns);
+    }
+
+    fn ran(&self, ran_ns: u64) {
+        self.stats.record_run(ran_ns);
+    }
+
+    fn count(&self, outcome: Outcome) {
+        self.stats.count(outcome);
+    }
+
+    fn release(&self, running: bool) {
+        self.release_slot(if running { RUNNING_ONE } else { QUEUED_ONE });
+    }
 }
 
 impl Shared {
@@ -131,13 +157,9 @@ impl Shared {
         self.load.0.load(SeqCst) & QUEUED_MASK
     }
 
-    pub(crate) fn move_queued_to_running(&self) {
-        self.load.0.fetch_add(RUNNING_ONE - QUEUED_ONE, SeqCst);
-    }
-
     /// Frees a queued (`QUEUED_ONE`) or running (`RUNNING_ONE`) slot after `on_done`
     /// returned; wakes idle waiters when that was the last one.
-    pub(crate) fn release(&self, one: u64) {
+    fn release_slot(&self, one: u64) {
         // SeqCst pairs with `idle_waiters` (Dekker): either we see the waiter, or the
         // waiter sees `load == 0`.
         if self.load.0.fetch_sub(one, SeqCst) == one && self.idle_waiters.0.load(SeqCst) > 0 {
@@ -165,20 +187,6 @@ impl Shared {
         for cb in callbacks {
             report_callback_panic("on_idle", catch_unwind(AssertUnwindSafe(cb)));
         }
-    }
-
-    /// Counts `outcome` and hands it to `on_done` (panics there are caught: they must
-    /// not kill the worker or skip the accounting).
-    pub(crate) fn deliver<T>(&self, on_done: impl FnOnce(JobOutcome<T>), outcome: JobOutcome<T>) {
-        self.stats.count(match &outcome {
-            Ok(_) => Outcome::Completed,
-            Err(JobError::Kernel(_) | JobError::Panicked(_)) => Outcome::Failed,
-            Err(JobError::Cancelled | JobError::TimedOut) => Outcome::Cancelled,
-        });
-        report_callback_panic(
-            "on_done",
-            catch_unwind(AssertUnwindSafe(|| on_done(outcome))),
-        );
     }
 
     /// After a push: claims a drainer slot if fewer than `threads` drain loops run; the
@@ -307,16 +315,6 @@ enum DrainState {
 
 thread_local! {
     static DRAIN_STATE: Cell<DrainState> = const { Cell::new(DrainState::Idle) };
-}
-
-fn report_callback_panic(what: &str, r: std::thread::Result<()>) {
-    if let Err(p) = r {
-        // Nobody to return it to; the panic hook has already printed it too.
-        eprintln!(
-            "offthread-pool: {what} callback panicked: {}",
-            panic_message(&*p)
-        );
-    }
 }
 
 thread_local! {
@@ -494,7 +492,12 @@ impl Pool {
             return Err(PoolError::Closed);
         }
         shared.reserve()?;
-        let job: Arc<dyn ErasedJob> = Arc::new(Job::new(Arc::clone(shared), opts, job, on_done));
+        let job: Arc<dyn ErasedJob> = Arc::new(Job::new(
+            Arc::clone(shared) as Arc<dyn Ledger>,
+            opts,
+            job,
+            on_done,
+        ));
         let handle = JobHandle {
             job: Arc::clone(&job),
         };

@@ -6,7 +6,8 @@ use super::ARRAY_ALIGN;
 use super::column::Column;
 use super::error::ReadError;
 use super::le::Le;
-use super::read::{ReadOptions, StructView, mul, oob, range};
+use super::read::{ArrayHeader, ReadOptions, StructView, aligned, array_header, mul, oob, range};
+use super::{STRUCT_ALIGN, align_up};
 
 /// An array of structs stored one after another, `stride` bytes apart.
 #[derive(Clone, Copy, Debug)]
@@ -133,5 +134,146 @@ impl<'a> VariantTable<'a> {
     /// The SoA array of variant `tag` (BoVoS).
     pub fn soa(&self, tag: u32) -> Result<SoaView<'a>, ReadError> {
         self.view.soa_at(self.array(tag))
+    }
+}
+
+/// Where a struct's array fields lead: the views above. Here, not in read.rs, so the
+/// struct reader does not depend on the array views (no import circle).
+impl<'a> StructView<'a> {
+    /// The AoS array at `off`. Inline items must have exactly `item_size` bytes;
+    /// dynamic items (`evolving`) may be longer or shorter (fields past the stride read as zero).
+    pub fn aos(
+        &self,
+        off: usize,
+        item_size: usize,
+        evolving: bool,
+    ) -> Result<AosView<'a>, ReadError> {
+        self.aos_at(self.ptr(off), item_size, evolving)
+    }
+
+    /// [`Self::aos`] for the array header at absolute offset `ptr` (0: empty).
+    pub fn aos_at(
+        &self,
+        ptr: usize,
+        item_size: usize,
+        evolving: bool,
+    ) -> Result<AosView<'a>, ReadError> {
+        let depth = self.child_depth()?;
+        let empty = AosView {
+            buf: self.buf,
+            data: 0,
+            count: 0,
+            stride: item_size,
+            depth,
+            opts: self.opts,
+        };
+        if ptr == 0 {
+            return Ok(empty);
+        }
+        let h = array_header(self.buf, ptr)?;
+        let stride = h.b as usize;
+        let stride_ok = if evolving {
+            stride >= 8 && stride.is_multiple_of(STRUCT_ALIGN)
+        } else {
+            stride == item_size
+        };
+        if !stride_ok {
+            return Err(ReadError::BadElementSize {
+                expected: item_size as u32,
+                found: h.b,
+            });
+        }
+        let data = h.a as usize;
+        aligned(data, ARRAY_ALIGN)?;
+        range(self.buf, data, mul(h.count, stride, self.buf)?)?;
+        Ok(AosView {
+            data,
+            count: h.count,
+            stride,
+            ..empty
+        })
+    }
+
+    /// The SoA array at `off`, with its lookup table validated.
+    pub fn soa(&self, off: usize) -> Result<SoaView<'a>, ReadError> {
+        self.soa_at(self.ptr(off))
+    }
+
+    /// [`Self::soa`] for the array header at absolute offset `ptr` (0: empty).
+    pub fn soa_at(&self, ptr: usize) -> Result<SoaView<'a>, ReadError> {
+        let empty = SoaView {
+            buf: self.buf,
+            count: 0,
+            hashes: &[],
+            blocks: &[],
+        };
+        if ptr == 0 {
+            return Ok(empty);
+        }
+        let h = self.table_header(ptr)?;
+        let columns = h.a as usize;
+        let table = h.b as usize;
+        aligned(table, ARRAY_ALIGN)?;
+        let hashes = range(self.buf, table, columns * 4)?;
+        let blocks = range(
+            self.buf,
+            table + align_up(columns * 4, ARRAY_ALIGN),
+            columns * 4,
+        )?;
+        // Every column a writer wrote holds >= 1 byte per item (structs are never empty), so
+        // a count no column can hold is forged: an empty table would otherwise make `count`
+        // zero-filled items out of nothing, decode work and allocation unbounded by the input.
+        if h.count > 0 && columns == 0 {
+            return Err(ReadError::CountTooLarge {
+                count: h.count as u32,
+                buf_len: self.buf.len() as u64,
+            });
+        }
+        for b in blocks.chunks_exact(4) {
+            let start = u32::read_le(b) as u64 * ARRAY_ALIGN as u64;
+            let start = usize::try_from(start).map_err(|_| oob(usize::MAX, 0, self.buf))?;
+            range(self.buf, start, h.count)?;
+        }
+        Ok(SoaView {
+            count: h.count,
+            hashes,
+            blocks,
+            ..empty
+        })
+    }
+
+    /// The header of a child array whose `a` field counts table entries (SoA columns,
+    /// union variants): one level deeper, and at most `max_soa_columns` entries.
+    fn table_header(&self, ptr: usize) -> Result<ArrayHeader, ReadError> {
+        self.child_depth()?;
+        let h = array_header(self.buf, ptr)?;
+        if h.a > self.opts.max_soa_columns {
+            return Err(ReadError::TooManyColumns {
+                columns: h.a,
+                limit: self.opts.max_soa_columns,
+            });
+        }
+        Ok(h)
+    }
+
+    /// The BoVoA/BoVoS union slice at `off`: its table of (tag, array offset) per variant.
+    pub fn variant_table(&self, off: usize) -> Result<VariantTable<'a>, ReadError> {
+        let ptr = self.ptr(off);
+        if ptr == 0 {
+            return Ok(VariantTable {
+                view: *self,
+                count: 0,
+                entries: &[],
+            });
+        }
+        let h = self.table_header(ptr)?;
+        let table = h.b as usize;
+        aligned(table, ARRAY_ALIGN)?;
+        let entries = range(self.buf, table, h.a as usize * 8)?;
+        Ok(VariantTable {
+            view: *self,
+            count: h.count,
+            entries,
+        })
     }
 }

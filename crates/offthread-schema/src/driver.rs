@@ -5,10 +5,9 @@
 use crate::compiler::{self, diag};
 use crate::emit;
 
-/// Default `use` path of the runtime in generated Rust: the runtime crate itself.
-pub const DEFAULT_RUST_RUNTIME: &str = "::offthread_schema_rt";
-/// Default import specifier of the runtime in generated TS: the package subpath.
-pub const DEFAULT_TS_RUNTIME: &str = "offthread/schema";
+// Each emitter owns its default (the emitters do not import the driver: no circle).
+pub use crate::emit::rust::DEFAULT_RUNTIME as DEFAULT_RUST_RUNTIME;
+pub use crate::emit::ts::DEFAULT_RUNTIME as DEFAULT_TS_RUNTIME;
 
 /// What to build, and the names to print.
 #[derive(Clone, Debug)]

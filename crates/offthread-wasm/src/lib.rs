@@ -12,26 +12,17 @@ pub mod layout;
 pub mod md5;
 pub mod pi_simd;
 pub mod qr;
+pub mod registry;
 pub mod stats;
 
-fn to_u64(x: f64) -> Option<u64> {
-    (x >= 0.0 && x.fract() == 0.0 && x <= pi::MAX_SAMPLES as f64).then_some(x as u64)
-}
-
-fn to_seed(x: f64) -> Option<i64> {
-    (x.fract() == 0.0 && x.abs() <= pi::MAX_SEED_MAGNITUDE as f64).then_some(x as i64)
-}
-
+/// The count, or the negative code of the first bad argument (−1 samples, −2 seed).
 fn count(first: f64, samples: f64, seed: f64, method: Method) -> f64 {
-    let (Some(first), Some(samples)) = (to_u64(first), to_u64(samples)) else {
-        return -1.0;
+    let checked = pi::samples_from_f64(first)
+        .and_then(|first| Ok((first, PiOptions::from_f64(samples, seed)?)));
+    let (first, PiOptions { samples, seed }) = match checked {
+        Ok(v) => v,
+        Err(e) => return f64::from(abi::error_return(e.code)),
     };
-    let Some(seed) = to_seed(seed) else {
-        return -2.0;
-    };
-    if (PiOptions { samples, seed }).validate().is_err() {
-        return -1.0;
-    }
     match method {
         Method::Fast => pi_simd::count_inside(pi::state_at(seed, first), samples) as f64,
         Method::Reference => pi::count_range(seed, first, samples, method) as f64,

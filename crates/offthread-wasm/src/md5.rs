@@ -2,22 +2,10 @@
 //! are 32 lowercase hex ASCII bytes. Returns: bytes written (32, or 0 for the
 //! empty d₀), or a negative error (table in `abi`).
 
-use offthread_kernels::md5::{self, HEX_LEN, MAX_ROUNDS, Md5IterateOptions};
-use offthread_kernels::{ErrorCode, KernelError, Never};
+use offthread_kernels::Never;
+use offthread_kernels::md5::{self, HEX_LEN, Md5IterateOptions};
 
 use crate::abi::{fail, input, null_pointer};
-
-/// Rounds as an f64 from JS: an integer from 0 to `MAX_ROUNDS`.
-fn to_rounds(x: f64) -> Result<u64, KernelError> {
-    if x >= 0.0 && x.fract() == 0.0 && x <= MAX_ROUNDS as f64 {
-        Ok(x as u64)
-    } else {
-        Err(KernelError::new(
-            ErrorCode::InvalidRounds,
-            format!("rounds must be an integer from 0 to {MAX_ROUNDS}, got {x}"),
-        ))
-    }
-}
 
 /// # Safety
 /// `out` must be null or point to 32 writable bytes.
@@ -69,8 +57,7 @@ pub unsafe extern "C" fn md5_iterate(
     if out.is_null() {
         return null_pointer();
     }
-    let run = to_rounds(rounds)
-        .and_then(|rounds| md5::iterate_hex(Md5IterateOptions { text, rounds }, &Never));
+    let run = Md5IterateOptions::from_f64(text, rounds).and_then(|o| md5::iterate_hex(o, &Never));
     match run {
         // SAFETY: `out` is non-null and the caller guarantees 32 bytes there.
         Ok(d) => unsafe { write_digest(out, d) },
@@ -101,9 +88,8 @@ pub unsafe extern "C" fn md5_iterate_from(
     let mut start = [0; HEX_LEN];
     // SAFETY: `io` is non-null and the caller guarantees 32 readable bytes.
     unsafe { std::ptr::copy_nonoverlapping(io, start.as_mut_ptr(), HEX_LEN) };
-    let run = to_rounds(rounds).and_then(|rounds| {
-        md5::iterate_hex_from(Md5IterateOptions { text, rounds }, Some(&start), &Never)
-    });
+    let run = Md5IterateOptions::from_f64(text, rounds)
+        .and_then(|o| md5::iterate_hex_from(o, Some(&start), &Never));
     match run {
         // SAFETY: as above, 32 writable bytes.
         Ok(d) => unsafe { write_digest(io, d) },
@@ -115,6 +101,8 @@ pub unsafe extern "C" fn md5_iterate_from(
 mod tests {
     use super::*;
     use crate::abi::{error_return, last_error_len, last_error_ptr};
+    use offthread_kernels::ErrorCode;
+    use offthread_kernels::md5::MAX_ROUNDS;
 
     fn last_error() -> String {
         // SAFETY: the module's own message buffer.

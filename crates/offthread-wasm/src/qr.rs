@@ -10,8 +10,8 @@
 
 use std::cell::RefCell;
 
+use offthread_kernels::KernelError;
 use offthread_kernels::qr::{self, Ecc, QrEncoder, QrOptions};
-use offthread_kernels::{ErrorCode, KernelError};
 
 use crate::abi::{fail, input, null_pointer, ok_len};
 
@@ -47,17 +47,9 @@ unsafe fn run(
     let Some(bytes) = (unsafe { input(text, text_len) }) else {
         return null_pointer();
     };
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return fail(&KernelError::new(
-            ErrorCode::InvalidText,
-            "text is not valid UTF-8",
-        ));
-    };
-    let Some(&ecc) = Ecc::ALL.get(ecc as usize) else {
-        return fail(&KernelError::new(
-            ErrorCode::InvalidQrOptions,
-            format!("ecc must be 0 (L), 1 (M), 2 (Q) or 3 (H), got {ecc}"),
-        ));
+    let (text, ecc) = match qr::text_from_utf8(bytes).and_then(|t| Ok((t, Ecc::from_index(ecc)?))) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
     };
     let opts = QrOptions {
         text,
@@ -150,6 +142,7 @@ pub extern "C" fn qr_last_len() -> usize {
 mod tests {
     use super::*;
     use crate::abi::{alloc, dealloc, error_return, last_error_len, last_error_ptr};
+    use offthread_kernels::ErrorCode;
 
     fn last_output() -> Vec<u8> {
         // SAFETY: the module's own output buffer, valid until the next qr_* call.

@@ -6,6 +6,7 @@ import * as md5 from './md5.js';
 import * as pi from './pi.js';
 import * as qr from './qr.js';
 import * as schema from './schema/index.js';
+import * as sha256 from './sha256.js';
 import * as stats from './stats.js';
 
 export {
@@ -31,4 +32,4 @@ export {
 } from './pool.js';
 export type { Ecc, QrOptions } from './qr.js';
 export type { TemperatureSummary } from './stats.js';
-export { md5, pi, qr, schema, stats };
+export { md5, pi, qr, schema, sha256, stats };

@@ -2,9 +2,18 @@
  * `offthread/internal`: the handles the benchmarks and tests need beneath the public
  * API (the addon itself, this thread's WASM instance, the JS reference kernels, test
  * hooks). Not part of the stable API: names here may change in any release.
+ *
+ * Importing it makes the process load the test build of the addon (packages/offthread/
+ * native/test, cargo feature `test-hooks`) when the repo has one, so import it before
+ * the first offthread call. Installed packages have only the product addon: the hooks
+ * then reject with ERR_BACKEND_UNAVAILABLE.
  */
 import './node/install.js';
 import { host } from './host.js';
+import { preferTestBuild } from './node/host.js';
+
+preferTestBuild();
+
 import type { Pool } from './pool.js';
 
 export { countInsideJs, countInsideJsBitwise, jumpMultiplier, parkMillerOutputs, stateAt } from './js/pi.js';

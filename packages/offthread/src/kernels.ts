@@ -6,11 +6,13 @@
  */
 import type { NativeFilter, NativePool } from '../native/binding';
 import { makeError } from './errors.js';
+import { host } from './host.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import {
   type Ecc,
   PI_CHECK_SAMPLES,
   type QrFormat,
+  type RegistryValue,
   type Stop,
   type TemperatureSummary,
   type WasmKernels,
@@ -52,6 +54,32 @@ export interface QrArgs {
   size: number;
   margin: number;
   format: QrFormat;
+}
+
+/** A call of a kernel of the Rust registry (`offthread_kernels::KERNELS`), by name. */
+export interface RegistryArgs {
+  kernel: string;
+  input: string | Uint8Array;
+  /** Up to three numbers, in the kernel's documented order (unused: 0). */
+  a?: number;
+  b?: number;
+  c?: number;
+}
+
+let nativeIndex: Map<string, number> | undefined;
+
+/** The addon's number for registry kernel `name` (its index in `kernelNames()`). */
+export function nativeKernelIndex(name: string): number {
+  if (!nativeIndex)
+    nativeIndex = new Map(
+      host()
+        .native()
+        ?.kernelNames()
+        .map((k, i) => [k, i]),
+    );
+  const index = nativeIndex.get(name);
+  if (index === undefined) throw makeError('ERR_BACKEND_UNAVAILABLE', `the native addon has no kernel ${name}`);
+  return index;
 }
 
 const QR_FORMAT_INDEX: Record<QrFormat, number> = { dataURL: 0, png: 1, svg: 2 };
@@ -126,14 +154,37 @@ const statsTemperature: Kernel<{ buf: Uint8Array }, TemperatureSummary> = {
   },
 };
 
+/** Every kernel of the Rust registry, through the one generic entry of each binding. */
+const registry: Kernel<RegistryArgs, RegistryValue> = {
+  native: (pool, id, a, cancellable) =>
+    pool.submitKernel(id, nativeKernelIndex(a.kernel), a.input, a.a ?? 0, a.b ?? 0, a.c ?? 0, cancellable),
+  worker: (env, a) => needsWasm(env, a.kernel).call(a.kernel, a.input, a.a, a.b, a.c),
+};
+
 const echo: Kernel<{ value: number }, number> = {
   native: (pool, id, a) => pool.submitNoop(id, a.value),
   worker: (_env, a) => a.value,
 };
 
-/** Test hooks: a job that spins until cancelled, and one that crashes its thread. */
+/**
+ * Test hooks: a job that spins until cancelled, and one that crashes its thread. Their
+ * native forms exist only in the test build of the addon (cargo feature `test-hooks`,
+ * loaded by `offthread/internal`); the product addon refuses them with a typed error.
+ */
+interface TestHooks {
+  submitSpin(id: number): void;
+  submitPanic(id: number): void;
+}
+function testHooks(pool: NativePool): TestHooks {
+  const hooks = pool as unknown as Partial<TestHooks>;
+  if (hooks.submitSpin && hooks.submitPanic) return hooks as TestHooks;
+  throw makeError(
+    'ERR_BACKEND_UNAVAILABLE',
+    'test hooks need the test build of the addon (npm run setup builds it; import offthread/internal before the first call)',
+  );
+}
 const testSpin: Kernel<Record<string, never>, never> = {
-  native: (pool, id) => pool.submitSpin(id),
+  native: (pool, id) => testHooks(pool).submitSpin(id),
   worker: (env) => {
     while (!env.stop()) {
       // busy until cancelled
@@ -142,7 +193,7 @@ const testSpin: Kernel<Record<string, never>, never> = {
   },
 };
 const testPanic: Kernel<Record<string, never>, never> = {
-  native: (pool, id) => pool.submitPanic(id),
+  native: (pool, id) => testHooks(pool).submitPanic(id),
   worker: () => {
     throw new Error('offthread test hook: this kernel panics on purpose');
   },
@@ -158,7 +209,7 @@ const filter: Kernel<{ filter: NativeFilter; chunk: Uint8Array | null }, Uint8Ar
   },
 };
 
-export const kernels = { pi, md5Iterate, md5Hex, qr, statsTemperature, echo, testSpin, testPanic, filter };
+export const kernels = { pi, md5Iterate, md5Hex, qr, statsTemperature, registry, echo, testSpin, testPanic, filter };
 export type KernelName = keyof typeof kernels;
 export type ArgsOf<K extends KernelName> = Parameters<(typeof kernels)[K]['worker']>[1];
 export type ResultOf<K extends KernelName> = NonNullable<ReturnType<(typeof kernels)[K]['worker']>>;

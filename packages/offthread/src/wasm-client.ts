@@ -34,6 +34,11 @@ export interface WasmExports {
   filter_out_ptr(): number;
   filter_error_ptr(): number;
   filter_error_len(): number;
+  kernel_names(): number;
+  kernel_call(kernel: number, input: number, len: number, a: number, b: number, c: number): number;
+  kernel_out_ptr(): number;
+  kernel_out_len(): number;
+  kernel_out_number(): number;
 }
 
 /** Names of the exports above, for the export-list test. */
@@ -56,6 +61,11 @@ export const WASM_EXPORTS: readonly (keyof WasmExports)[] = [
   'stats_temperature',
   'layout_run',
   ...FILTER_WASM_EXPORTS,
+  'kernel_names',
+  'kernel_call',
+  'kernel_out_ptr',
+  'kernel_out_len',
+  'kernel_out_number',
 ];
 
 /** −(1 + i) is WASM_ERRORS[i] (crates/offthread-wasm/src/abi.rs; only grows at the end). */
@@ -96,9 +106,13 @@ export interface TemperatureSummary {
   max: number;
 }
 
+/** What a registry kernel returns (crates/offthread-core/src/registry.rs). */
+export type RegistryValue = number | string | Uint8Array;
+
 export class WasmKernels {
   readonly instance: WebAssembly.Instance;
   readonly x: WasmExports;
+  #registry: Map<string, number> | undefined;
 
   constructor(instance: WebAssembly.Instance) {
     this.instance = instance;
@@ -141,6 +155,31 @@ export class WasmKernels {
     } finally {
       this.x.dealloc(block, size);
     }
+  }
+
+  /** Registry kernel `name` by its number in this module, or ERR_BACKEND_UNAVAILABLE. */
+  #kernelIndex(name: string): number {
+    if (!this.#registry) {
+      const n = this.#check(this.x.kernel_names());
+      const at = this.x.kernel_out_ptr();
+      const names = decoder.decode(this.#bytes().subarray(at, at + n)).split('\n');
+      this.#registry = new Map(names.map((k, i) => [k, i]));
+    }
+    const index = this.#registry.get(name);
+    if (index === undefined) throw makeError('ERR_BACKEND_UNAVAILABLE', `offthread.wasm has no kernel ${name}`);
+    return index;
+  }
+
+  /** Runs registry kernel `name` (the generic entry: every kernel of `offthread_kernels::KERNELS`). */
+  call(name: string, input: string | Uint8Array, a = 0, b = 0, c = 0): RegistryValue {
+    const kernel = this.#kernelIndex(name);
+    return this.#withInput(input, 0, 0, (ptr, len) => {
+      const kind = this.#check(this.x.kernel_call(kernel, ptr, len, a, b, c));
+      if (kind === 0) return this.x.kernel_out_number();
+      const at = this.x.kernel_out_ptr();
+      const out = this.#bytes().slice(at, at + this.x.kernel_out_len());
+      return kind === 1 ? decoder.decode(out) : out;
+    });
   }
 
   /** `inside` for samples [first, first + count) of `seed`'s stream. */

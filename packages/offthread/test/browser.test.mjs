@@ -239,6 +239,21 @@ for (const isolated of [false, true]) {
       });
     });
 
+    test('SHA-256 (a registry kernel) equals node:crypto, sync and on workers', async () => {
+      const texts = ['', 'abc', 'héllo wörld ✓ 日本 🎉', 'x'.repeat(1000)];
+      const got = await inPage(async (o, ts) => {
+        const out = [];
+        for (const t of ts) {
+          const bytes = new TextEncoder().encode(t);
+          out.push([o.sha256.hex(t), o.sha256.hex(bytes), await o.sha256.hexAsync(t), await o.sha256.hexAsync(bytes)]);
+        }
+        return out;
+      }, texts);
+      for (const [i, t] of texts.entries()) {
+        assert.deepEqual(got[i], Array(4).fill(createHash('sha256').update(t).digest('hex')), t);
+      }
+    });
+
     test('QR data URLs and PNGs decode (jsQR) to the input; errors are typed', async () => {
       const texts = ['hello', 'https://example.com/?q=offthread&n=128', 'héllo wörld ✓ 日本', 'A'.repeat(300)];
       const got = await inPage(async (o, ts) => {

@@ -25,6 +25,29 @@ test('ESM and CJS entry points export the same objects', () => {
   assert.equal(esm.defaultPool(), cjs.defaultPool(), 'one default pool, whatever the module system');
 });
 
+test('the product addon has no test hooks; offthread/internal loads the test build, which has them', () => {
+  const product = require('../native/offthread.linux-x64-gnu.node');
+  assert.equal(product.layoutRunSync, undefined);
+  for (const hook of ['submitSpin', 'submitPanic']) assert.equal(product.NativePool.prototype[hook], undefined, hook);
+  const typings = readFileSync(new URL('../native/binding.d.ts', import.meta.url), 'utf8');
+  assert.doesNotMatch(typings, /submitSpin|submitPanic|layoutRunSync/);
+  const out = execFileSync(
+    process.execPath,
+    [
+      '-e',
+      `require('offthread/internal'); const o = require('offthread');
+       const b = require(o.backendInfo().native.path);
+       console.log(JSON.stringify([o.backendInfo().native.path, typeof b.layoutRunSync, typeof b.NativePool.prototype.submitSpin]));`,
+    ],
+    { encoding: 'utf8' },
+  );
+  assert.deepEqual(JSON.parse(out), [
+    fileURLToPath(new URL('../native/test/offthread.linux-x64-gnu.node', import.meta.url)),
+    'function',
+    'function',
+  ]);
+});
+
 test('package exports put types first in every branch', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   for (const branch of Object.values(pkg.exports['.'])) assert.equal(Object.keys(branch)[0], 'types');

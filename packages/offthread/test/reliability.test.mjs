@@ -8,6 +8,8 @@ import { dirname } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { backendInfo, errorRegistry, Pool, pi, schema, stats } from 'offthread';
+// The test build of the addon: the table below covers its test hooks too.
+import 'offthread/internal';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const hasNative = backendInfo().native.loaded;
@@ -140,6 +142,8 @@ function bindingCalls() {
   const bytes = writeBatch(1);
   const fns = {
     errorCodes: [],
+    kernelCallSync: [0, 'a', 0, 0, 0],
+    kernelNames: [],
     layoutRunSync: [0, 1, 1, 1],
     md5HexBytes: [bytes],
     md5HexString: ['a'],
@@ -159,6 +163,7 @@ function bindingCalls() {
   };
   const filter = new binding.NativeFilter('{"kind":"md5"}');
   const methods = {
+    submitKernel: [0, 0, 'a', 0, 0, 0, false],
     submitMd5Iterate: [0, 'a', 1, '', false],
     submitMd5Hex: [0, 'a'],
     submitPi: [0, 10, 1, false],
@@ -169,6 +174,7 @@ function bindingCalls() {
     submitStatsTemperature: [0, bytes],
     submitFilterPush: [0, filter, bytes],
     submitFilterFinish: [0, filter],
+    awaitCompletion: [0],
     cancel: [0],
     drain: [new Float64Array(3)],
     take: [0],

@@ -11,34 +11,23 @@ export { md5Blueimp, md5Crypto, md5Loop };
 
 /**
  * @typedef {{ pool?: unknown, signal?: AbortSignal, timeout?: number }} CallOptions
- * @typedef {{
- *   pi?: { estimate: Function, estimateSync: Function },
- *   qr?: { toDataURL: Function, toDataURLSync?: Function },
- *   md5?: { hex: Function, hexAsync: Function, iterate: Function, iterateSync: Function },
- * }} Kernels
+ * The kernels the routes call: offthread's own namespaces, typed by the package. Tests
+ * replace a namespace (`buildServer({ kernels: { pi: { … } } })`); the rest stay real.
+ * @typedef {{ pi: typeof offthread.pi, qr: typeof offthread.qr, md5: typeof offthread.md5 }} Kernels
  */
 
-/** @returns {Kernels} offthread's kernels (qr and md5 are absent from builds before them) */
+/** @returns {Kernels} offthread's kernels */
 export function defaultKernels() {
   return { pi: offthread.pi, qr: offthread.qr, md5: offthread.md5 };
 }
 
 /**
- * The kernel `name` (e.g. 'qr.toDataURL'), or a 503 that says it is missing.
- * @param {Kernels} kernels
- * @param {string} path
- * @returns {Function}
+ * The kernels with `overrides` in place of whole namespaces.
+ * @param {Partial<{ [K in keyof Kernels]: Partial<Kernels[K]> }>} [overrides]
+ * @returns {Kernels}
  */
-export function need(kernels, path) {
-  const [ns, fn] = path.split('.');
-  const f = /** @type {Record<string, Record<string, unknown>>} */ (kernels)[ns]?.[fn];
-  if (typeof f !== 'function') {
-    throw new HttpError(
-      'ERR_BACKEND_UNAVAILABLE',
-      `offthread.${path} is not available in this offthread build (an older offthread without this kernel?)`,
-    );
-  }
-  return f;
+export function withKernels(overrides = {}) {
+  return /** @type {Kernels} */ ({ ...defaultKernels(), ...overrides });
 }
 
 /** QR: 128 px, ECC M, quiet zone 4 modules (docs/kernels.md), in both modes. */
@@ -86,30 +75,26 @@ export const md5Impls = {
   'js-native': {
     blocksLoop: true,
     summary: 'JS loop, native MD5 per round (md5.hex), sync',
-    run: (k, text, rounds) => {
-      const hex = need(k, 'md5.hex');
-      return md5Loop((s) => hex(s), text, rounds);
-    },
+    run: (k, text, rounds) => md5Loop((s) => k.md5.hex(s), text, rounds),
   },
   'js-native-async': {
     blocksLoop: false,
     summary: 'JS loop, native MD5 per round as one pool job each (md5.hexAsync), async',
     run: async (k, text, rounds, call) => {
-      const hexAsync = need(k, 'md5.hexAsync');
       let d = '';
-      for (let i = 0; i < rounds; i++) d = await hexAsync(text + d, call);
+      for (let i = 0; i < rounds; i++) d = await k.md5.hexAsync(text + d, call);
       return d;
     },
   },
   native: {
     blocksLoop: true,
     summary: 'native loop (md5.iterateSync), sync on the event loop',
-    run: (k, text, rounds) => need(k, 'md5.iterateSync')(text, rounds),
+    run: (k, text, rounds) => k.md5.iterateSync(text, rounds),
   },
   'native-async': {
     blocksLoop: false,
     summary: 'native loop on the offthread pool (md5.iterate), async',
-    run: (k, text, rounds, call) => need(k, 'md5.iterate')(text, rounds, call),
+    run: (k, text, rounds, call) => k.md5.iterate(text, rounds, call),
   },
   mixed: {
     blocksLoop: true,
@@ -117,13 +102,11 @@ export const md5Impls = {
       'native loop in 4 segments: async, sync, async, sync (rounds/4 each, the last takes the rest), ' +
       'each resuming from the previous digest (the blog model T + (N−1)·S·W)',
     run: async (k, text, rounds, call) => {
-      const iterate = need(k, 'md5.iterate');
-      const iterateSync = need(k, 'md5.iterateSync');
       const seg = Math.floor(rounds / 4);
       let start = '';
       for (let i = 0; i < 4; i++) {
         const n = i === 3 ? rounds - 3 * seg : seg;
-        start = i % 2 === 0 ? await iterate(text, n, { ...call, start }) : iterateSync(text, n, { start });
+        start = i % 2 === 0 ? await k.md5.iterate(text, n, { ...call, start }) : k.md5.iterateSync(text, n, { start });
       }
       return start;
     },

@@ -12,7 +12,7 @@ import Fastify from 'fastify';
 import offthread from 'offthread';
 import { registerBenchPage } from './bench-page.mjs';
 import { describeClientError, describeError, HttpError } from './errors.mjs';
-import { defaultKernels, md5Blueimp, md5Impls, md5Loop, need, QR_DEFAULTS, qrBlocking } from './kernels.mjs';
+import { md5Blueimp, md5Impls, md5Loop, QR_DEFAULTS, qrBlocking, withKernels } from './kernels.mjs';
 import { createLoopWatch } from './loop.mjs';
 import { createMetrics } from './metrics.mjs';
 
@@ -97,7 +97,7 @@ function clientGone(reply) {
 /**
  * @typedef {object} ServerOptions
  * @property {'offload' | 'blocking'} [mode] offload (default): kernels on the offthread pool; blocking: in the handler
- * @property {import('./kernels.mjs').Kernels} [kernels] default: offthread's pi, qr, md5
+ * @property {Partial<import('./kernels.mjs').Kernels>} [kernels] namespaces to use instead of offthread's (tests)
  * @property {import('offthread').Pool} [pool] the pool offloaded calls use (default: offthread's default pool)
  * @property {boolean | object} [logger] fastify's logger option (default false)
  * @property {number} [loopResolutionMs] loop-delay sampling resolution (default 1 ms)
@@ -204,7 +204,7 @@ export function buildServer(opts = {}) {
   if (mode !== 'offload' && mode !== 'blocking') {
     throw new TypeError(`mode must be 'offload' or 'blocking', got ${JSON.stringify(mode)}`);
   }
-  const kernels = opts.kernels ?? defaultKernels();
+  const kernels = withKernels(opts.kernels);
   const poolOf = () => opts.pool ?? offthread.defaultPool();
   const timeouts = { ...TIMEOUTS, ...opts.timeouts };
   const experimentRoutes = opts.experimentRoutes ?? false;
@@ -373,7 +373,7 @@ export function buildServer(opts = {}) {
       const text = checkText(/** @type {{ text: string }} */ (request.query).text, LIMITS.qrTextBytes);
       const result =
         mode === 'offload'
-          ? await need(kernels, 'qr.toDataURL')(text, { ...QR_DEFAULTS, ...call(reply) })
+          ? await kernels.qr.toDataURL(text, { ...QR_DEFAULTS, ...call(reply) })
           : await qrBlocking(text, QR_DEFAULTS);
       return { result };
     },
@@ -390,9 +390,7 @@ export function buildServer(opts = {}) {
     const text = checkText(q.text, LIMITS.md5TextBytes);
     const rounds = checkRounds(Number(q.rounds));
     const digest =
-      mode === 'offload'
-        ? await need(kernels, 'md5.iterate')(text, rounds, call(reply))
-        : md5Loop(md5Blueimp, text, rounds);
+      mode === 'offload' ? await kernels.md5.iterate(text, rounds, call(reply)) : md5Loop(md5Blueimp, text, rounds);
     return { digest };
   });
 
@@ -444,8 +442,8 @@ export function buildServer(opts = {}) {
       const q = /** @type {{ samples: string, seed: string }} */ (request.query);
       const samples = checkSamples(Number(q.samples));
       const seed = Number(q.seed); // beyond 2^53 the kernel answers ERR_INVALID_SEED
-      if (mode === 'blocking') return need(kernels, 'pi.estimateSync')(samples, { seed });
-      return need(kernels, 'pi.estimate')(samples, { seed, ...call(reply) });
+      if (mode === 'blocking') return kernels.pi.estimateSync(samples, { seed });
+      return kernels.pi.estimate(samples, { seed, ...call(reply) });
     },
   );
 

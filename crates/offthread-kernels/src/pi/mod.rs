@@ -43,7 +43,40 @@ pub enum Method {
     Fast,
 }
 
+/// A sample count or index given as a JS number (f64 across napi, the C ABI and wasm):
+/// an integer from 0 to [`MAX_SAMPLES`], else `ERR_INVALID_SAMPLES`.
+pub fn samples_from_f64(x: f64) -> Result<u64, KernelError> {
+    if x >= 0.0 && x.fract() == 0.0 && x <= MAX_SAMPLES as f64 {
+        Ok(x as u64)
+    } else {
+        Err(KernelError::new(
+            ErrorCode::InvalidSamples,
+            format!("samples must be an integer from 0 to 2^53, got {x}"),
+        ))
+    }
+}
+
+/// A seed given as a JS number: a safe integer, else `ERR_INVALID_SEED`.
+pub fn seed_from_f64(x: f64) -> Result<i64, KernelError> {
+    if x.fract() == 0.0 && x.abs() <= MAX_SEED_MAGNITUDE as f64 {
+        Ok(x as i64)
+    } else {
+        Err(KernelError::new(
+            ErrorCode::InvalidSeed,
+            format!("seed must be a safe integer, got {x}"),
+        ))
+    }
+}
+
 impl PiOptions {
+    /// From JS numbers: the one place the bindings (napi, C ABI, wasm) check them.
+    pub fn from_f64(samples: f64, seed: f64) -> Result<Self, KernelError> {
+        Ok(Self {
+            samples: samples_from_f64(samples)?,
+            seed: seed_from_f64(seed)?,
+        })
+    }
+
     pub fn validate(self) -> Result<Self, KernelError> {
         if self.samples > MAX_SAMPLES {
             return Err(KernelError::new(

@@ -6,6 +6,7 @@ pub mod ast;
 mod decls;
 pub mod diag;
 pub mod ir;
+mod ir_queries;
 mod layout;
 pub mod lexer;
 mod names;

@@ -43,6 +43,16 @@ function forcedBackend(): BackendName | null {
 const forced = forcedBackend();
 
 let native: NativeBinding | null | undefined;
+let testBuild = false;
+
+/**
+ * Load the repo's test build of the addon (native/test/: the bench and test hooks
+ * compiled in) instead of the product one, when it exists. For `offthread/internal`;
+ * no effect once the addon is loaded.
+ */
+export function preferTestBuild(): void {
+  testBuild = true;
+}
 let nativePath: string | null = null;
 let nativeError: string | null = null;
 
@@ -53,7 +63,9 @@ function loadNative(): NativeBinding | null {
     return null;
   }
   const suffix = platformSuffix();
-  const local = join(root, 'native', `offthread.${suffix}.node`);
+  const file = `offthread.${suffix}.node`;
+  const test = join(root, 'native', 'test', file);
+  const local = testBuild && existsSync(test) ? test : join(root, 'native', file);
   const pkg = `offthread-${suffix}`;
   try {
     if (existsSync(local)) {

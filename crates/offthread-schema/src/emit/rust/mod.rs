@@ -9,8 +9,6 @@ mod reader;
 mod resize;
 mod unions;
 
-use std::collections::BTreeSet;
-
 use crate::compiler::diag::Diagnostic;
 use crate::compiler::ir::*;
 use crate::compiler::pascal_case;
@@ -22,10 +20,13 @@ pub struct RustOptions {
     pub runtime: String,
 }
 
+/// Default `use` path of the runtime in generated Rust: the runtime crate itself.
+pub const DEFAULT_RUNTIME: &str = "::offthread_schema_rt";
+
 impl Default for RustOptions {
     fn default() -> Self {
         Self {
-            runtime: crate::driver::DEFAULT_RUST_RUNTIME.into(),
+            runtime: DEFAULT_RUNTIME.into(),
         }
     }
 }
@@ -50,13 +51,13 @@ pub fn emit(schema: &Schema, opts: &RustOptions) -> Result<String, Diagnostic> {
                 out.push_str(&reader::emit_struct(&cx, id));
                 out.push('\n');
                 out.push_str(&owned::emit_struct(&cx, id));
-                if cx.soa_items().contains(&id) {
+                if cx.s.soa_items().contains(&id) {
                     out.push('\n');
                     out.push_str(&reader::emit_soa(&cx, id));
                     out.push('\n');
                     out.push_str(&owned::emit_soa(&cx, id));
                 }
-                if cx.aos_items().contains(&id) {
+                if cx.s.aos_items().contains(&id) {
                     out.push('\n');
                     out.push_str(&reader::emit_aos(&cx, id));
                 }
@@ -115,73 +116,6 @@ impl Cx<'_> {
 
     pub fn union_name(&self, id: usize) -> String {
         pascal_case(&self.s.unions[id].name)
-    }
-
-    /// Structs that are SoA items (of a `#soa` slice or a `#bovos` union slice).
-    pub fn soa_items(&self) -> BTreeSet<usize> {
-        (0..self.s.structs.len())
-            .filter(|&id| self.s.structs[id].soa.is_some())
-            .collect()
-    }
-
-    /// Structs that are AoS items (of an `#aos` slice or a `#bovoa` union slice).
-    pub fn aos_items(&self) -> BTreeSet<usize> {
-        let mut out = BTreeSet::new();
-        for ty in self.slice_types() {
-            if let Type::Slice { elem, layout, .. } = ty {
-                match (&**elem, layout) {
-                    (Type::Struct(id), SliceLayout::Aos) => {
-                        out.insert(*id);
-                    }
-                    (Type::Union(u), SliceLayout::BoVoA) => {
-                        out.extend(self.s.unions[*u].variants.iter().map(|v| v.struct_id));
-                    }
-                    _ => {}
-                }
-            }
-        }
-        out
-    }
-
-    /// The layouts union `u` is used with in slices.
-    pub fn union_layouts(&self, u: usize) -> Vec<SliceLayout> {
-        let mut out = Vec::new();
-        for ty in self.slice_types() {
-            if let Type::Slice { elem, layout, .. } = ty
-                && **elem == Type::Union(u)
-                && !out.contains(layout)
-            {
-                out.push(layout.clone());
-            }
-        }
-        out
-    }
-
-    /// Every slice type in fields and interface parameters.
-    fn slice_types(&self) -> Vec<&Type> {
-        let fields = self.s.structs.iter().flat_map(|s| &s.fields).map(|f| &f.ty);
-        let params = self
-            .s
-            .interfaces
-            .iter()
-            .flat_map(|i| &i.functions)
-            .flat_map(|f| f.params.iter().chain(&f.results))
-            .map(|p| &p.ty);
-        fields
-            .chain(params)
-            .filter(|t| matches!(t, Type::Slice { .. }))
-            .collect()
-    }
-
-    /// The SoA columns of item struct `id`.
-    pub fn soa_columns(&self, id: usize) -> &[SoaColumn] {
-        self.s.structs[id].soa.as_deref().unwrap_or(&[])
-    }
-
-    /// True when SoA item `id` has a variable-length column (its writers need the
-    /// values' sizes before allocating).
-    pub fn has_varlen(&self, id: usize) -> bool {
-        self.soa_columns(id).iter().any(|c| c.varlen)
     }
 
     /// The owned Rust type of a field.

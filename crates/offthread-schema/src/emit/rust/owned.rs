@@ -210,7 +210,7 @@ fn decode_field(cx: &Cx<'_>, f: &Field) -> String {
 /// `write_soa` / `read_soa` on a SoA item struct.
 pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
     let name = cx.struct_name(id);
-    let cols = cx.soa_columns(id);
+    let cols = cx.s.soa_columns(id);
     let list: Vec<String> = cols
         .iter()
         .enumerate()

@@ -191,7 +191,7 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
          \x20   pub fn is_empty(&self) -> bool {{\n        self.soa.is_empty()\n    }}\n",
         cx.s.structs[id].name
     );
-    for c in cx.soa_columns(id) {
+    for c in cx.s.soa_columns(id) {
         if c.varlen {
             out += &var_accessor(c);
             continue;

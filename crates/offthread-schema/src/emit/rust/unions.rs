@@ -10,7 +10,7 @@ pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
     let mut out = owned(cx, id);
     out.push('\n');
     out += &reference(cx, id);
-    for layout in cx.union_layouts(id) {
+    for layout in cx.s.union_layouts(id) {
         out.push('\n');
         out += &match layout {
             SliceLayout::UnionAos => aos(cx, id),

@@ -13,7 +13,6 @@ mod writer;
 use crate::compiler::diag::Diagnostic;
 use crate::compiler::ir::*;
 use crate::compiler::{camel_case, pascal_case};
-use crate::emit::rust::Cx as RustCx;
 
 /// Where the generated module finds the runtime.
 #[derive(Clone, Debug)]
@@ -23,20 +22,20 @@ pub struct TsOptions {
     pub runtime: String,
 }
 
+/// Default import specifier of the runtime in generated TS: the package subpath.
+pub const DEFAULT_RUNTIME: &str = "offthread/schema";
+
 impl Default for TsOptions {
     fn default() -> Self {
         Self {
-            runtime: crate::driver::DEFAULT_TS_RUNTIME.into(),
+            runtime: DEFAULT_RUNTIME.into(),
         }
     }
 }
 
 /// Emits one TypeScript module for `schema`.
 pub fn emit(schema: &Schema, opts: &TsOptions) -> Result<String, Diagnostic> {
-    let cx = Cx {
-        s: schema,
-        rust: RustCx { s: schema },
-    };
+    let cx = Cx { s: schema };
     let mut out = String::new();
     out.push_str(super::HEADER);
     out.push_str(&format!(
@@ -53,13 +52,13 @@ pub fn emit(schema: &Schema, opts: &TsOptions) -> Result<String, Diagnostic> {
                 out.push_str(&reader::emit_struct(&cx, id));
                 out.push('\n');
                 out.push_str(&writer::emit_struct(&cx, id));
-                if cx.rust.soa_items().contains(&id) {
+                if cx.s.soa_items().contains(&id) {
                     out.push('\n');
                     out.push_str(&reader::emit_soa(&cx, id));
                     out.push('\n');
                     out.push_str(&writer::emit_soa(&cx, id));
                 }
-                if cx.rust.aos_items().contains(&id) {
+                if cx.s.aos_items().contains(&id) {
                     out.push('\n');
                     out.push_str(&reader::emit_aos(&cx, id));
                     out.push('\n');
@@ -77,7 +76,6 @@ pub fn emit(schema: &Schema, opts: &TsOptions) -> Result<String, Diagnostic> {
 
 pub(crate) struct Cx<'a> {
     pub s: &'a Schema,
-    pub rust: RustCx<'a>,
 }
 
 /// Members of the struct `…Reader` / `…Writer` classes themselves.

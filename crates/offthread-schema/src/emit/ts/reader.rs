@@ -205,7 +205,7 @@ fn to_plain(cx: &Cx<'_>, id: usize) -> String {
 
 pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
     let n = cx.name(id);
-    let cols = cx.rust.soa_columns(id);
+    let cols = cx.s.soa_columns(id);
     let ctor = super::fields_and_ctor(&[("soa", "rt.SoaView")]);
     let mut out = format!(
         "/** Struct-of-arrays of `{}`: each column a typed-array view (zeros if the writer's schema lacked it). */\n\

@@ -7,7 +7,7 @@ use crate::compiler::ir::*;
 
 pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
     let mut out = single(cx, id);
-    for layout in cx.rust.union_layouts(id) {
+    for layout in cx.s.union_layouts(id) {
         out.push('\n');
         out += &match layout {
             SliceLayout::UnionAos => aos(cx, id),

@@ -9,7 +9,7 @@ use crate::compiler::ir::*;
 
 pub(super) fn emit_soa_writer(cx: &Cx<'_>, id: usize) -> String {
     let n = cx.name(id);
-    let cols = cx.rust.soa_columns(id);
+    let cols = cx.s.soa_columns(id);
     let list: Vec<String> = cols
         .iter()
         .map(|c| format!("[{:#010x}, {}]", c.hash, c.item_bytes()))

@@ -131,7 +131,7 @@ fn field_methods(cx: &Cx<'_>, f: &Field) -> String {
             )
         }
         Type::Slice { elem, layout, .. } => match (&**elem, layout) {
-            (Type::Struct(id), SliceLayout::Soa(_)) if cx.rust.has_varlen(*id) => {
+            (Type::Struct(id), SliceLayout::Soa(_)) if cx.s.has_varlen(*id) => {
                 let n = cx.name(*id);
                 format!(
                     "  /** Allocates a SoA array of `count` items, `sizes` values per variable-length column; fill it before the next allocation. */\n\
@@ -210,7 +210,7 @@ fn fill(cx: &Cx<'_>, id: usize) -> String {
                 elem,
                 layout: SliceLayout::Soa(_),
                 ..
-            } if matches!(**elem, Type::Struct(i) if cx.rust.has_varlen(i)) => {
+            } if matches!(**elem, Type::Struct(i) if cx.s.has_varlen(i)) => {
                 format!("    this.set{p}({v});\n")
             }
             Type::Slice {
@@ -226,11 +226,11 @@ fn fill(cx: &Cx<'_>, id: usize) -> String {
 }
 
 pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
-    if cx.rust.has_varlen(id) {
+    if cx.s.has_varlen(id) {
         return super::varlen::emit_soa_writer(cx, id);
     }
     let n = cx.name(id);
-    let cols = cx.rust.soa_columns(id);
+    let cols = cx.s.soa_columns(id);
     let list: Vec<String> = cols
         .iter()
         .map(|c| format!("[{:#010x}, {}]", c.hash, c.item_bytes()))
