@@ -6,7 +6,8 @@
 // in tests/fixtures/fuzz/<target>/), for N seconds each (default 60). Then the corpus is
 // replayed input by input to find the slowest one. A crash, a panic, a timeout (> 2 s)
 // or an allocation past 2 GB is a failure, left in fuzz/artifacts/<target>/.
-// TS: packages/offthread/test/schema-fuzz.test.mjs with OFFTHREAD_FUZZ_RUNS runs per
+// TS: packages/offthread/test/schema-fuzz.test.mjs (generated readers/writers) and
+// api-fuzz.test.mjs (every public function's arguments) with OFFTHREAD_FUZZ_RUNS runs per
 // property (default 20,000; `npm test` runs it with a small fixed budget).
 // Writes bench/results/fuzz.{json,md}; exits 1 on any failure.
 import { spawnSync } from 'node:child_process';
@@ -27,7 +28,8 @@ const READERS = [
   'read_scooter',
   'read_records',
 ];
-const ALL = [...READERS, 'compile_schema'];
+// 'filters': the stream filters (chunked = one-shot, round trips, registered error codes).
+const ALL = [...READERS, 'compile_schema', 'filters'];
 /** Golden buffers (tests/fixtures/schema/golden/<name>.hex) that seed each reader target. */
 const SEEDS = {
   read_kitchen_sink: ['kitchen_sink'],
@@ -172,25 +174,30 @@ function fuzzRust(bin, target, seconds) {
   return result;
 }
 
+/** The fast-check suites: generated readers/writers, then every public function's arguments. */
+const TS_SUITES = ['schema-fuzz.test.mjs', 'api-fuzz.test.mjs'];
+
 function fuzzTs(runs, seed) {
-  const stats = join(tmpdir(), `offthread-fuzz-${process.pid}.json`);
-  rmSync(stats, { force: true });
-  const env = { ...process.env, OFFTHREAD_FUZZ_RUNS: String(runs), OFFTHREAD_FUZZ_STATS: stats };
-  if (seed !== undefined) env.OFFTHREAD_FUZZ_SEED = String(seed);
-  console.error(`fuzz: TS readers/writers, ${runs} runs per property`);
   const t0 = performance.now();
-  const r = run(
-    process.execPath,
-    ['--test', '--test-timeout=0', join('packages', 'offthread', 'test', 'schema-fuzz.test.mjs')],
-    {
+  const merged = { exitCode: 0, seed, runsPerProperty: runs, executions: 0, properties: [] };
+  for (const suite of TS_SUITES) {
+    const stats = join(tmpdir(), `offthread-fuzz-${process.pid}-${suite}.json`);
+    rmSync(stats, { force: true });
+    const env = { ...process.env, OFFTHREAD_FUZZ_RUNS: String(runs), OFFTHREAD_FUZZ_STATS: stats };
+    if (seed !== undefined) env.OFFTHREAD_FUZZ_SEED = String(seed);
+    console.error(`fuzz: TS ${suite}, ${runs} runs per property`);
+    const r = run(process.execPath, ['--test', '--test-timeout=0', join('packages', 'offthread', 'test', suite)], {
       env,
       stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
-  const seconds = Math.round((performance.now() - t0) / 1000);
-  const props = existsSync(stats) ? JSON.parse(readFileSync(stats, 'utf8')) : { properties: [] };
-  rmSync(stats, { force: true });
-  return { exitCode: r.status, seconds, ...props };
+    });
+    const props = existsSync(stats) ? JSON.parse(readFileSync(stats, 'utf8')) : { properties: [], executions: 0 };
+    rmSync(stats, { force: true });
+    merged.exitCode ||= r.status ?? 1;
+    merged.seed ??= props.seed;
+    merged.executions += props.executions ?? 0;
+    merged.properties.push(...props.properties);
+  }
+  return { ...merged, seconds: Math.round((performance.now() - t0) / 1000) };
 }
 
 function markdown(report) {
@@ -218,7 +225,7 @@ function markdown(report) {
   }
   if (report.ts) {
     lines.push(
-      '## TS (fast-check, packages/offthread/test/schema-fuzz.test.mjs)',
+      '## TS (fast-check: packages/offthread/test/schema-fuzz.test.mjs, then api-fuzz.test.mjs)',
       '',
       `\`${report.ts.command}\` (${report.ts.runsPerProperty} runs per property), ${report.ts.date}.`,
       '',
@@ -262,7 +269,7 @@ if (opts.rust) {
     ...stamp,
     seconds: opts.seconds,
     targets,
-    readerExecutions: sum(targets.filter((t) => t.target !== 'compile_schema')),
+    readerExecutions: sum(targets.filter((t) => READERS.includes(t.target))),
     compilerExecutions: sum(targets.filter((t) => t.target === 'compile_schema')),
     crashes: targets.reduce((a, t) => a + t.crashes, 0),
   };

@@ -311,36 +311,50 @@ const describeArgs = (args) =>
     }
   });
 
-/** @type {Record<string, { executions: number, slowestMs: number, slowestArgs: string[] }>} */
-const report = {};
+/** Per property: executions, failures and the slowest call (the shape schema-fuzz writes too). */
+const report = new Map();
 after(() => {
-  if (STATS) writeFileSync(STATS, `${JSON.stringify({ runs: RUNS, seed: SEED, properties: report }, null, 2)}\n`);
+  if (!STATS) return;
+  const properties = [...report.values()];
+  const executions = properties.reduce((a, p) => a + p.executions, 0);
+  writeFileSync(STATS, `${JSON.stringify({ seed: SEED, runsPerProperty: RUNS, executions, properties }, null, 2)}\n`);
 });
 
 for (const [name, arbitraries, fn, check, tameArgs = (a) => a] of FUNCTIONS) {
   test(`fuzz ${name}: a result of the right shape or a registry code, never a hang`, async () => {
-    const stat = { executions: 0, slowestMs: 0, slowestArgs: /** @type {string[]} */ ([]) };
-    report[name] = stat;
-    await fc.assert(
-      fc.asyncProperty(fc.tuple(...arbitraries), async (args) => {
-        stat.executions++;
-        const t0 = performance.now();
-        const outcome = await settle(fn, tameArgs(materialize(args)));
-        const ms = performance.now() - t0;
-        if (ms > stat.slowestMs) Object.assign(stat, { slowestMs: ms, slowestArgs: describeArgs(args) });
-        assert.notEqual(outcome, 'hang', `${name} did not settle in ${HANG_MS} ms`);
-        if (outcome.ok) {
-          assert.ok(check(outcome.value), `${name} succeeded with a result of the wrong shape`);
-          return;
-        }
-        const { error } = outcome;
-        assert.ok(error instanceof Error, `${name} threw a non-Error: ${String(error)}`);
-        assert.ok(
-          error.code in errorRegistry || SCHEMA_CODE.test(error.code),
-          `${name} threw an untyped error: ${error.name}: ${error.message} (code ${String(error.code)})`,
-        );
-      }),
-      { numRuns: RUNS, seed: SEED, endOnFailure: true },
-    );
+    const stat = {
+      name: `api: ${name}`,
+      executions: 0,
+      failures: 0,
+      slowestMs: 0,
+      slowestArgs: /** @type {string[]} */ ([]),
+    };
+    report.set(name, stat);
+    await fc
+      .assert(
+        fc.asyncProperty(fc.tuple(...arbitraries), async (args) => {
+          stat.executions++;
+          const t0 = performance.now();
+          const outcome = await settle(fn, tameArgs(materialize(args)));
+          const ms = performance.now() - t0;
+          if (ms > stat.slowestMs) Object.assign(stat, { slowestMs: ms, slowestArgs: describeArgs(args) });
+          assert.notEqual(outcome, 'hang', `${name} did not settle in ${HANG_MS} ms`);
+          if (outcome.ok) {
+            assert.ok(check(outcome.value), `${name} succeeded with a result of the wrong shape`);
+            return;
+          }
+          const { error } = outcome;
+          assert.ok(error instanceof Error, `${name} threw a non-Error: ${String(error)}`);
+          assert.ok(
+            error.code in errorRegistry || SCHEMA_CODE.test(error.code),
+            `${name} threw an untyped error: ${error.name}: ${error.message} (code ${String(error.code)})`,
+          );
+        }),
+        { numRuns: RUNS, seed: SEED, endOnFailure: true },
+      )
+      .catch((err) => {
+        stat.failures++;
+        throw err;
+      });
   });
 }
