@@ -50,7 +50,7 @@ fn resize_method(cx: &Cx<'_>, f: &Field) -> String {
     };
     let columns = match (&**elem, layout) {
         (Type::Scalar(_) | Type::Enum(_), _) => String::new(),
-        (Type::Struct(id), SliceLayout::Soa(_)) if !cx.rust.has_varlen(*id) => {
+        (Type::Struct(id), SliceLayout::Soa(_)) if !cx.s.has_varlen(*id) => {
             format!(", {}SoaWriter.COLUMNS", cx.name(*id))
         }
         (Type::Struct(_), SliceLayout::Soa(_)) => return String::new(),
