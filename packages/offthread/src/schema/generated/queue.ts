@@ -96,6 +96,7 @@ export class PiArgsWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<PiArgs>): this {
+    rt.struct(v, 'pi_args');
     this.setFirst(v.first);
     this.setCount(v.count);
     this.setSeed(v.seed);
@@ -103,9 +104,27 @@ export class PiArgsWriter {
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodePiArgs(value: rt.Writable<PiArgs>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return PiArgsWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodePiArgs(value: rt.Writable<PiArgs>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) {
+    try {
+      return PiArgsWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
+  const b = rt.scratch();
+  try {
+    return PiArgsWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `pi_args` into plain objects. */
@@ -181,14 +200,33 @@ export class PiResultWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<PiResult>): this {
+    rt.struct(v, 'pi_result');
     this.setInside(v.inside);
     return this;
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodePiResult(value: rt.Writable<PiResult>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return PiResultWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodePiResult(value: rt.Writable<PiResult>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) {
+    try {
+      return PiResultWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
+  const b = rt.scratch();
+  try {
+    return PiResultWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `pi_result` into plain objects. */
@@ -294,6 +332,7 @@ export class Md5IterateArgsWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<Md5IterateArgs>): this {
+    rt.struct(v, 'md5_iterate_args');
     this.setText(v.text);
     this.setRounds(v.rounds);
     this.setStart(v.start);
@@ -301,9 +340,27 @@ export class Md5IterateArgsWriter {
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeMd5IterateArgs(value: rt.Writable<Md5IterateArgs>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return Md5IterateArgsWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeMd5IterateArgs(value: rt.Writable<Md5IterateArgs>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) {
+    try {
+      return Md5IterateArgsWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
+  const b = rt.scratch();
+  try {
+    return Md5IterateArgsWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `md5_iterate_args` into plain objects. */
@@ -381,14 +438,42 @@ export class Md5HexArgsWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<Md5HexArgs>): this {
+    rt.struct(v, 'md5_hex_args');
     this.setData(v.data);
     return this;
   }
+
+  /**
+   * Resizes `data` of the message in `bytes` in place to `count` items, within the capacity
+   * it was written with: shrinking erases the rest of the last 64-byte block, growing back
+   * zeroes the new items (W0010 past the capacity). `at`: this struct's offset (0: the root).
+   */
+  static resizeData(bytes: rt.Bytes, count: number, at = 0): void {
+    rt.resizeArray(bytes, at + 4, count);
+  }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeMd5HexArgs(value: rt.Writable<Md5HexArgs>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return Md5HexArgsWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeMd5HexArgs(value: rt.Writable<Md5HexArgs>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) {
+    try {
+      return Md5HexArgsWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
+  const b = rt.scratch();
+  try {
+    return Md5HexArgsWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `md5_hex_args` into plain objects. */
@@ -466,14 +551,33 @@ export class DigestResultWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<DigestResult>): this {
+    rt.struct(v, 'digest_result');
     this.setDigest(v.digest);
     return this;
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeDigestResult(value: rt.Writable<DigestResult>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return DigestResultWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeDigestResult(value: rt.Writable<DigestResult>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) {
+    try {
+      return DigestResultWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
+  const b = rt.scratch();
+  try {
+    return DigestResultWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `digest_result` into plain objects. */
@@ -590,6 +694,7 @@ export class QrArgsWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<QrArgs>): this {
+    rt.struct(v, 'qr_args');
     this.setText(v.text);
     this.setEcc(v.ecc);
     this.setSize(v.size);
@@ -598,9 +703,27 @@ export class QrArgsWriter {
   }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeQrArgs(value: rt.Writable<QrArgs>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return QrArgsWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeQrArgs(value: rt.Writable<QrArgs>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) {
+    try {
+      return QrArgsWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
+  const b = rt.scratch();
+  try {
+    return QrArgsWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `qr_args` into plain objects. */
@@ -678,14 +801,42 @@ export class BytesResultWriter {
 
   /** Writes every field of `v`, in the canonical order. */
   fill(v: rt.Writable<BytesResult>): this {
+    rt.struct(v, 'bytes_result');
     this.setBytes(v.bytes);
     return this;
   }
+
+  /**
+   * Resizes `bytes` of the message in `bytes` in place to `count` items, within the capacity
+   * it was written with: shrinking erases the rest of the last 64-byte block, growing back
+   * zeroes the new items (W0010 past the capacity). `at`: this struct's offset (0: the root).
+   */
+  static resizeBytes(bytes: rt.Bytes, count: number, at = 0): void {
+    rt.resizeArray(bytes, at + 4, count);
+  }
 }
 
-/** Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's). */
-export function encodeBytesResult(value: rt.Writable<BytesResult>, builder: rt.Builder = new rt.Builder()): Uint8Array {
-  return BytesResultWriter.alloc(builder).fill(value).finish();
+/**
+ * Encodes `value` as the root of a new message (the canonical bytes, identical to Rust's).
+ * Without `builder`: written in the runtime's reused scratch builder, returned as an
+ * exact-size copy; with one: a view of `builder`'s buffer.
+ */
+export function encodeBytesResult(value: rt.Writable<BytesResult>, builder?: rt.Builder): Uint8Array {
+  if (builder !== undefined) {
+    try {
+      return BytesResultWriter.alloc(builder).fill(value).finish();
+    } catch (err) {
+      throw rt.writeFailure(err);
+    }
+  }
+  const b = rt.scratch();
+  try {
+    return BytesResultWriter.alloc(b).fill(value).finish().slice();
+  } catch (err) {
+    throw rt.writeFailure(err);
+  } finally {
+    rt.release(b);
+  }
 }
 
 /** Decodes a whole message whose root is `bytes_result` into plain objects. */
