@@ -9,6 +9,7 @@ import { launchChromium, startServer } from '../../packages/offthread/test/brows
 import { firefoxPath, runPageInFirefox } from '../lib/firefox.mjs';
 import { runInChild } from '../lib/measure.mjs';
 import { opsRatio } from '../lib/report.mjs';
+import { ensureApt } from '../lib/tools.mjs';
 
 const BROWSER_VARIANTS = ['js', 'jsBitwise', 'wasm', 'wasmWorkers'];
 /** Node rows: pi variant, series label, environment of the child that runs it. */
@@ -77,7 +78,7 @@ export async function run(ctx) {
   const rows = pageResult.rows.map((r) => ({ ...r, series: `chromium ${r.variant}`, runtime: 'chromium' }));
   // Firefox (the paper's Figure 10): the same page and options, over WebDriver BiDi.
   let firefox = null;
-  if (firefoxPath() && !ctx.argv.includes('--no-firefox')) {
+  if (!ctx.argv.includes('--no-firefox') && (firefoxPath() || ensureApt('firefox-esr', 'firefox-esr', ctx.progress))) {
     ctx.progress('firefox: serving bench/browser again');
     const ffServer = await startServer({ isolated });
     try {

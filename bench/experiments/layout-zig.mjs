@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runInChild } from '../lib/measure.mjs';
+import { ensurePip } from '../lib/tools.mjs';
 
 const child = fileURLToPath(new URL('./layout-zig-child.mjs', import.meta.url));
 const rustChild = fileURLToPath(new URL('./layout-child.mjs', import.meta.url));
@@ -22,6 +23,7 @@ function zig(args) {
 }
 
 function build(ctx) {
+  ensurePip('ziglang', 'ziglang', ctx.progress);
   mkdirSync(OUT, { recursive: true });
   const builds = [];
   for (const mode of ['ReleaseFast', 'ReleaseSafe']) {

@@ -4,6 +4,7 @@
 // (2) WASM module sizes: the same write + read over TemperatureBatch built three ways
 // (bench/wasm-size: generated Rust, FlatBuffers, serde_json), wasm32, release, LTO,
 // stripped. (3) "Adding fields costs nothing": a v1 reader on v1 data vs on v2 data.
+
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { schema } from 'offthread';
 import { runInChild } from '../lib/measure.mjs';
+import { ensureApt } from '../lib/tools.mjs';
 
 const child = fileURLToPath(new URL('./schema-size-child.mjs', import.meta.url));
 const SIZE_DIR = fileURLToPath(new URL('../wasm-size/', import.meta.url));
@@ -42,6 +44,7 @@ function codeLines(ctx) {
     lines: lines(f.contents),
     runtime: f.lang === 'ts' ? 'offthread/schema (runtime.ts)' : 'offthread-schema-rt',
   }));
+  ensureApt('flatc', 'flatbuffers-compiler');
   const flatc = spawnSync('flatc', ['--version'], { encoding: 'utf8' });
   if (flatc.status === 0) {
     for (const [lang, flag] of [
