@@ -3,6 +3,7 @@
 //! The code imports the hand-written runtime `packages/offthread/src/schema/runtime.ts`
 //! (published as `offthread/schema`).
 
+mod columns;
 mod enums;
 mod interfaces;
 mod reader;

@@ -2,7 +2,7 @@
 //! values' sizes must be known when the array is allocated (allocation is append-only),
 //! so `alloc` takes them and `write(b, items)` measures plain items first.
 
-use super::writer::{column_method, fill_column};
+use super::columns::{column_method, fill_column};
 use super::{Cx, column_member};
 use crate::compiler::camel_case;
 use crate::compiler::ir::*;
