@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import offthread from 'offthread';
-import { spawnService } from '../test-support/process.mjs';
+import { SERVICE_NODE_ARGS, spawnService } from '../test-support/process.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -27,8 +27,12 @@ const { values } = parseArgs({
     'overload-seconds': { type: 'string', default: '0' },
     // Where soak.{json,md} go (default bench/results/): lets two configurations run side by side.
     out: { type: 'string' },
+    // Flags for the service's node (repeatable); given, they replace the ones it is run
+    // with (SERVICE_NODE_ARGS). V8's default sizing: --node-arg=--min-semi-space-size=0.
+    'node-arg': { type: 'string', multiple: true },
   },
 });
+const nodeArgs = values['node-arg'] ?? SERVICE_NODE_ARGS;
 const minutes = Number(values.minutes);
 const rate = Number(values.rate);
 const concurrency = Number(values.concurrency);
@@ -120,7 +124,7 @@ function pick(/** @type {number} */ i) {
 
 /** Starts main.mjs on a free loopback port; resolves { child, url, exit }. */
 function startService(/** @type {Record<string, string>} */ env = {}) {
-  return spawnService([], { LOG_LEVEL: 'warn', ...env });
+  return spawnService([], { LOG_LEVEL: 'warn', ...env }, nodeArgs);
 }
 
 /** @returns {Promise<{ status: number, body: string } | { error: string }>} */
@@ -321,7 +325,14 @@ async function main() {
   const result = {
     date: new Date().toISOString(),
     machine: { cpus: os.availableParallelism(), node: process.version },
-    config: { minutes, rate, concurrency, sampleSeconds: sampleMs / 1000, warmupSeconds: warmupMs / 1000 },
+    config: {
+      minutes,
+      rate,
+      concurrency,
+      sampleSeconds: sampleMs / 1000,
+      warmupSeconds: warmupMs / 1000,
+      nodeArgs: values['node-arg'],
+    },
     requests: next,
     achievedRate: next / loadSeconds,
     good: { sent: good.reduce((s, k) => s + k.sent, 0), errors: good.reduce((s, k) => s + k.wrong, 0) },
@@ -442,7 +453,8 @@ function markdown(r) {
     `# Soak (${r.date})`,
     '',
     `${r.config.minutes} min at ~${r.config.rate} req/s (at most ${r.config.concurrency} in flight), warm-up ${r.config.warmupSeconds} s, ` +
-      `${r.machine.cpus} cores, node ${r.machine.node}; the service on 127.0.0.1 in its own process.`,
+      `${r.machine.cpus} cores, node ${r.machine.node}; the service on 127.0.0.1 in its own process` +
+      (r.config.nodeArgs?.length ? ` (node ${r.config.nodeArgs.join(' ')}).` : '.'),
     '',
     `- requests: ${r.requests} (good ${r.good.sent}, bad ${r.bad.sent}), ${r.achievedRate.toFixed(0)} req/s`,
     `- good requests that failed: **${r.good.errors}**; bad requests with an unexpected status: ${r.bad.unexpected}`,
