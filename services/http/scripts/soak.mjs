@@ -320,6 +320,12 @@ async function main() {
       ),
     };
   };
+  // Also the end against the most RSS held during warm-up: V8 may shrink its heap late in
+  // warm-up (a memory-reducer collection) and regrow it to the same plateau, which the
+  // median-based growth above reads as growth; a leak grows past what was already held.
+  const warmupPeakMiB = Math.max(...samples.filter((s) => s.atS * 1000 < warmupMs).map((s) => s.rssMiB));
+  const rssEndMiB = median(after.slice(-3).map((s) => s.rssMiB));
+  const pastWarmupPeak = { warmupPeakMiB, pct: ((rssEndMiB - warmupPeakMiB) / warmupPeakMiB) * 100 };
   const good = MIX.filter((m) => m.good).map((m) => byKind[m.name]);
   const bad = MIX.filter((m) => !m.good).map((m) => byKind[m.name]);
   const result = {
@@ -331,7 +337,7 @@ async function main() {
       concurrency,
       sampleSeconds: sampleMs / 1000,
       warmupSeconds: warmupMs / 1000,
-      nodeArgs: values['node-arg'],
+      nodeArgs,
     },
     requests: next,
     achievedRate: next / loadSeconds,
@@ -347,6 +353,7 @@ async function main() {
       handles: growth('handles'),
       fds: growth('fds'),
     },
+    pastWarmupPeak,
     atRest,
     exit,
     samples,
@@ -468,6 +475,9 @@ function markdown(r) {
     row('external (MiB)', g.externalMiB, 1),
     row('active handles', g.handles, 0),
     row('open fds', g.fds, 0),
+    '',
+    `- RSS at end against the most it held during warm-up (${r.pastWarmupPeak.warmupPeakMiB.toFixed(1)} MiB): ` +
+      `${r.pastWarmupPeak.pct >= 0 ? '+' : ''}${r.pastWarmupPeak.pct.toFixed(1)} %`,
     '',
     `At rest after the load: RSS ${r.atRest.rssMiB.toFixed(1)} MiB, heap ${r.atRest.heapUsedMiB.toFixed(1)} MiB, ` +
       `${r.atRest.handles} handles, ${r.atRest.fds} fds.`,
