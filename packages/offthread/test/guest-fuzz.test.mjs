@@ -12,7 +12,10 @@
 //   fail messages, memory growth, traps, stores, writes over its input, lying allocs).
 //   With one worker its state is known, so a model predicts every answer exactly (bytes,
 //   code, message); the next call on the same host works, the caller's input is intact;
-//   with guest-to-guest calls added, every call is typed and no guest is ever re-entered.
+//   with guest-to-guest calls added, every call is typed and no guest is ever re-entered;
+// - malicious producers: crafted `blob` messages (bad offsets, huge counts, self-pointers,
+//   truncation) from a producer guest, read by Rust consumer guests (tests/guests/basic,
+//   over one shared input) → the TS reader's value, or ERR_GUEST_FAILED with its R code.
 // Never a hang (a call not settled after HANG_MS fails), a crash or an untyped error.
 //
 // `npm test` runs a small fixed-seed budget; `npm run fuzz` (scripts/fuzz.mjs) sets
@@ -24,6 +27,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { errorRegistry, guests } from 'offthread';
 import { ABI_EXPORTS, H, HF, hostile, INPUT, instr, OPS } from '../../../tests/guests/hostile/hostile.mjs';
+import * as msg from '../dist/schema/generated/fixtures/guests.js';
 
 const RUNS = Number(process.env.OFFTHREAD_FUZZ_RUNS ?? 40);
 const SEED = Number(process.env.OFFTHREAD_FUZZ_SEED ?? 0x6e57);
@@ -55,7 +59,7 @@ async function check(prop, property, runs = RUNS) {
     const s = stats.get(prop) ?? { name: prop, executions: 0, failures: 0, slowestMs: 0, slowestBytes: 0 };
     s.failures++;
     stats.set(prop, s);
-    throw new Error(fc.defaultReportMessage(r));
+    throw new Error(`${fc.defaultReportMessage(r)}\n${r.errorInstance?.message ?? ''}`);
   }
 }
 const budget = () => Math.max(8, Math.ceil(RUNS / LOAD_SHARE));
@@ -526,6 +530,109 @@ describe('hostile guests', () => {
       await pair.close();
     }
   });
+});
+
+// ---- malicious producers (issue 13 §5.2.3) ------------------------------------------------
+
+/** A `blob` message made hostile: words overwritten (offsets, counts, self-pointers), cut, extended. */
+const crafted = fc
+  .tuple(
+    fc.uint8Array({ maxLength: 200 }),
+    fc.array(
+      fc.oneof(
+        fc.record({
+          at: fc.oneof(
+            fc.constantFrom(0, 4, 64, 68, 72, 76),
+            fc.nat(400).map((n) => n & ~3),
+          ),
+          value: fc.oneof(
+            fc.constantFrom(0, 1, 8, 63, 64, 128, 0x7fffffff, 0x1fffffff, 0xffffffff, 0xe0000001),
+            fc.nat({ max: 2 ** 32 - 1 }),
+          ),
+          self: fc.boolean(),
+        }),
+        fc.record({ cut: fc.nat(400) }),
+        fc.record({ extend: fc.uint8Array({ maxLength: 64 }) }),
+      ),
+      { maxLength: 3 },
+    ),
+  )
+  .map(([data, edits]) => {
+    let b = msg.encodeBlob({ data });
+    for (const e of edits) {
+      if ('cut' in e) b = b.slice(0, e.cut % (b.length + 1));
+      else if ('extend' in e) b = cat(b, e.extend);
+      else if (e.at + 4 <= b.length) {
+        // `self`: a pointer to itself (or, as an offset, to the root): a cycle.
+        new DataView(b.buffer, b.byteOffset).setUint32(e.at, e.self ? e.at : e.value, true);
+      }
+    }
+    return b;
+  });
+
+function fnv(bytes) {
+  let h = 0xcbf29ce484222325n;
+  for (const b of bytes) h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
+  return h;
+}
+
+test('malicious producers: crafted messages through Rust consumer guests are read or refused with an R code', async () => {
+  const prop = 'crafted message → Rust consumers';
+  // The producer is the hostile guest (it answers the bytes it is given); the
+  // consumers are tests/guests/basic's scan.checksum (Rust, zero-copy reader), fanned
+  // out over one shared input, and its echo.echo (owned copy); the TS reader is the
+  // reference: the same value, or the same R code.
+  const host = await guests.load(
+    [
+      { name: 'producer', bytes: hostile() },
+      { name: 'a', bytes: basic },
+      { name: 'b', bytes: basic },
+    ],
+    { threads: 2 },
+  );
+  try {
+    await check(
+      prop,
+      fc.asyncProperty(crafted, async (bytes) => {
+        const t0 = performance.now();
+        const made = await settle(host.call('h', 'run', cat(instr('retIn', 9, bytes.length), bytes)), 'producer');
+        assert.deepEqual([...made.value], [...bytes], "the producer's message arrives intact");
+        let want;
+        try {
+          const data = new Uint8Array(msg.decodeBlob(made.value).data);
+          want = { data, sum: fnv(data) };
+        } catch (err) {
+          assert.match(err.code, /^R\d{4}$/, err.message);
+          want = { code: err.code };
+        }
+        const opts = { timeout: HANG_MS };
+        const got = await settle(host.fanout('scan', 'checksum', made.value, opts), 'consumers');
+        const echo = await settle(host.call('echo', 'echo', made.value, { ...opts, exporter: 'b' }), 'echo');
+        if (want.data) {
+          // basic's checksum wants the zero-copy slice, which an absent (null) column has
+          // not: it refuses that one valid message as "unaligned input" (a test-guest quirk).
+          const absent = want.data.length === 0 && /unaligned input/.test(got.error?.message);
+          assert.ok(!got.error || absent, `TS read it, a consumer refused: ${got.error?.message}`);
+          if (!absent)
+            assert.deepEqual(
+              got.value.map((c) => msg.decodeCount(c).value),
+              [want.sum, want.sum],
+            );
+          assert.ok(!echo.error, `TS read it, echo refused: ${echo.error?.message}`);
+          assert.deepEqual(new Uint8Array(msg.decodeBlob(echo.value).data), want.data);
+        } else {
+          for (const r of [got, echo]) {
+            assert.ok(r.error, `TS refused it (${want.code}), a consumer read it`);
+            assert.equal(r.error.code, 'ERR_GUEST_FAILED', r.error.message);
+            assert.match(r.error.message, new RegExp(`invalid input: ${want.code}`));
+          }
+        }
+        record(prop, performance.now() - t0, bytes.length);
+      }),
+    );
+  } finally {
+    await host.close();
+  }
 });
 
 // ---- regressions (bugs this fuzzer found) -------------------------------------------------
