@@ -6,9 +6,10 @@
 // in tests/fixtures/fuzz/<target>/), for N seconds each (default 60). Then the corpus is
 // replayed input by input to find the slowest one. A crash, a panic, a timeout (> 2 s)
 // or an allocation past 2 GB is a failure, left in fuzz/artifacts/<target>/.
-// TS: packages/offthread/test/schema-fuzz.test.mjs (generated readers/writers) and
-// api-fuzz.test.mjs (every public function's arguments) with OFFTHREAD_FUZZ_RUNS runs per
-// property (default 20,000; `npm test` runs it with a small fixed budget).
+// TS: packages/offthread/test/schema-fuzz.test.mjs (generated readers/writers),
+// api-fuzz.test.mjs (every public function's arguments) and guest-fuzz.test.mjs (the
+// guest host against malformed modules and hostile guests) with OFFTHREAD_FUZZ_RUNS runs
+// per property (default 20,000; `npm test` runs them with a small fixed budget).
 // Writes bench/results/fuzz.{json,md}; exits 1 on any failure.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -29,7 +30,8 @@ const READERS = [
   'read_records',
 ];
 // 'filters': the stream filters (chunked = one-shot, round trips, registered error codes).
-const ALL = [...READERS, 'compile_schema', 'filters'];
+// 'guest_abi': the guest side of the guest ABI (a call's input, a guest-to-guest answer).
+const ALL = [...READERS, 'compile_schema', 'filters', 'guest_abi'];
 /** Golden buffers (tests/fixtures/schema/golden/<name>.hex) that seed each reader target. */
 const SEEDS = {
   read_kitchen_sink: ['kitchen_sink'],
@@ -64,7 +66,27 @@ function parseArgs(argv) {
 
 const hexToBytes = (hex) => Buffer.from(hex.replace(/[^0-9a-f]/gi, ''), 'hex');
 
-function seedCorpus(target) {
+/**
+ * guest_abi inputs: a selector byte (export << 5 | function << 2 | descriptor index) and
+ * a message, encoded by the generated TS writers of tests/guests/guests.km (built by setup).
+ */
+async function guestSeeds(corpus) {
+  const msg = await import('../packages/offthread/dist/schema/generated/fixtures/guests.js');
+  const blobs = [0, 1, 7, 64, 1000].map((n) => msg.encodeBlob({ data: Uint8Array.from({ length: n }, (_, i) => i) }));
+  const counts = [0n, 5n, 1n << 40n].map((value) => msg.encodeCount({ value }));
+  const calls = { '0-0': blobs, '0-4': counts, '1-0': [new Uint8Array()], '2-0': counts, '3-0': blobs, '4-0': blobs };
+  for (const [key, messages] of Object.entries(calls)) {
+    const [exp, fn] = key.split('-').map(Number);
+    messages.forEach((m, i) => {
+      writeFileSync(
+        join(corpus, `seed-${key}-${i}.bin`),
+        Buffer.concat([Buffer.from([(exp << 5) | (fn << 2) | i]), m]),
+      );
+    });
+  }
+}
+
+async function seedCorpus(target) {
   const corpus = join(fuzzDir, 'corpus', target);
   mkdirSync(corpus, { recursive: true });
   if (target === 'compile_schema') {
@@ -79,6 +101,8 @@ function seedCorpus(target) {
     for (const f of readdirSync(repo).filter((f) => f.endsWith('.km'))) {
       writeFileSync(join(corpus, `seed-repo-${f}`), readFileSync(join(repo, f)));
     }
+  } else if (target === 'guest_abi') {
+    await guestSeeds(corpus);
   } else {
     for (const name of SEEDS[target] ?? []) {
       const hex = readFileSync(join(fixtures, 'schema', 'golden', `${name}.hex`), 'utf8');
@@ -127,8 +151,8 @@ function slowest(bin, corpus) {
   return { ...worst, file: worst.file && basename(worst.file), inputs: files.length };
 }
 
-function fuzzRust(bin, target, seconds) {
-  const corpus = seedCorpus(target);
+async function fuzzRust(bin, target, seconds) {
+  const corpus = await seedCorpus(target);
   const artifacts = join(fuzzDir, 'artifacts', target);
   mkdirSync(artifacts, { recursive: true });
   const args = [
@@ -175,7 +199,7 @@ function fuzzRust(bin, target, seconds) {
 }
 
 /** The fast-check suites: generated readers/writers, then every public function's arguments. */
-const TS_SUITES = ['schema-fuzz.test.mjs', 'api-fuzz.test.mjs'];
+const TS_SUITES = ['schema-fuzz.test.mjs', 'api-fuzz.test.mjs', 'guest-fuzz.test.mjs'];
 
 function fuzzTs(runs, seed) {
   const t0 = performance.now();
@@ -225,7 +249,7 @@ function markdown(report) {
   }
   if (report.ts) {
     lines.push(
-      '## TS (fast-check: packages/offthread/test/schema-fuzz.test.mjs, then api-fuzz.test.mjs)',
+      '## TS (fast-check: packages/offthread/test/schema-fuzz.test.mjs, api-fuzz.test.mjs, then guest-fuzz.test.mjs)',
       '',
       `\`${report.ts.command}\` (${report.ts.runsPerProperty} runs per property), ${report.ts.date}.`,
       '',
@@ -263,7 +287,8 @@ if (!opts.rust && previous.rust) report.rust = previous.rust;
 if (!opts.ts && previous.ts) report.ts = previous.ts;
 if (opts.rust) {
   const bin = buildRust();
-  const targets = opts.targets.map((t) => fuzzRust(bin, t, opts.seconds));
+  const targets = [];
+  for (const t of opts.targets) targets.push(await fuzzRust(bin, t, opts.seconds));
   const sum = (ts) => ts.reduce((a, t) => a + (Number.isFinite(t.executions) ? t.executions : 0), 0);
   report.rust = {
     ...stamp,

@@ -87,9 +87,11 @@ export function parseDescriptor(text: string, where: string): InterfaceDecl {
   if (!Array.isArray(d.memories) || !Array.isArray(d.functions)) {
     throw bad(where, `interface ${str('name')}: memories and functions must be arrays`);
   }
+  // Names are tested as strings: String(undefined) would pass NAME.
+  const named = (v: unknown): v is string => typeof v === 'string' && NAME.test(v);
   const memories: MemoryDecl[] = d.memories.map((m: Record<string, unknown>) => {
     const ok =
-      NAME.test(String(m?.name)) &&
+      named(m?.name) &&
       ACCESS.includes(String(m?.import)) &&
       ACCESS.includes(String(m?.export)) &&
       Number.isInteger(m?.pages) &&
@@ -99,7 +101,7 @@ export function parseDescriptor(text: string, where: string): InterfaceDecl {
     return { name: m.name, import: m.import, export: m.export, pages: m.pages } as MemoryDecl;
   });
   const functions: FunctionDecl[] = d.functions.map((f: Record<string, unknown>) => {
-    if (!NAME.test(String(f?.name))) throw bad(where, `interface ${str('name')}: a malformed function`);
+    if (!named(f?.name)) throw bad(where, `interface ${str('name')}: a malformed function`);
     return {
       name: f.name as string,
       input: place(f.input, memories, where),

@@ -128,6 +128,13 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
 
   const specs: Omit<GuestModuleSpec, 'exports' | 'imports'>[] = [];
   for (const { name, bytes } of sources) {
+    // Validate first: a malformed module is ERR_GUEST_MODULE whatever its import section says.
+    let module: WebAssembly.Module;
+    try {
+      module = await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
+    } catch (err) {
+      throw makeError('ERR_GUEST_MODULE', `${name}: ${(err as Error).message}`, err);
+    }
     const mem = memoryImport(bytes, name);
     if (!mem) {
       throw makeError(
@@ -141,12 +148,6 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
         'ERR_GUEST_MEMORY_LIMIT',
         `${name}: needs ${mem.initial} pages at start, over the limit of ${memoryPages} (options.memoryPages)`,
       );
-    }
-    let module: WebAssembly.Module;
-    try {
-      module = await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
-    } catch (err) {
-      throw makeError('ERR_GUEST_MODULE', `${name}: ${(err as Error).message}`, err);
     }
     const present = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
     const missing = REQUIRED_EXPORTS.filter((e) => !present.has(e));

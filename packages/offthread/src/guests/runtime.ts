@@ -188,6 +188,8 @@ function isTyped(err: unknown): err is Error & { code: string } {
 export class GuestRuntime {
   readonly #specs: GuestModuleSpec[];
   readonly #instances: (Instance | undefined)[] = [];
+  /** Modules inside a call on this worker: never entered again until it returns. */
+  readonly #active = new Set<number>();
   #depth = 0;
 
   constructor(msg: GuestSetupMessage) {
@@ -208,13 +210,18 @@ export class GuestRuntime {
 
   /** Runs a call on module `i`; a trap drops the instance (the next call gets a fresh one). */
   run(i: number, exportIndex: number, fn: number, input: Uint8Array | null): Uint8Array {
-    const inst = this.#instance(i);
+    this.#active.add(i); // before #instance: its offthread_init may invoke too
     try {
-      return inst.run(exportIndex, fn, input);
-    } catch (err) {
-      if (isTyped(err)) throw err;
-      this.#instances[i] = undefined;
-      throw trapError(inst, this.#specs[i]?.name ?? `#${i}`, err);
+      const inst = this.#instance(i);
+      try {
+        return inst.run(exportIndex, fn, input);
+      } catch (err) {
+        if (isTyped(err)) throw err;
+        this.#instances[i] = undefined;
+        throw trapError(inst, this.#specs[i]?.name ?? `#${i}`, err);
+      }
+    } finally {
+      this.#active.delete(i);
     }
   }
 
@@ -225,7 +232,9 @@ export class GuestRuntime {
       const name = caller.text(namePtr as number, nameLen as number, 128);
       const spec = this.#specs[from];
       if (name === null || !spec?.imports.some((d) => d.name === name)) return -1n;
-      const target = this.#specs.findIndex((s, k) => k !== from && s.exports.some((d) => d.name === name));
+      // Not the caller, nor any module up the chain (A → B → A): a guest's state is
+      // borrowed for its whole call (offthread-guest's Cell), so re-entering it is unsound.
+      const target = this.#specs.findIndex((s, k) => !this.#active.has(k) && s.exports.some((d) => d.name === name));
       if (target < 0) return -1n;
       const exportIndex = (this.#specs[target] as GuestModuleSpec).exports.findIndex((d) => d.name === name);
       const input = caller.view((inPtr as number) >>> 0, (inLen as number) >>> 0, 'an input');
