@@ -7,8 +7,9 @@ const MAIN = new URL('../src/main.mjs', import.meta.url);
 /**
  * The node flags the service is run with (`npm start`, the README's process-manager
  * command): the young generation fixed at V8's default maximum (16 MiB semi-spaces), so
- * V8 does not grow and shrink it with the request rate. Same steady-state RSS; without
- * it RSS swung 88–117 MiB and rose 33 % after the soak's warm-up (with it: 1.0 %).
+ * V8 does not grow and shrink it with the request rate. Same steady-state RSS; in a pair
+ * of 10-minute soaks side by side, RSS after warm-up rose 33 % without it and 1.0 % with
+ * it (services/http/README.md, "Soak", has the rest of the reading).
  */
 export const SERVICE_NODE_ARGS = ['--min-semi-space-size=16'];
 
