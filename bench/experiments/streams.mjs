@@ -346,6 +346,7 @@ async function startServer(kind, port, page) {
 async function tcpLoad(port, total, concurrency) {
   let started = 0;
   let failed = 0;
+  const codes = {}; // why connections failed (EADDRNOTAVAIL: ephemeral ports in TIME_WAIT)
   const lat = [];
   const one = () =>
     new Promise((resolve) => {
@@ -356,8 +357,9 @@ async function tcpLoad(port, total, concurrency) {
         lat.push(performance.now() - t0);
         resolve();
       });
-      s.on('error', () => {
+      s.on('error', (e) => {
         failed++;
+        codes[e.code] = (codes[e.code] ?? 0) + 1;
         resolve();
       });
     });
@@ -375,6 +377,7 @@ async function tcpLoad(port, total, concurrency) {
   return {
     connsPerSec: (total / wall) * 1000,
     failed,
+    codes,
     p50Ms: lat[lat.length >> 1],
     p99Ms: lat[Math.floor(lat.length * 0.99)],
   };
@@ -640,6 +643,7 @@ export async function run(ctx) {
           p50Ms: t.p50Ms,
           p99Ms: t.p99Ms,
         });
+        if (t.failed > 0) notes.push(`TCP acceptor: failed connections by code: ${JSON.stringify(t.codes)}.`);
       } finally {
         tcp.kill();
       }
