@@ -54,6 +54,19 @@ function textBlock(bytes, seed) {
   return Buffer.from(parts.join(''));
 }
 
+/**
+ * `n` small texts of `bytes` each, all different (windows of one block at different
+ * offsets): the inputs of the many-small-gzips row and its test.
+ */
+export function smallTexts(n, bytes) {
+  const block = textBlock(Math.max(1 << 20, bytes * 4), 13);
+  const step = Math.max(1, Math.floor((block.length - bytes) / n));
+  return Array.from({ length: n }, (_, i) => {
+    const at = (i * step) % (block.length - bytes);
+    return Buffer.from(block.subarray(at, at + bytes));
+  });
+}
+
 /** Writes `mb` MiB of text: a 4 MiB block generated once, repeated. */
 export async function writeText(path, mb) {
   const block = textBlock(4 << 20, 7);

@@ -1,7 +1,10 @@
 // Streams off the loop (issue 14, the Nexus.js benchmarks): offthread's filters against
 // Node's own ways of doing the same work on the event loop or on libuv's pool.
 //
-//   node bench/run.mjs streams [--quick] [--full] [--no-http]
+//   node bench/run.mjs streams [--quick] [--full] [--no-http] [--only SECTION,…]
+//
+// SECTION: transcode, gzip (K streams and the per-chunk cost), gzip-many (10,000 small
+// gzips at once), csv, ndjson, http. `--only ndjson` runs just the NDJSON rows.
 //
 // 1. UTF-8 → UTF-16LE of a generated multilingual text (see _streams-data.mjs), one file
 //    and 4 files at once, vs buffer.transcode in a Transform, TextDecoder streaming and
@@ -28,9 +31,12 @@ import { StringDecoder } from 'node:string_decoder';
 import zlib from 'node:zlib';
 import { startLoopDelay } from '../lib/loop-delay.mjs';
 import { cpuMeter, peakRssMiB, progress, runInChild } from '../lib/measure.mjs';
-import { CSV_COLUMNS, writeCsv, writeText } from './_streams-data.mjs';
+import { CSV_COLUMNS, smallTexts, writeCsv, writeText } from './_streams-data.mjs';
+import { startServer as startService } from './http-server.mjs';
 
 const CHUNK = 64 * 1024;
+/** The 8,673-byte page of the Nexus server benchmark (the service's public/bench.html). */
+const BENCH_PAGE = new URL('../../services/http/public/bench.html', import.meta.url);
 
 /** Where a UTF-8 sequence the chunk may not finish starts (the Rust filter's rule, in JS). */
 function utf8Boundary(b) {
@@ -151,6 +157,46 @@ export async function gzipChild(method, input, k) {
   return { ...cpu, loop: loop.stop(), outBytes, roundTrip, peakRssMiB: peakRssMiB() };
 }
 
+/**
+ * Child: `n` gzip streams of `bytes`-byte inputs started at once (each written and
+ * ended before any output is read), the way a server answering `n` requests at once
+ * would. Peak RSS above the inputs' baseline; every output must gunzip to its input.
+ */
+export async function gzipManyChild(method, n, bytes) {
+  const { filters } = await import('offthread');
+  const pool = method === 'offthread' ? await benchPool() : null;
+  const inputs = smallTexts(n, bytes);
+  const baseRssMiB = process.memoryUsage.rss() / 2 ** 20;
+  // The longest stall of the loop, from a 1 ms interval: here the loop may not reach its
+  // timers phase at all for seconds, and monitorEventLoopDelay then records no sample.
+  let last = performance.now();
+  let stallMs = 0;
+  const tick = setInterval(() => {
+    const now = performance.now();
+    stallMs = Math.max(stallMs, now - last);
+    last = now;
+  }, 1);
+  const meter = cpuMeter();
+  meter.start();
+  const outputs = await Promise.all(
+    inputs.map(async (input) => {
+      const z = method === 'offthread' ? filters.gzip({ pool }) : zlib.createGzip();
+      const chunks = [];
+      z.on('data', (c) => chunks.push(c));
+      z.end(input);
+      await once(z, 'end');
+      return Buffer.concat(chunks);
+    }),
+  );
+  const cpu = meter.stop();
+  clearInterval(tick);
+  stallMs = Math.max(stallMs, performance.now() - last);
+  const peak = peakRssMiB();
+  let gunzipped = 0;
+  for (let i = 0; i < n; i++) if (zlib.gunzipSync(outputs[i]).equals(inputs[i])) gunzipped++;
+  return { ...cpu, stallMs, gunzipped, baseRssMiB, peakRssMiB: peak };
+}
+
 /** Child: per-chunk cost of one round trip through a pass-through filter (latin1 → latin1). */
 export async function offloadChild(chunks) {
   const { filters } = await import('offthread');
@@ -240,18 +286,28 @@ export async function parseChild(method, input) {
   return { ...cpu, loop: loop.stop(), rows, check, peakRssMiB: peakRssMiB() };
 }
 
-/** Child: a static server (node:http, no keep-alive) or a TCP hello-world acceptor; runs until killed. */
+/**
+ * Child: a static server (node:http or bare fastify, the page from memory) or a TCP
+ * hello-world acceptor; runs until killed.
+ */
 export async function serverChild(kind, port, page) {
   const body = Buffer.from(page);
-  const server =
-    kind === 'tcp'
-      ? createTcpServer((s) => s.end('hello world\n'))
-      : createHttpServer((_req, res) => {
-          res.writeHead(200, { 'content-type': 'text/html', 'content-length': body.length, connection: 'close' });
-          res.end(body);
-        });
-  server.listen(port, '127.0.0.1');
-  await once(server, 'listening');
+  if (kind === 'fastify') {
+    const Fastify = (await import('fastify')).default;
+    const app = Fastify();
+    app.get('/', (_req, reply) => reply.type('text/html').send(body));
+    await app.listen({ port, host: '127.0.0.1' });
+  } else {
+    const server =
+      kind === 'tcp'
+        ? createTcpServer((s) => s.end('hello world\n'))
+        : createHttpServer((_req, res) => {
+            res.writeHead(200, { 'content-type': 'text/html', 'content-length': body.length, connection: 'close' });
+            res.end(body);
+          });
+    server.listen(port, '127.0.0.1');
+    await once(server, 'listening');
+  }
   progress(`streams: ${kind} server on ${port}`);
   await new Promise(() => {}); // until the parent kills the child
 }
@@ -290,6 +346,7 @@ async function startServer(kind, port, page) {
 async function tcpLoad(port, total, concurrency) {
   let started = 0;
   let failed = 0;
+  const codes = {}; // why connections failed (EADDRNOTAVAIL: ephemeral ports in TIME_WAIT)
   const lat = [];
   const one = () =>
     new Promise((resolve) => {
@@ -300,8 +357,9 @@ async function tcpLoad(port, total, concurrency) {
         lat.push(performance.now() - t0);
         resolve();
       });
-      s.on('error', () => {
+      s.on('error', (e) => {
         failed++;
+        codes[e.code] = (codes[e.code] ?? 0) + 1;
         resolve();
       });
     });
@@ -319,6 +377,7 @@ async function tcpLoad(port, total, concurrency) {
   return {
     connsPerSec: (total / wall) * 1000,
     failed,
+    codes,
     p50Ms: lat[lat.length >> 1],
     p99Ms: lat[Math.floor(lat.length * 0.99)],
   };
@@ -353,8 +412,22 @@ const loopCols = [
   { key: 'coresUsed', label: 'cores used', format: 'sig3' },
 ];
 
+const SECTIONS = ['transcode', 'gzip', 'gzip-many', 'csv', 'ndjson', 'http'];
+
+/** The sections `--only a,b` (or `--only=a,b`) asks for; all when absent. */
+function sections(argv) {
+  const at = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
+  if (at < 0) return new Set(argv.includes('--no-http') ? SECTIONS.filter((s) => s !== 'http') : SECTIONS);
+  const list = (argv[at].includes('=') ? argv[at].split('=')[1] : (argv[at + 1] ?? '')).split(',');
+  const unknown = list.filter((s) => !SECTIONS.includes(s));
+  if (unknown.length > 0 || list.length === 0)
+    throw new Error(`--only takes some of ${SECTIONS.join(', ')}; got ${unknown.join(', ') || 'nothing'}`);
+  return new Set(list);
+}
+
 /** @param {import('../run.mjs').ExperimentContext} ctx */
 export async function run(ctx) {
+  const want = sections(ctx.argv);
   const dir = mkdtempSync(join(tmpdir(), 'offthread-streams-'));
   const textMb = ctx.quick ? 8 : 100;
   const gzipMb = ctx.quick ? 4 : 28;
@@ -364,118 +437,149 @@ export async function run(ctx) {
   const ratios = [];
   try {
     // 1. Transcoding.
-    const text = join(dir, 'text.utf8');
-    ctx.progress(`streams: writing ${textMb} MiB of text`);
-    await writeText(text, textMb);
-    const bytes = statSync(text).size;
-    const reference = createHash('sha256')
-      .update(execFileSync('iconv', ['-f', 'UTF-8', '-t', 'UTF-16LE', text], { maxBuffer: 1 << 30 }))
-      .digest('hex');
     const transcodeRows = [];
-    const methods = [
-      'offthread',
-      'buffer.transcode',
-      'TextDecoder stream',
-      'StringDecoder + Buffer.from',
-      'iconv-lite',
-      'copy (disk only)',
-    ];
-    for (const files of [1, 4]) {
-      for (const method of methods) {
-        ctx.progress(`streams: transcode ${method} × ${files}`);
-        const c = await runInChild(import.meta.url, 'transcodeChild', [method, text, dir, files]);
-        const v = c.value;
-        transcodeRows.push({
-          method,
-          files,
-          wallMs: v.wallMs,
-          mbPerSec: (files * bytes) / 2 ** 20 / (v.wallMs / 1000),
-          identical: method === 'copy (disk only)' ? '–' : v.hashes.every((h) => h === reference) ? 'yes' : 'NO',
-          loopP99Ms: v.loop.p99Ms,
-          loopMaxMs: v.loop.maxMs,
-          peakRssMiB: v.peakRssMiB,
-          coresUsed: v.coresUsed,
-        });
+    if (want.has('transcode')) {
+      const text = join(dir, 'text.utf8');
+      ctx.progress(`streams: writing ${textMb} MiB of text`);
+      await writeText(text, textMb);
+      const bytes = statSync(text).size;
+      const reference = createHash('sha256')
+        .update(execFileSync('iconv', ['-f', 'UTF-8', '-t', 'UTF-16LE', text], { maxBuffer: 1 << 30 }))
+        .digest('hex');
+      const methods = [
+        'offthread',
+        'buffer.transcode',
+        'TextDecoder stream',
+        'StringDecoder + Buffer.from',
+        'iconv-lite',
+        'copy (disk only)',
+      ];
+      for (const files of [1, 4]) {
+        for (const method of methods) {
+          ctx.progress(`streams: transcode ${method} × ${files}`);
+          const c = await runInChild(import.meta.url, 'transcodeChild', [method, text, dir, files]);
+          const v = c.value;
+          transcodeRows.push({
+            method,
+            files,
+            wallMs: v.wallMs,
+            mbPerSec: (files * bytes) / 2 ** 20 / (v.wallMs / 1000),
+            identical: method === 'copy (disk only)' ? '–' : v.hashes.every((h) => h === reference) ? 'yes' : 'NO',
+            loopP99Ms: v.loop.p99Ms,
+            loopMaxMs: v.loop.maxMs,
+            peakRssMiB: v.peakRssMiB,
+            coresUsed: v.coresUsed,
+          });
+        }
       }
+      const tr = (m, f) => transcodeRows.find((r) => r.method === m && r.files === f);
+      const fastestLoop4 = Math.min(
+        ...['buffer.transcode', 'TextDecoder stream', 'StringDecoder + Buffer.from'].map((m) => tr(m, 4).wallMs),
+      );
+      ratios.push(
+        {
+          label: '4 files: offthread / iconv-lite throughput',
+          value: tr('iconv-lite', 4).wallMs / tr('offthread', 4).wallMs,
+          target: 3,
+        },
+        {
+          label: '4 files: offthread / fastest in-loop method throughput',
+          value: fastestLoop4 / tr('offthread', 4).wallMs,
+          target: 0.9,
+        },
+        {
+          label: '4 files: offthread loop-delay p99',
+          value: tr('offthread', 4).loopP99Ms,
+          target: 5,
+          op: '<=',
+          unit: 'ms',
+        },
+      );
     }
-    const tr = (m, f) => transcodeRows.find((r) => r.method === m && r.files === f);
-    const fastestLoop4 = Math.min(
-      ...['buffer.transcode', 'TextDecoder stream', 'StringDecoder + Buffer.from'].map((m) => tr(m, 4).wallMs),
-    );
-    ratios.push(
-      {
-        label: '4 files: offthread / iconv-lite throughput',
-        value: tr('iconv-lite', 4).wallMs / tr('offthread', 4).wallMs,
-        target: 3,
-      },
-      {
-        label: '4 files: offthread / fastest in-loop method throughput',
-        value: fastestLoop4 / tr('offthread', 4).wallMs,
-        target: 0.9,
-      },
-      {
-        label: '4 files: offthread loop-delay p99',
-        value: tr('offthread', 4).loopP99Ms,
-        target: 5,
-        op: '<=',
-        unit: 'ms',
-      },
-    );
 
     // 2. gzip.
-    const gzIn = join(dir, 'gzip.in');
-    await writeText(gzIn, gzipMb);
-    const gzBytes = statSync(gzIn).size;
-    const gzRef = createHash('sha256').update(readFileSync(gzIn)).digest('hex');
     const gzipRows = [];
-    for (const k of gzipK) {
+    let offload;
+    if (want.has('gzip')) {
+      const gzIn = join(dir, 'gzip.in');
+      await writeText(gzIn, gzipMb);
+      const gzBytes = statSync(gzIn).size;
+      const gzRef = createHash('sha256').update(readFileSync(gzIn)).digest('hex');
+      for (const k of gzipK) {
+        for (const method of ['offthread', 'zlib.createGzip']) {
+          ctx.progress(`streams: gzip ${method} K=${k}`);
+          const c = await runInChild(import.meta.url, 'gzipChild', [method, gzIn, k]);
+          const v = c.value;
+          gzipRows.push({
+            method,
+            k,
+            wallMs: v.wallMs,
+            mbPerSec: (k * gzBytes) / 2 ** 20 / (v.wallMs / 1000),
+            ratio: v.outBytes / (k * gzBytes),
+            gunzips: v.roundTrip === gzRef ? 'yes' : 'NO',
+            loopP99Ms: v.loop.p99Ms,
+            loopMaxMs: v.loop.maxMs,
+            peakRssMiB: v.peakRssMiB,
+            coresUsed: v.coresUsed,
+          });
+        }
+      }
+      const gz = (m, k) => gzipRows.find((r) => r.method === m && r.k === k);
+      ratios.push({
+        label: 'gzip K=2 / K=1 throughput (offthread)',
+        value: gz('offthread', 2).mbPerSec / gz('offthread', 1).mbPerSec,
+        target: 1.8,
+      });
+      offload = (await runInChild(import.meta.url, 'offloadChild', [ctx.quick ? 2000 : 20000])).value;
+      ratios.push({
+        label: 'per-chunk round trip at 64 KiB (pass-through filter)',
+        value: offload.usPerChunk,
+        target: 10,
+        op: '<=',
+        unit: 'µs',
+      });
+    }
+
+    // 2b. Many small gzips at once: zlib allocates a deflate state per stream up front
+    // (unbounded concurrency is its known failure); offthread holds small inputs back
+    // and deflates each in one job, so at most a pool's worth of states exist.
+    const manyRows = [];
+    const many = { n: ctx.quick ? 2000 : 10000, bytes: 4096 };
+    if (want.has('gzip-many')) {
       for (const method of ['offthread', 'zlib.createGzip']) {
-        ctx.progress(`streams: gzip ${method} K=${k}`);
-        const c = await runInChild(import.meta.url, 'gzipChild', [method, gzIn, k]);
-        const v = c.value;
-        gzipRows.push({
+        ctx.progress(`streams: ${many.n} gzips of ${many.bytes} B at once, ${method}`);
+        const v = (await runInChild(import.meta.url, 'gzipManyChild', [method, many.n, many.bytes])).value;
+        manyRows.push({
           method,
-          k,
+          streams: many.n,
           wallMs: v.wallMs,
-          mbPerSec: (k * gzBytes) / 2 ** 20 / (v.wallMs / 1000),
-          ratio: v.outBytes / (k * gzBytes),
-          gunzips: v.roundTrip === gzRef ? 'yes' : 'NO',
-          loopP99Ms: v.loop.p99Ms,
-          loopMaxMs: v.loop.maxMs,
+          gunzips: v.gunzipped === many.n ? 'all' : `${v.gunzipped} of ${many.n}`,
+          baseRssMiB: v.baseRssMiB,
           peakRssMiB: v.peakRssMiB,
+          extraRssMiB: v.peakRssMiB - v.baseRssMiB,
+          stallMs: v.stallMs,
           coresUsed: v.coresUsed,
         });
       }
     }
-    const gz = (m, k) => gzipRows.find((r) => r.method === m && r.k === k);
-    ratios.push({
-      label: 'gzip K=2 / K=1 throughput (offthread)',
-      value: gz('offthread', 2).mbPerSec / gz('offthread', 1).mbPerSec,
-      target: 1.8,
-    });
-    const offload = (await runInChild(import.meta.url, 'offloadChild', [ctx.quick ? 2000 : 20000])).value;
-    ratios.push({
-      label: 'per-chunk round trip at 64 KiB (pass-through filter)',
-      value: offload.usPerChunk,
-      target: 10,
-      op: '<=',
-      unit: 'µs',
-    });
 
     // 3. CSV / NDJSON.
     const csv = join(dir, 'data.csv');
     const nd = join(dir, 'data.ndjson');
-    ctx.progress(`streams: writing ${csvMb} MiB of CSV and NDJSON`);
-    const expectedRows = await writeCsv(csv, csvMb);
-    await writeCsv(nd, csvMb, { ndjson: true });
     const parseRows = [];
-    for (const [method, file] of [
-      ['offthread csv', csv],
-      ['csv-parse', csv],
-      ['papaparse', csv],
-      ['offthread ndjson', nd],
-      ['JSON.parse per line', nd],
-    ]) {
+    const parsers = [];
+    let expectedRows = 0;
+    if (want.has('csv')) {
+      ctx.progress(`streams: writing ${csvMb} MiB of CSV`);
+      expectedRows = await writeCsv(csv, csvMb);
+      parsers.push(['offthread csv', csv], ['csv-parse', csv], ['papaparse', csv]);
+    }
+    if (want.has('ndjson')) {
+      ctx.progress(`streams: writing ${csvMb} MiB of NDJSON`);
+      await writeCsv(nd, csvMb, { ndjson: true });
+      parsers.push(['offthread ndjson', nd], ['JSON.parse per line', nd]);
+    }
+    for (const [method, file] of parsers) {
       ctx.progress(`streams: parse ${method}`);
       const c = await runInChild(import.meta.url, 'parseChild', [method, file]);
       const v = c.value;
@@ -494,25 +598,40 @@ export async function run(ctx) {
     }
     const pr = (m) => parseRows.find((r) => r.method === m);
     const agree = (ms, ref) => ms.every((m) => pr(m).rows === pr(ref).rows && pr(m).idSum === pr(ref).idSum);
-    notes.push(
-      `CSV: ${expectedRows} rows; offthread and papaparse saw the same rows and id sum as csv-parse: ${agree(['offthread csv', 'papaparse'], 'csv-parse') && pr('csv-parse').rows === expectedRows ? 'yes' : 'NO'}. NDJSON: ${pr('JSON.parse per line').rows} rows; offthread agrees with JSON.parse: ${agree(['offthread ndjson'], 'JSON.parse per line') ? 'yes' : 'NO'}.`,
-    );
-    ratios.push(
-      {
-        label: 'CSV: offthread / csv-parse throughput',
-        value: pr('offthread csv').mbPerSec / pr('csv-parse').mbPerSec,
-        target: 3,
-      },
-      { label: 'CSV: offthread loop-delay p99', value: pr('offthread csv').loopP99Ms, target: 5, op: '<=', unit: 'ms' },
-    );
+    if (want.has('csv')) {
+      notes.push(
+        `CSV: ${expectedRows} rows; offthread and papaparse saw the same rows and id sum as csv-parse: ${agree(['offthread csv', 'papaparse'], 'csv-parse') && pr('csv-parse').rows === expectedRows ? 'yes' : 'NO'}.`,
+      );
+      ratios.push(
+        {
+          label: 'CSV: offthread / csv-parse throughput',
+          value: pr('offthread csv').mbPerSec / pr('csv-parse').mbPerSec,
+          target: 3,
+        },
+        {
+          label: 'CSV: offthread loop-delay p99',
+          value: pr('offthread csv').loopP99Ms,
+          target: 5,
+          op: '<=',
+          unit: 'ms',
+        },
+      );
+    }
+    if (want.has('ndjson')) {
+      notes.push(
+        `NDJSON: ${pr('JSON.parse per line').rows} rows; offthread agrees with JSON.parse: ${agree(['offthread ndjson'], 'JSON.parse per line') ? 'yes' : 'NO'}.`,
+      );
+      ratios.push({
+        label: 'NDJSON: offthread / JSON.parse per line throughput',
+        value: pr('offthread ndjson').mbPerSec / pr('JSON.parse per line').mbPerSec,
+        target: 1,
+      });
+    }
 
     // 4. Servers.
     const serverRows = [];
-    if (!ctx.argv.includes('--no-http')) {
-      const page = `<!doctype html><title>offthread</title>${'<p>offthread static page</p>\n'.repeat(400)}`.slice(
-        0,
-        8673,
-      );
+    if (want.has('http')) {
+      const page = readFileSync(BENCH_PAGE, 'utf8');
       const tcp = await startServer('tcp', 18081, '');
       try {
         ctx.progress('streams: TCP acceptor');
@@ -524,65 +643,69 @@ export async function run(ctx) {
           p50Ms: t.p50Ms,
           p99Ms: t.p99Ms,
         });
+        if (t.failed > 0) notes.push(`TCP acceptor: failed connections by code: ${JSON.stringify(t.codes)}.`);
       } finally {
         tcp.kill();
       }
-      const http = await startServer('http', 18082, page);
-      try {
-        if (have('ab')) {
-          ctx.progress('streams: ab -c 100 -n 10000');
-          const out = execFileSync(
-            'ab',
-            ['-q', '-c', '100', '-n', ctx.quick ? '2000' : '10000', 'http://127.0.0.1:18082/'],
-            { encoding: 'utf8' },
-          );
-          const a = parseAb(out);
-          serverRows.push({
-            tool: 'ab -c 100 -n 10000 (no keep-alive)',
-            reqPerSec: a.reqPerSec,
-            failed: a.failed,
-            p50Ms: a.p50Ms,
-            p99Ms: a.p99Ms,
-          });
-          ratios.push({
-            label: 'ab -c 100 without keep-alive (node:http static)',
-            value: a.reqPerSec,
-            target: 5000,
-            unit: 'req/s',
-          });
-        } else notes.push('ab not installed (apt-get install apache2-utils): row skipped.');
-        if (have('httperf')) {
-          ctx.progress('streams: httperf --rate=1000 --num-conns=10000');
-          const out = execFileSync(
-            'httperf',
-            [
-              '--server',
-              '127.0.0.1',
-              '--port',
-              '18082',
-              '--rate',
-              '1000',
-              '--num-conns',
-              ctx.quick ? '2000' : '10000',
-              '--timeout',
-              '5',
-            ],
-            { encoding: 'utf8' },
-          );
-          const h = parseHttperf(out);
-          serverRows.push({
-            tool: 'httperf --rate=1000 (new connection each)',
-            reqPerSec: h.reqPerSec,
-            failed: h.errors,
-            p50Ms: h.replyTimeMs,
-            p99Ms: h.connTimeMaxMs,
-          });
-          notes.push(
-            `httperf reports averages, not percentiles: p50 column = mean reply time, p99 column = max connection time (avg connection ${h.connTimeAvgMs} ms).`,
-          );
-        } else notes.push('httperf not installed (apt-get install httperf): row skipped.');
-      } finally {
-        http.kill();
+      // The same 8,673-byte page from three servers, one after another in this run:
+      // bare node:http, bare fastify, and the service (fastify with its hooks, the page
+      // from memory on /static/bench.html; ab sends no Accept-Encoding, so no gzip).
+      const servers = [
+        ['node:http', () => startServer('http', 18082, page), 'http://127.0.0.1:18082/'],
+        ['fastify', () => startServer('fastify', 18083, page), 'http://127.0.0.1:18083/'],
+        ['service (services/http)', () => startService({ mode: 'offload' }), '/static/bench.html'],
+      ];
+      for (const [name, start, target] of servers) {
+        const server = await start();
+        const url = target.startsWith('/') ? `${server.url}${target}` : target;
+        try {
+          if (have('ab')) {
+            ctx.progress(`streams: ab -c 100 -n 10000 on ${name}`);
+            const out = execFileSync('ab', ['-q', '-c', '100', '-n', ctx.quick ? '2000' : '10000', url], {
+              encoding: 'utf8',
+            });
+            const a = parseAb(out);
+            serverRows.push({
+              tool: `ab -c 100 -n 10000 (no keep-alive), ${name}`,
+              reqPerSec: a.reqPerSec,
+              failed: a.failed,
+              p50Ms: a.p50Ms,
+              p99Ms: a.p99Ms,
+            });
+            ratios.push({
+              label: `ab -c 100 without keep-alive (${name}, static page)`,
+              value: a.reqPerSec,
+              target: 5000,
+              unit: 'req/s',
+            });
+          } else notes.push(`ab not installed (apt-get install apache2-utils): ${name} row skipped.`);
+          if (have('httperf')) {
+            ctx.progress(`streams: httperf --rate=1000 --num-conns=10000 on ${name}`);
+            const { hostname, port, pathname } = new URL(url);
+            const out = execFileSync(
+              'httperf',
+              [
+                ...['--server', hostname, '--port', port, '--uri', pathname],
+                ...['--rate', '1000', '--num-conns', ctx.quick ? '2000' : '10000', '--timeout', '5'],
+              ],
+              { encoding: 'utf8' },
+            );
+            const h = parseHttperf(out);
+            serverRows.push({
+              tool: `httperf --rate=1000 (new connection each), ${name}`,
+              reqPerSec: h.reqPerSec,
+              failed: h.errors,
+              p50Ms: h.replyTimeMs,
+              p99Ms: h.connTimeMaxMs,
+            });
+            notes.push(
+              `httperf on ${name} reports averages, not percentiles: p50 column = mean reply time, p99 column = max connection time (avg connection ${h.connTimeAvgMs} ms).`,
+            );
+          } else notes.push(`httperf not installed (apt-get install httperf): ${name} row skipped.`);
+        } finally {
+          if ('stop' in server) await server.stop();
+          else server.kill();
+        }
       }
     }
 
@@ -596,7 +719,7 @@ export async function run(ctx) {
     );
     return {
       title: 'Streams off the loop: transcoding, gzip, CSV/NDJSON, servers',
-      params: { textMb, gzipMb, gzipK, csvMb, chunk: CHUNK },
+      params: { sections: [...want], textMb, gzipMb, gzipK, csvMb, chunk: CHUNK, many },
       notes,
       tables: [
         {
@@ -625,6 +748,21 @@ export async function run(ctx) {
           rows: gzipRows,
         },
         {
+          title: `${many.n} gzip streams of ${many.bytes} B started at once`,
+          columns: [
+            { key: 'method', label: 'method' },
+            { key: 'streams', label: 'streams', format: 'int' },
+            { key: 'wallMs', label: 'wall', format: 'ms' },
+            { key: 'gunzips', label: 'gunzip to inputs' },
+            { key: 'baseRssMiB', label: 'RSS before', format: 'mib' },
+            { key: 'peakRssMiB', label: 'peak RSS', format: 'mib' },
+            { key: 'extraRssMiB', label: 'peak − before', format: 'mib' },
+            { key: 'stallMs', label: 'longest loop stall', format: 'ms' },
+            { key: 'coresUsed', label: 'cores used', format: 'sig3' },
+          ],
+          rows: manyRows,
+        },
+        {
           title: 'CSV / NDJSON → rows',
           columns: [
             { key: 'method', label: 'method' },
@@ -647,7 +785,7 @@ export async function run(ctx) {
           ],
           rows: serverRows,
         },
-      ],
+      ].filter((t) => t.rows.length > 0),
       charts: [
         {
           title: 'UTF-8 → UTF-16LE throughput',
@@ -666,9 +804,9 @@ export async function run(ctx) {
           series: 'method',
           data: gzipRows,
         },
-      ],
+      ].filter((c) => c.data.length > 0),
       ratios,
-      raw: { transcodeRows, gzipRows, parseRows, serverRows, offload },
+      raw: { transcodeRows, gzipRows, manyRows, parseRows, serverRows, offload },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -27,6 +27,7 @@ const SPECS: &[&str] = &[
     r#"{"kind":"csv","columns":[{"name":"a","type":"u32"},{"name":"b","type":"string"},{"name":"c","type":"f64"}]}"#,
     r#"{"kind":"csv","header":false,"columns":[{"name":"a","type":"i8"},{"name":"b","type":"bool"}]}"#,
     r#"{"kind":"ndjson","columns":[{"name":"a","type":"u64"},{"name":"b","type":"string"},{"name":"c","type":"bool"}]}"#,
+    r#"{"kind":"ndjson","columns":[{"name":"x","type":"f32"},{"name":"y","type":"i8"},{"name":"","type":"string"}]}"#,
 ];
 
 fn run(spec: &str, chunks: &[&[u8]]) -> Result<Vec<u8>, FilterError> {

@@ -22,50 +22,91 @@ const WINDOW_BITS: u8 = 15;
 /// Output grows by at least this much when zlib runs out of room.
 const GROW: usize = 32 * 1024;
 
+/// Input a compressor holds back before it makes its deflate state. A deflate state is
+/// ~256 KiB (window, hash chains, pending output) and much of it is touched at once, so
+/// 10,000 small streams open together would hold gigabytes (zlib's known failure with
+/// unbounded concurrency); a stream shorter than this never has one between chunks:
+/// it is deflated in one go by its finishing job, and only a pool's worth of jobs run.
+/// zlib buffers output until a block is full anyway, so nothing comes out later.
+pub const HOLD_BACK: usize = 64 * 1024;
+
 pub struct Compressor {
-    stream: Compress,
+    format: Format,
+    level: Compression,
+    /// Made once `HOLD_BACK` bytes came in (or at the finish); dropped after it.
+    stream: Option<Compress>,
+    held: Vec<u8>,
 }
 
 impl Compressor {
     /// `level` 0–9 (zlib's; 6 is its default).
     pub fn new(format: Format, level: u32) -> Self {
-        let level = Compression::new(level);
-        let stream = match format {
+        Self {
+            format,
+            level: Compression::new(level),
+            stream: None,
+            held: Vec::new(),
+        }
+    }
+
+    fn stream(&mut self) -> &mut Compress {
+        let (format, level) = (self.format, self.level);
+        self.stream.get_or_insert_with(|| match format {
             Format::Gzip => Compress::new_gzip(level, WINDOW_BITS),
             Format::Zlib => Compress::new(level, true),
             Format::Raw => Compress::new(level, false),
-        };
-        Self { stream }
+        })
     }
 
     pub fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
-        let mut out = Vec::with_capacity(chunk.len() / 2 + GROW);
-        let mut input = chunk;
+        if self.stream.is_none() && self.held.len() + chunk.len() < HOLD_BACK {
+            self.held.extend_from_slice(chunk);
+            return Ok(Vec::new());
+        }
+        let held = std::mem::take(&mut self.held);
+        let mut out = Vec::with_capacity((held.len() + chunk.len()) / 2 + GROW);
+        self.deflate(&held, &mut out)?;
+        self.deflate(chunk, &mut out)?;
+        Ok(out)
+    }
+
+    fn deflate(&mut self, mut input: &[u8], out: &mut Vec<u8>) -> FilterResult<()> {
+        let stream = self.stream();
         while !input.is_empty() {
             if out.len() == out.capacity() {
                 out.reserve(GROW.max(input.len() / 2));
             }
-            let before = self.stream.total_in();
-            self.stream
-                .compress_vec(input, &mut out, FlushCompress::None)
+            let before = stream.total_in();
+            stream
+                .compress_vec(input, out, FlushCompress::None)
                 .map_err(|e| FilterError::new(CORRUPT_DATA, e.to_string()))?;
-            input = &input[(self.stream.total_in() - before) as usize..];
+            input = &input[(stream.total_in() - before) as usize..];
         }
-        Ok(out)
+        Ok(())
     }
 
-    /// Flushes the last block and writes the trailer (CRC and length for gzip).
+    /// Deflates what was held back, flushes the last block and writes the trailer (CRC
+    /// and length for gzip); the deflate state is freed.
     pub fn finish(&mut self) -> FilterResult<Vec<u8>> {
-        let mut out = Vec::with_capacity(GROW);
+        let held = std::mem::take(&mut self.held);
+        // Room for the whole output at once (zlib's compressBound, header and trailer):
+        // a small stream's bytes go to JS in this allocation, keep it near their size.
+        let n = held.len();
+        let mut out = Vec::with_capacity(n + (n >> 12) + (n >> 14) + 64);
+        self.deflate(&held, &mut out)?;
+        let stream = self.stream();
         loop {
             if out.len() == out.capacity() {
                 out.reserve(GROW);
             }
-            let status = self
-                .stream
+            let status = stream
                 .compress_vec(&[], &mut out, FlushCompress::Finish)
                 .map_err(|e| FilterError::new(CORRUPT_DATA, e.to_string()))?;
             if status == Status::StreamEnd {
+                self.stream = None;
+                if out.capacity() - out.len() > 4096 {
+                    out.shrink_to_fit();
+                }
                 return Ok(out);
             }
         }

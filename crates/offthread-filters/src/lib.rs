@@ -13,6 +13,7 @@ mod compress;
 mod digest;
 mod error;
 mod handle;
+mod ndjson;
 mod records;
 mod spec;
 mod transcode;

@@ -9,12 +9,12 @@
 //!
 //! Records may be cut anywhere between chunks: csv-core keeps its state between input
 //! slices, and NDJSON keeps the unfinished line. Each push yields one batch with the
-//! rows that chunk completed (none: no batch).
+//! rows that chunk completed (none: no batch). NDJSON lines are read by ndjson.rs.
 
 use offthread_schema_rt::{Builder, ColumnSpec, WriteError, field_path_hash};
-use serde_json::Value;
 
 use crate::error::{BAD_RECORD, FilterError, FilterResult, INVALID_SPEC, TOO_LARGE};
+use crate::ndjson::{LineError, NdjsonRows};
 
 /// A field type a record column can have: the scalars and UTF-8 text (`[]u8 #string`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +51,24 @@ impl ColumnType {
             "string" => ColumnType::String,
             _ => return None,
         })
+    }
+
+    /// The type's name in the schema language (`string` for text).
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnType::Bool => "bool",
+            ColumnType::U8 => "u8",
+            ColumnType::U16 => "u16",
+            ColumnType::U32 => "u32",
+            ColumnType::U64 => "u64",
+            ColumnType::I8 => "i8",
+            ColumnType::I16 => "i16",
+            ColumnType::I32 => "i32",
+            ColumnType::I64 => "i64",
+            ColumnType::F32 => "f32",
+            ColumnType::F64 => "f64",
+            ColumnType::String => "string",
+        }
     }
 
     fn item_bytes(self) -> usize {
@@ -100,7 +118,7 @@ pub enum RecordFormat {
 }
 
 /// The values of one column for the rows of the batch being built.
-enum ColumnData {
+pub(crate) enum ColumnData {
     /// Little-endian items of `item_bytes` each.
     Fixed(Vec<u8>),
     /// `offsets[i]..offsets[i + 1]` of `bytes` is row i (offsets starts with 0).
@@ -129,9 +147,14 @@ enum Parser {
         ends: Vec<usize>,
         ends_len: usize,
     },
-    Ndjson {
-        line: Vec<u8>,
-    },
+    Ndjson(Ndjson),
+}
+
+/// The NDJSON parser's state: the unfinished line and the line reader's scratch.
+#[derive(Default)]
+struct Ndjson {
+    line: Vec<u8>,
+    rows: NdjsonRows,
 }
 
 impl RecordParser {
@@ -166,7 +189,7 @@ impl RecordParser {
                 ends: vec![0; columns.len().max(16)],
                 ends_len: 0,
             },
-            RecordFormat::Ndjson => Parser::Ndjson { line: Vec::new() },
+            RecordFormat::Ndjson => Parser::Ndjson(Ndjson::default()),
         };
         let data = columns.iter().map(|c| ColumnData::empty(c.ty)).collect();
         Ok(Self {
@@ -193,11 +216,11 @@ impl RecordParser {
     fn parse(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
         match &mut self.parser {
             Parser::Csv { .. } => self.parse_csv(input, end),
-            Parser::Ndjson { line } => {
-                let mut line = std::mem::take(line);
-                let result = self.parse_ndjson(&mut line, input, end);
-                if let Parser::Ndjson { line: kept } = &mut self.parser {
-                    *kept = line;
+            Parser::Ndjson(state) => {
+                let mut state = std::mem::take(state);
+                let result = self.parse_ndjson(&mut state, input, end);
+                if let Parser::Ndjson(kept) = &mut self.parser {
+                    *kept = state;
                 }
                 result
             }
@@ -294,30 +317,34 @@ impl RecordParser {
             return Err(self.bad(what));
         }
         let source = std::mem::take(source);
-        let result = self.add_row(|col, _| Ok(Cell::Text(field(source[col]))));
+        let result = self.add_row(|col| field(source[col]));
         if let Parser::Csv { source: s, .. } = &mut self.parser {
             *s = source;
         }
         result
     }
 
-    fn parse_ndjson(&mut self, line: &mut Vec<u8>, input: &[u8], end: bool) -> FilterResult<()> {
+    fn parse_ndjson(&mut self, state: &mut Ndjson, input: &[u8], end: bool) -> FilterResult<()> {
         let mut start = 0;
         while let Some(nl) = memchr::memchr(b'\n', &input[start..]) {
             let stop = start + nl;
-            if line.is_empty() {
-                self.ndjson_record(&input[start..stop])?;
+            if state.line.is_empty() {
+                self.ndjson_record(&mut state.rows, &input[start..stop])?;
             } else {
-                line.extend_from_slice(&input[start..stop]);
-                let text = std::mem::take(line);
-                self.ndjson_record(&text)?;
+                state.line.extend_from_slice(&input[start..stop]);
+                let text = std::mem::take(&mut state.line);
+                let result = self.ndjson_record(&mut state.rows, &text);
+                // Keep the allocation for the next split line.
+                state.line = text;
+                state.line.clear();
+                result?;
             }
             start = stop + 1;
         }
-        line.extend_from_slice(&input[start..]);
-        if end && !line.is_empty() {
-            let text = std::mem::take(line);
-            self.ndjson_record(&text)?;
+        state.line.extend_from_slice(&input[start..]);
+        if end && !state.line.is_empty() {
+            let text = std::mem::take(&mut state.line);
+            self.ndjson_record(&mut state.rows, &text)?;
         }
         Ok(())
     }
@@ -326,36 +353,33 @@ impl RecordParser {
         FilterError::new(BAD_RECORD, format!("record {}: {what}", self.records))
     }
 
-    fn ndjson_record(&mut self, text: &[u8]) -> FilterResult<()> {
+    fn ndjson_record(&mut self, reader: &mut NdjsonRows, text: &[u8]) -> FilterResult<()> {
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         if text.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
         self.records += 1;
-        let value: Value =
-            serde_json::from_slice(text).map_err(|e| self.bad(format!("not JSON: {e}")))?;
-        let Value::Object(object) = value else {
-            return Err(self.bad("not a JSON object"));
+        let Err(e) = reader.row(text, &self.columns, &mut self.data, self.rows) else {
+            self.rows += 1;
+            return Ok(());
         };
-        self.add_row(|_, c| {
-            object
-                .get(&c.name)
-                .map(Cell::Json)
-                .ok_or_else(|| format!("no \"{}\"", c.name))
-        })
+        for (d, c) in self.data.iter_mut().zip(&self.columns) {
+            d.truncate_rows(self.rows, c.ty);
+        }
+        Err(self.bad(match e {
+            LineError::Syntax(what) => format!("not JSON: {what}"),
+            LineError::NotObject => "not a JSON object".to_owned(),
+            LineError::Column(c, what) => format!("column \"{}\": {what}", self.columns[c].name),
+        }))
     }
 
-    /// Appends one row; `cell` gives each column's raw value. On an error no column
+    /// Appends one CSV row; `cell` gives each column's text. On an error no column
     /// keeps a partial row.
-    fn add_row<'v>(
-        &mut self,
-        cell: impl Fn(usize, &RecordColumn) -> Result<Cell<'v>, String>,
-    ) -> FilterResult<()> {
+    fn add_row<'v>(&mut self, cell: impl Fn(usize) -> &'v [u8]) -> FilterResult<()> {
         for (i, c) in self.columns.iter().enumerate() {
-            let pushed = cell(i, c).and_then(|v| self.data[i].push(c, v));
-            if let Err(what) = pushed {
-                for d in &mut self.data[..i] {
-                    d.pop(self.rows);
+            if let Err(what) = self.data[i].push(c, cell(i)) {
+                for (d, c) in self.data.iter_mut().zip(&self.columns) {
+                    d.truncate_rows(self.rows, c.ty);
                 }
                 return Err(self.bad(format!("column \"{}\": {what}", c.name)));
             }
@@ -420,12 +444,6 @@ impl RecordParser {
     }
 }
 
-/// A raw value before it is checked against its column's type.
-enum Cell<'a> {
-    Text(&'a [u8]),
-    Json(&'a Value),
-}
-
 impl ColumnData {
     fn empty(ty: ColumnType) -> Self {
         match ty {
@@ -444,43 +462,39 @@ impl ColumnData {
         }
     }
 
-    /// Drops row `row` (the last one) again.
-    fn pop(&mut self, row: usize) {
+    /// Drops whatever was appended after the first `rows` rows (a failed row's part).
+    pub(crate) fn truncate_rows(&mut self, rows: usize, ty: ColumnType) {
         match self {
-            ColumnData::Fixed(b) => {
-                let item = b.len() / (row + 1);
-                b.truncate(row * item);
-            }
+            ColumnData::Fixed(b) => b.truncate(rows * ty.item_bytes()),
             ColumnData::Text { offsets, bytes } => {
-                offsets.truncate(row + 1);
-                bytes.truncate(offsets[row] as usize);
+                offsets.truncate(rows + 1);
+                bytes.truncate(offsets[rows] as usize);
             }
         }
     }
 
-    fn push(&mut self, c: &RecordColumn, cell: Cell<'_>) -> Result<(), String> {
+    /// Ends a text column's row (the bytes are in): its end offset. Fixed: nothing.
+    pub(crate) fn end_text_row(&mut self) -> Result<(), String> {
+        if let ColumnData::Text { offsets, bytes } = self {
+            let end = u32::try_from(bytes.len())
+                .map_err(|_| "over 4 GiB of text in one batch".to_owned())?;
+            offsets.push(end);
+        }
+        Ok(())
+    }
+
+    /// Appends one CSV field's text, checked against the column's type.
+    fn push(&mut self, c: &RecordColumn, cell: &[u8]) -> Result<(), String> {
         match self {
-            ColumnData::Text { offsets, bytes } => {
-                match cell {
-                    Cell::Text(t) => {
-                        std::str::from_utf8(t).map_err(|e| format!("not UTF-8 ({e})"))?;
-                        bytes.extend_from_slice(t);
-                    }
-                    Cell::Json(Value::String(s)) => bytes.extend_from_slice(s.as_bytes()),
-                    Cell::Json(v) => return Err(format!("expected a string, got {v}")),
-                }
-                let end = u32::try_from(bytes.len())
-                    .map_err(|_| "over 4 GiB of text in one batch".to_owned())?;
-                offsets.push(end);
-                Ok(())
+            ColumnData::Text { bytes, .. } => {
+                std::str::from_utf8(cell).map_err(|e| format!("not UTF-8 ({e})"))?;
+                bytes.extend_from_slice(cell);
+                self.end_text_row()
             }
-            ColumnData::Fixed(out) => match cell {
-                Cell::Text(t) => {
-                    let s = std::str::from_utf8(t).map_err(|_| "not UTF-8".to_owned())?;
-                    push_text(out, c.ty, s)
-                }
-                Cell::Json(v) => push_json(out, c.ty, v),
-            },
+            ColumnData::Fixed(out) => {
+                let s = std::str::from_utf8(cell).map_err(|_| "not UTF-8".to_owned())?;
+                push_text(out, c.ty, s)
+            }
         }
     }
 }
@@ -516,48 +530,6 @@ fn push_text(out: &mut Vec<u8>, ty: ColumnType, s: &str) -> Result<(), String> {
         ColumnType::I64 => parse_into!(out, s, i64),
         ColumnType::F32 => parse_into!(out, s, f32),
         ColumnType::F64 => parse_into!(out, s, f64),
-        ColumnType::String => unreachable!("text columns are ColumnData::Text"),
-    }
-}
-
-macro_rules! int_into {
-    ($out:expr, $v:expr, $t:ty) => {{
-        let v = $v
-            .as_i64()
-            .and_then(|x| <$t>::try_from(x).ok())
-            .or_else(|| $v.as_u64().and_then(|x| <$t>::try_from(x).ok()))
-            .ok_or_else(|| format!("{} is not a {}", $v, stringify!($t)))?;
-        $out.extend_from_slice(&v.to_le_bytes());
-        Ok(())
-    }};
-}
-
-fn push_json(out: &mut Vec<u8>, ty: ColumnType, v: &Value) -> Result<(), String> {
-    match ty {
-        ColumnType::Bool => match v {
-            Value::Bool(b) => {
-                out.push(u8::from(*b));
-                Ok(())
-            }
-            _ => Err(format!("{v} is not a bool")),
-        },
-        ColumnType::U8 => int_into!(out, v, u8),
-        ColumnType::U16 => int_into!(out, v, u16),
-        ColumnType::U32 => int_into!(out, v, u32),
-        ColumnType::U64 => int_into!(out, v, u64),
-        ColumnType::I8 => int_into!(out, v, i8),
-        ColumnType::I16 => int_into!(out, v, i16),
-        ColumnType::I32 => int_into!(out, v, i32),
-        ColumnType::I64 => int_into!(out, v, i64),
-        ColumnType::F32 | ColumnType::F64 => {
-            let x = v.as_f64().ok_or_else(|| format!("{v} is not a number"))?;
-            if ty == ColumnType::F32 {
-                out.extend_from_slice(&(x as f32).to_le_bytes());
-            } else {
-                out.extend_from_slice(&x.to_le_bytes());
-            }
-            Ok(())
-        }
         ColumnType::String => unreachable!("text columns are ColumnData::Text"),
     }
 }

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { availableParallelism } from 'node:os';
-import { extname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import Fastify from 'fastify';
@@ -15,6 +15,7 @@ import { describeClientError, describeError, HttpError } from './errors.mjs';
 import { md5Blueimp, md5Impls, md5Loop, QR_DEFAULTS, qrBlocking, withKernels } from './kernels.mjs';
 import { createLoopWatch } from './loop.mjs';
 import { createMetrics } from './metrics.mjs';
+import { staticGzip, staticType } from './static-gzip.mjs';
 
 /** Input bounds (README.md of this package). */
 export const LIMITS = Object.freeze({
@@ -107,6 +108,7 @@ function clientGone(reply) {
  * @property {number} [piscinaThreads] worker threads of the md5 piscina row (default: available parallelism)
  * @property {boolean} [staticCache] serve the files of public/ from memory, read once at start (default true);
  *   false: @fastify/static streams them from disk on every request
+ * @property {string} [staticRoot] the directory /static/ serves (default public/; tests)
  * @property {boolean} [experimentRoutes] serve the `/md5/:impl` rows that run on the event loop (default false:
  *   they answer 404; the http-md5 experiment turns them on)
  * @property {Partial<typeof TIMEOUTS>} [timeouts] connection and request timeouts, ms (see TIMEOUTS)
@@ -126,28 +128,17 @@ export const TIMEOUTS = Object.freeze({
   checkIntervalMs: 1_000,
 });
 
-const TYPES = /** @type {Record<string, string>} */ ({
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.wasm': 'application/wasm',
-  '.txt': 'text/plain; charset=utf-8',
-});
-
 /**
- * Routes serving each file directly in public/ from memory, with an ETag and 304s.
+ * Routes serving each file directly in `root` from memory, with an ETag and 304s.
  * @param {import('fastify').FastifyInstance} app
+ * @param {string} root
  */
-function cachePublicFiles(app) {
-  for (const entry of readdirSync(PUBLIC_DIR, { withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const body = readFileSync(join(PUBLIC_DIR, entry.name));
+function cachePublicFiles(app, root) {
+  for (const entry of readdirSync(root, { withFileTypes: true })) {
+    if (!entry.isFile() || entry.name.startsWith('.')) continue;
+    const body = readFileSync(join(root, entry.name));
     const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
-    const type = TYPES[extname(entry.name)] ?? 'application/octet-stream';
+    const type = staticType(entry.name);
     app.get(`/static/${entry.name}`, (request, reply) => {
       reply.header('etag', etag).header('cache-control', 'public, max-age=0');
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
@@ -359,9 +350,25 @@ export function buildServer(opts = {}) {
       .send({ error: { code: 'ERR_NOT_FOUND', message: `no route for ${request.method} ${request.url}` } });
   });
 
-  // public/ from memory (opts.staticCache, default) and anything else there from disk.
-  if (opts.staticCache ?? true) cachePublicFiles(app);
-  app.register(fastifyStatic, { root: PUBLIC_DIR, prefix: '/static/', index: false });
+  // /static/: public/'s files from memory (opts.staticCache, default), anything else there
+  // from disk (a directory's index.html; `/static/dir` redirects to `/static/dir/`). A
+  // client that accepts gzip gets compressible files gzipped on the pool instead
+  // (static-gzip.mjs, an onRequest hook of every /static/ route, added as they register).
+  const staticRoot = opts.staticRoot ?? PUBLIC_DIR;
+  const gzipStatic = staticGzip({ root: staticRoot, pool: poolOf });
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/static/')) return;
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [...own, gzipStatic];
+  });
+  if (opts.staticCache ?? true) cachePublicFiles(app, staticRoot);
+  app.register(fastifyStatic, {
+    root: staticRoot,
+    prefix: '/static/',
+    index: 'index.html',
+    redirect: true,
+    dotfiles: 'ignore', // 404, as in the memory and gzip paths (@fastify/static's default serves them)
+  });
   registerBenchPage(app);
 
   app.get('/', (_request, reply) => reply.sendFile('index.html'));
