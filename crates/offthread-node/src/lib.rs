@@ -11,7 +11,6 @@ mod bytes;
 mod error;
 mod ffi;
 mod filters;
-mod md5;
 mod pi;
 mod qr;
 mod registry;

@@ -9,7 +9,6 @@ use offthread_kernels::pi::{self, Method, PiOptions};
 pub mod abi;
 pub mod filters;
 pub mod layout;
-pub mod md5;
 pub mod pi_simd;
 pub mod qr;
 pub mod registry;

@@ -16,10 +16,6 @@ export declare class NativePool {
   submitFilterPush(id: number, filter: NativeFilter, chunk: Uint8Array): void
   /** The end of `filter`'s stream; job `id` completes with the bytes held back. */
   submitFilterFinish(id: number, filter: NativeFilter): void
-  /** The MD5 loop as a pool job (cancellable between chunks of rounds). */
-  submitMd5Iterate(id: number, text: string, rounds: number, start: string, cancellable: boolean): void
-  /** One MD5 as a pool job (the per-round async row of the http-md5 experiment). */
-  submitMd5Hex(id: number, text: string): void
   /**
    * π count on the pool (work-stealing inside the job), checking cancellation
    * between chunks.
@@ -100,15 +96,6 @@ export interface LatencyStats {
   p99: number
   max: number
 }
-
-/** MD5 of bytes (borrowed from JS, no copy), lowercase hex. */
-export declare function md5HexBytes(data: Uint8Array): string
-
-/** MD5 of a string's UTF-8 bytes, lowercase hex. */
-export declare function md5HexString(text: string): string
-
-/** d_N of the loop dᵢ = hex(MD5(text ‖ dᵢ₋₁)), continuing from `start` (d_k or ""). */
-export declare function md5IterateSync(text: string, rounds: number, start: string): string
 
 export interface NativePoolStats {
   threads: number

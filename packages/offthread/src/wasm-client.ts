@@ -16,9 +16,6 @@ export interface WasmExports {
   last_error_len(): number;
   pi_count_range(first: number, samples: number, seed: number): number;
   pi_count_range_reference(first: number, samples: number, seed: number): number;
-  md5_hex(text: number, len: number, out: number): number;
-  md5_iterate(text: number, len: number, rounds: number, out: number): number;
-  md5_iterate_from(text: number, len: number, rounds: number, io: number): number;
   qr_data_url(text: number, len: number, ecc: number, size: number, margin: number): number;
   qr_png(text: number, len: number, ecc: number, size: number, margin: number): number;
   qr_svg(text: number, len: number, ecc: number, size: number, margin: number): number;
@@ -50,9 +47,6 @@ export const WASM_EXPORTS: readonly (keyof WasmExports)[] = [
   'last_error_len',
   'pi_count_range',
   'pi_count_range_reference',
-  'md5_hex',
-  'md5_iterate',
-  'md5_iterate_from',
   'qr_data_url',
   'qr_png',
   'qr_svg',
@@ -84,8 +78,6 @@ export const WASM_ERRORS: readonly ErrorCode[] = [
 
 /** π samples per call between two cancellation checks (≈ 1.6 ms). */
 export const PI_CHECK_SAMPLES = 2 ** 20;
-/** MD5 rounds per call between two cancellation checks (≈ 1 ms). */
-export const MD5_CHECK_ROUNDS = 4096;
 
 export type QrFormat = 'dataURL' | 'png' | 'svg';
 export type Ecc = 'L' | 'M' | 'Q' | 'H';
@@ -95,8 +87,18 @@ const ECC_INDEX: Record<Ecc, number> = { L: 0, M: 1, Q: 2, H: 3 };
 export type Stop = () => boolean;
 const never: Stop = () => false;
 
+/**
+ * The module's one import: long kernels ask `offthread.interrupted()` between chunks
+ * (≈ 1 ms apart) and stop with ERR_ABORTED when it is non-zero. A pool worker passes its
+ * shared-memory cancel flag; a thread with nothing to cancel, nothing.
+ */
+export function wasmImports(stop: Stop = never): WebAssembly.Imports {
+  return { offthread: { interrupted: () => (stop() ? 1 : 0) } };
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const EMPTY = new Uint8Array(0);
 
 export interface TemperatureSummary {
   count: number;
@@ -119,8 +121,9 @@ export class WasmKernels {
     this.x = instance.exports as unknown as WasmExports;
   }
 
-  static fromModule(module: WebAssembly.Module): WasmKernels {
-    return new WasmKernels(new WebAssembly.Instance(module, {}));
+  /** A new instance of `module`; its long kernels stop when `stop()` says so. */
+  static fromModule(module: WebAssembly.Module, stop: Stop = never): WasmKernels {
+    return new WasmKernels(new WebAssembly.Instance(module, wasmImports(stop)));
   }
 
   #bytes(): Uint8Array {
@@ -170,10 +173,14 @@ export class WasmKernels {
     return index;
   }
 
-  /** Runs registry kernel `name` (the generic entry: every kernel of `offthread_kernels::KERNELS`). */
-  call(name: string, input: string | Uint8Array, a = 0, b = 0, c = 0): RegistryValue {
+  /**
+   * Runs registry kernel `name` (the generic entry: every kernel of
+   * `offthread_kernels::KERNELS`). The input is copied 64-byte aligned, as schema
+   * buffers want (stats.temperature reads them in place).
+   */
+  call(name: string, input: string | Uint8Array = EMPTY, a = 0, b = 0, c = 0): RegistryValue {
     const kernel = this.#kernelIndex(name);
-    return this.#withInput(input, 0, 0, (ptr, len) => {
+    return this.#withInput(input, 0, 64, (ptr, len) => {
       const kind = this.#check(this.x.kernel_call(kernel, ptr, len, a, b, c));
       if (kind === 0) return this.x.kernel_out_number();
       const at = this.x.kernel_out_ptr();
@@ -201,33 +208,6 @@ export class WasmKernels {
       done += n;
     }
     return inside;
-  }
-
-  md5Hex(data: string | Uint8Array): string {
-    return this.#withInput(data, 32, 0, (ptr, len) => {
-      const out = ptr + len;
-      this.#check(this.x.md5_hex(ptr, len, out));
-      return decoder.decode(this.#bytes().slice(out, out + 32));
-    });
-  }
-
-  /** d_N of the MD5 loop from `start` (d₀ = ""); null when `stop()` said so. */
-  md5Iterate(data: string | Uint8Array, rounds: number, start = '', stop: Stop = never): string | null {
-    return this.#withInput(data, 32, 0, (ptr, len) => {
-      const io = ptr + len;
-      let digest = start;
-      if (digest.length === 32) this.#bytes().set(encoder.encode(digest), io);
-      for (let done = 0; done < rounds; ) {
-        if (stop()) return null;
-        const n = Math.min(MD5_CHECK_ROUNDS, rounds - done);
-        this.#check(
-          digest.length === 0 ? this.x.md5_iterate(ptr, len, n, io) : this.x.md5_iterate_from(ptr, len, n, io),
-        );
-        digest = decoder.decode(this.#bytes().slice(io, io + 32));
-        done += n;
-      }
-      return digest;
-    });
   }
 
   /** 'dataURL' and 'svg' give a string, 'png' the file's bytes (a copy). */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Pool, pi } from 'offthread';
+import { md5, Pool, pi } from 'offthread';
 import { testPanic, testSpin } from 'offthread/internal';
 
 /** Every engine runs the same suite; π's pool variant is named after the engine. */
@@ -82,6 +82,17 @@ for (const engine of ENGINES)
         code: 'ERR_TIMEOUT',
       });
       assert.equal(await pool.echo(7), 7);
+      await pool.close();
+    });
+
+    test('a long MD5 loop stops on abort, and its thread takes the next job', async () => {
+      // One thread: if the kernel did not see the cancel, the next job would wait minutes.
+      const pool = new Pool({ engine, threads: 1 });
+      const controller = new AbortController();
+      const running = md5.iterate('abort me', 1e9, { pool, signal: controller.signal });
+      setTimeout(() => controller.abort(), 20);
+      await assert.rejects(running, { code: 'ERR_ABORTED' });
+      assert.equal(await md5.iterate('a', 3, { pool, timeout: 60_000 }), md5.iterateReference('a', 3));
       await pool.close();
     });
 

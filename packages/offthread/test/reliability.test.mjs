@@ -145,9 +145,6 @@ function bindingCalls() {
     kernelCallSync: [0, 'a', 0, 0, 0],
     kernelNames: [],
     layoutRunSync: [0, 1, 1, 1],
-    md5HexBytes: [bytes],
-    md5HexString: ['a'],
-    md5IterateSync: ['a', 1, ''],
     piCountParallelSync: [10, 1],
     piCountRangeSync: [0, 10, 1],
     piCountRangeUv: [0, 10, 1],
@@ -164,8 +161,6 @@ function bindingCalls() {
   const filter = new binding.NativeFilter('{"kind":"md5"}');
   const methods = {
     submitKernel: [0, 0, 'a', 0, 0, 0, false],
-    submitMd5Iterate: [0, 'a', 1, '', false],
-    submitMd5Hex: [0, 'a'],
     submitPi: [0, 10, 1, false],
     submitQr: [0, 'a', 'M', 4, 1, 0],
     submitNoop: [0, 1],
@@ -227,7 +222,7 @@ test('every argument of the binding refuses a wrong type with TypeError ERR_INVA
   } finally {
     pool.release();
   }
-  assert.ok(checked >= 200, `${checked} calls checked`);
+  assert.ok(checked >= 150, `${checked} calls checked`);
   assert.ok('ERR_INVALID_ARG' in errorRegistry);
 });
 
