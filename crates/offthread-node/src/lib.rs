@@ -12,7 +12,6 @@ mod error;
 mod ffi;
 mod filters;
 mod pi;
-mod qr;
 mod registry;
 mod runtime;
 mod stats;

@@ -10,7 +10,6 @@ pub mod abi;
 pub mod filters;
 pub mod layout;
 pub mod pi_simd;
-pub mod qr;
 pub mod registry;
 pub mod stats;
 

@@ -21,8 +21,6 @@ export declare class NativePool {
    * between chunks.
    */
   submitPi(id: number, samples: number, seed: number, cancellable: boolean): void
-  /** A QR code as a pool job; `format`: 0 data URL, 1 PNG, 2 SVG. */
-  submitQr(id: number, text: string, ecc: string, size: number, margin: number, format: number): void
   /** Registry kernel `kernel` as a pool job (cancellable between its chunks). */
   submitKernel(id: number, kernel: number, input: string | Uint8Array, a: number, b: number, c: number, cancellable: boolean): void
   /**
@@ -131,15 +129,6 @@ export declare function piCountRangeUv(first: number, count: number, seed: numbe
  * kernel (`nativeBitwise`) instead of the straight port (`native`).
  */
 export declare function piCountSync(samples: number, seed: number, fast: boolean): number
-
-/** `data:image/png;base64,…` of the QR code for `text`. */
-export declare function qrDataUrlSync(text: string, ecc: string, size: number, margin: number): string
-
-/** The PNG bytes of the QR code for `text`. */
-export declare function qrPngSync(text: string, ecc: string, size: number, margin: number): Buffer
-
-/** The QR code for `text` as an SVG document. */
-export declare function qrSvgSync(text: string, ecc: string, size: number, margin: number): string
 
 /** Adds `delta` to every value of the batch, in the caller's memory; returns the count. */
 export declare function statsTemperatureOffsetSync(buf: Uint8Array, delta: number): number

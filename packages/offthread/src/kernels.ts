@@ -11,9 +11,7 @@ import { host } from './host.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import { type JsEnv, jsKernel } from './js/registry.js';
 import {
-  type Ecc,
   PI_CHECK_SAMPLES,
-  type QrFormat,
   type RegistryValue,
   type Stop,
   type TemperatureSummary,
@@ -47,6 +45,8 @@ export interface Md5IterateArgs {
   rounds: number;
   start: string;
 }
+export type QrFormat = 'dataURL' | 'png' | 'svg';
+export type Ecc = 'L' | 'M' | 'Q' | 'H';
 export interface QrArgs {
   text: string;
   ecc: Ecc;
@@ -76,6 +76,13 @@ export function md5IterateCall(a: Md5IterateArgs): RegistryArgs {
   return { kernel: 'md5.iterate', input: a.start + a.text, a: a.rounds, b: a.start.length };
 }
 
+const ECC_INDEX: Record<Ecc, number> = { L: 0, M: 1, Q: 2, H: 3 };
+
+/** A QR code's call: kernel `qr.<format>`, numbers [ecc 0–3, size, margin]. */
+export function qrCall(a: QrArgs): RegistryArgs {
+  return { kernel: `qr.${a.format}`, input: a.text, a: ECC_INDEX[a.ecc], b: a.size, c: a.margin };
+}
+
 let nativeIndex: Map<string, number> | undefined;
 
 /** The addon's number for registry kernel `name` (its index in `kernelNames()`). */
@@ -91,8 +98,6 @@ export function nativeKernelIndex(name: string): number {
   if (index === undefined) throw makeError('ERR_BACKEND_UNAVAILABLE', `the native addon has no kernel ${name}`);
   return index;
 }
-
-const QR_FORMAT_INDEX: Record<QrFormat, number> = { dataURL: 0, png: 1, svg: 2 };
 
 function needsWasm(env: WorkerEnv, what: string): WasmKernels {
   if (env.wasm) return env.wasm;
@@ -121,11 +126,6 @@ const pi: Kernel<PiArgs, number> = {
     if (a.impl === 'jsBitwise' || (!a.impl && !env.wasm)) return piRangeJs(a, env.stop);
     return needsWasm(env, 'the wasm π variant').piCountChecked(a.first, a.count, a.seed, env.stop);
   },
-};
-
-const qr: Kernel<QrArgs, string | Uint8Array> = {
-  native: (pool, id, a) => pool.submitQr(id, a.text, a.ecc, a.size, a.margin, QR_FORMAT_INDEX[a.format]),
-  worker: (env, a) => needsWasm(env, 'QR').qr(a.format, a.text, a.ecc, a.size, a.margin),
 };
 
 const statsTemperature: Kernel<{ buf: Uint8Array }, TemperatureSummary> = {
@@ -164,6 +164,8 @@ function viaRegistry<A, R extends RegistryValue>(toCall: (a: A) => RegistryArgs)
 
 /** The MD5 loop by its arguments (src/queue runs it by this name). */
 const md5Iterate = viaRegistry<Md5IterateArgs, string>(md5IterateCall);
+/** A QR code by its options (src/queue runs it by this name). */
+const qr = viaRegistry<QrArgs, string | Uint8Array>(qrCall);
 
 const echo: Kernel<{ value: number }, number> = {
   native: (pool, id, a) => pool.submitNoop(id, a.value),

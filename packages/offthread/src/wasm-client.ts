@@ -16,11 +16,6 @@ export interface WasmExports {
   last_error_len(): number;
   pi_count_range(first: number, samples: number, seed: number): number;
   pi_count_range_reference(first: number, samples: number, seed: number): number;
-  qr_data_url(text: number, len: number, ecc: number, size: number, margin: number): number;
-  qr_png(text: number, len: number, ecc: number, size: number, margin: number): number;
-  qr_svg(text: number, len: number, ecc: number, size: number, margin: number): number;
-  qr_last_ptr(): number;
-  qr_last_len(): number;
   stats_temperature(buf: number, len: number, out: number): number;
   layout_run(variant: number, n: number, reps: number, speed: number): number;
   // Stream filters (filters/wasm.ts, crates/offthread-wasm/src/filters.rs).
@@ -47,11 +42,6 @@ export const WASM_EXPORTS: readonly (keyof WasmExports)[] = [
   'last_error_len',
   'pi_count_range',
   'pi_count_range_reference',
-  'qr_data_url',
-  'qr_png',
-  'qr_svg',
-  'qr_last_ptr',
-  'qr_last_len',
   'stats_temperature',
   'layout_run',
   ...FILTER_WASM_EXPORTS,
@@ -78,10 +68,6 @@ export const WASM_ERRORS: readonly ErrorCode[] = [
 
 /** π samples per call between two cancellation checks (≈ 1.6 ms). */
 export const PI_CHECK_SAMPLES = 2 ** 20;
-
-export type QrFormat = 'dataURL' | 'png' | 'svg';
-export type Ecc = 'L' | 'M' | 'Q' | 'H';
-const ECC_INDEX: Record<Ecc, number> = { L: 0, M: 1, Q: 2, H: 3 };
 
 /** Returns true when the running call should stop (an abort reached this thread). */
 export type Stop = () => boolean;
@@ -208,17 +194,6 @@ export class WasmKernels {
       done += n;
     }
     return inside;
-  }
-
-  /** 'dataURL' and 'svg' give a string, 'png' the file's bytes (a copy). */
-  qr(format: QrFormat, text: string | Uint8Array, ecc: Ecc, size: number, margin: number): string | Uint8Array {
-    return this.#withInput(text, 0, 0, (ptr, len) => {
-      const fn = format === 'png' ? this.x.qr_png : format === 'svg' ? this.x.qr_svg : this.x.qr_data_url;
-      const n = this.#check(fn(ptr, len, ECC_INDEX[ecc], size, margin));
-      const at = this.x.qr_last_ptr();
-      const out = this.#bytes().slice(at, at + n);
-      return format === 'png' ? out : decoder.decode(out);
-    });
   }
 
   /** Statistics of an encoded TemperatureBatch (copied 64-byte aligned, as the schema requires). */

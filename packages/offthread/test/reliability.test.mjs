@@ -149,9 +149,6 @@ function bindingCalls() {
     piCountRangeSync: [0, 10, 1],
     piCountRangeUv: [0, 10, 1],
     piCountSync: [10, 1, true],
-    qrDataUrlSync: ['a', 'M', 4, 1],
-    qrPngSync: ['a', 'M', 4, 1],
-    qrSvgSync: ['a', 'M', 4, 1],
     statsTemperatureOffsetSync: [bytes, 1],
     statsTemperatureSync: [bytes],
     NativePool: [1, 0, 10, () => {}],
@@ -162,7 +159,6 @@ function bindingCalls() {
   const methods = {
     submitKernel: [0, 0, 'a', 0, 0, 0, false],
     submitPi: [0, 10, 1, false],
-    submitQr: [0, 'a', 'M', 4, 1, 0],
     submitNoop: [0, 1],
     submitPanic: [0],
     submitSpin: [0],

@@ -94,7 +94,6 @@ function fresh() {
 test('every failure the module can return decodes to the code its message names', () => {
   const { x, put, index, lastError } = fresh();
   const text = (s) => put(s).slice(0, 2);
-  const qrArgs = (t, ecc = 1, size = 128, margin = 4) => [...text(t), ecc, size, margin];
   /** [expected code, call returning the raw result, whether the module writes a message] */
   const cases = [
     ['ERR_INVALID_SAMPLES', () => x.pi_count_range(0, -1, 1), false],
@@ -104,9 +103,13 @@ test('every failure the module can return decodes to the code its message names'
     ['ERR_INVALID_ARG', () => x.kernel_call(99, 0, 0, 0, 0, 0), true],
     ['ERR_INVALID_ROUNDS', () => x.kernel_call(index('md5.iterate'), ...text('abc'), -1, 0, 0), true],
     ['ERR_INVALID_ROUNDS', () => x.kernel_call(index('md5.iterate'), ...text('x'.repeat(35)), 1.5, 32, 0), true],
-    ['ERR_INVALID_TEXT', () => x.qr_data_url(...put(new Uint8Array([0xff, 0xfe, 0x41])).slice(0, 2), 1, 128, 4), true],
-    ['ERR_TEXT_TOO_LONG', () => x.qr_png(...qrArgs('a'.repeat(3000))), true],
-    ['ERR_INVALID_QR_OPTIONS', () => x.qr_svg(...qrArgs('hello', 9)), true],
+    [
+      'ERR_INVALID_TEXT',
+      () => x.kernel_call(index('qr.dataURL'), ...text(new Uint8Array([0xff, 0xfe, 0x41])), 1, 128, 4),
+      true,
+    ],
+    ['ERR_TEXT_TOO_LONG', () => x.kernel_call(index('qr.png'), ...text('a'.repeat(3000)), 1, 128, 4), true],
+    ['ERR_INVALID_QR_OPTIONS', () => x.kernel_call(index('qr.svg'), ...text('hello'), 9, 128, 4), true],
     ['ERR_INVALID_BUFFER', () => x.stats_temperature(...text('not a batch'), (put('')[2] + 7) & ~7), true],
   ];
   const seen = new Set();
@@ -125,7 +128,7 @@ test('every failure the module can return decodes to the code its message names'
   // What the module never returns: a timeout is the pool's (it raises the cancel flag).
   const unreachable = WASM_ERRORS.filter((c) => !seen.has(c));
   assert.deepEqual(unreachable, ['ERR_TIMEOUT']);
-  const source = ['abi.rs', 'lib.rs', 'registry.rs', 'qr.rs', 'stats.rs', 'layout.rs', 'pi_simd.rs']
+  const source = ['abi.rs', 'lib.rs', 'registry.rs', 'stats.rs', 'layout.rs', 'pi_simd.rs']
     .map((f) => readFileSync(new URL(`../../../crates/offthread-wasm/src/${f}`, import.meta.url), 'utf8'))
     .join('\n');
   assert.doesNotMatch(source, /ErrorCode::Timeout/);
@@ -137,9 +140,9 @@ test('the client turns those returns into registry errors with the module messag
     ['ERR_INVALID_SAMPLES', () => k.piCount(0, -1, 1)],
     ['ERR_INVALID_SEED', () => k.piCount(0, 10, 2 ** 60)],
     ['ERR_INVALID_ROUNDS', () => k.call('md5.iterate', 'abc', 1.5)], // (md5.ts validates rounds before this)
-    ['ERR_INVALID_TEXT', () => k.qr('dataURL', new Uint8Array([0xff, 0xfe]), 'M', 128, 4)],
-    ['ERR_TEXT_TOO_LONG', () => k.qr('png', 'a'.repeat(3000), 'M', 128, 4)],
-    ['ERR_INVALID_QR_OPTIONS', () => k.qr('svg', 'x', 'M', 0, 4)],
+    ['ERR_INVALID_TEXT', () => k.call('qr.dataURL', new Uint8Array([0xff, 0xfe]), 1, 128, 4)],
+    ['ERR_TEXT_TOO_LONG', () => k.call('qr.png', 'a'.repeat(3000), 1, 128, 4)],
+    ['ERR_INVALID_QR_OPTIONS', () => k.call('qr.svg', 'x', 1, 0, 4)],
     ['ERR_INVALID_BUFFER', () => k.statsTemperature(new TextEncoder().encode('not a batch'))],
   ];
   for (const [code, call] of failures) {
@@ -158,7 +161,7 @@ test('the client turns those returns into registry errors with the module messag
 
 test('a π failure after another failure does not carry the other message', () => {
   const { k } = fresh();
-  assert.throws(() => k.qr('svg', 'x', 'M', 0, 4), { code: 'ERR_INVALID_QR_OPTIONS' });
+  assert.throws(() => k.call('qr.svg', 'x', 1, 0, 4), { code: 'ERR_INVALID_QR_OPTIONS' });
   assert.throws(
     () => k.piCount(0, -1, 1),
     (err) => err.code === 'ERR_INVALID_SAMPLES' && !/QR|size/.test(err.message),
