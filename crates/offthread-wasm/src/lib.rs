@@ -11,7 +11,6 @@ pub mod filters;
 pub mod layout;
 pub mod pi_simd;
 pub mod registry;
-pub mod stats;
 
 /// The count, or the negative code of the first bad argument (−1 samples, −2 seed).
 fn count(first: f64, samples: f64, seed: f64, method: Method) -> f64 {

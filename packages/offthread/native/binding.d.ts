@@ -68,13 +68,6 @@ export declare class NativePool {
    * thread never waits for a job's last chunk.
    */
   release(): void
-  /**
-   * Average/min/max on the pool; answers `[count, average, min, max]` as 4
-   * little-endian f64 in a 32-byte Buffer. The bytes are copied during this call
-   * (a transfer could detach and free them under the job), unless `buf` views a
-   * SharedArrayBuffer, which cannot be detached: that one is read in place.
-   */
-  submitStatsTemperature(id: number, buf: Uint8Array): void
 }
 
 /** Every code the native layer can raise (checked against docs/errors.md by the tests). */
@@ -132,13 +125,3 @@ export declare function piCountSync(samples: number, seed: number, fast: boolean
 
 /** Adds `delta` to every value of the batch, in the caller's memory; returns the count. */
 export declare function statsTemperatureOffsetSync(buf: Uint8Array, delta: number): number
-
-/** Average/min/max of an encoded TemperatureBatch, read in place. */
-export declare function statsTemperatureSync(buf: Uint8Array): TemperatureSummary
-
-export interface TemperatureSummary {
-  count: number
-  average: number
-  min: number
-  max: number
-}

@@ -10,13 +10,7 @@ import { makeError } from './errors.js';
 import { host } from './host.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import { type JsEnv, jsKernel } from './js/registry.js';
-import {
-  PI_CHECK_SAMPLES,
-  type RegistryValue,
-  type Stop,
-  type TemperatureSummary,
-  type WasmKernels,
-} from './wasm-client.js';
+import { PI_CHECK_SAMPLES, type RegistryValue, type Stop, type WasmKernels } from './wasm-client.js';
 
 /** What a worker computes with: its own WASM instance, or the JS tier (host MD5, stop check). */
 export interface WorkerEnv extends JsEnv {
@@ -128,16 +122,6 @@ const pi: Kernel<PiArgs, number> = {
   },
 };
 
-const statsTemperature: Kernel<{ buf: Uint8Array }, TemperatureSummary> = {
-  native: (pool, id, a) => pool.submitStatsTemperature(id, a.buf),
-  worker: (env, a) => needsWasm(env, 'stats.temperature').statsTemperature(a.buf),
-  fromNative: (raw) => {
-    const b = raw as Uint8Array;
-    const [count, average, min, max] = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + 32));
-    return { count, average, min, max } as TemperatureSummary;
-  },
-};
-
 /** Every kernel of the Rust registry, through the one generic entry of each binding. */
 const registry: Kernel<RegistryArgs, RegistryValue> = {
   native: (pool, id, a, cancellable) =>
@@ -215,7 +199,7 @@ const filter: Kernel<{ filter: NativeFilter; chunk: Uint8Array | null }, Uint8Ar
   },
 };
 
-export const kernels = { pi, md5Iterate, qr, statsTemperature, registry, echo, testSpin, testPanic, filter };
+export const kernels = { pi, md5Iterate, qr, registry, echo, testSpin, testPanic, filter };
 export type KernelName = keyof typeof kernels;
 export type ArgsOf<K extends KernelName> = Parameters<(typeof kernels)[K]['worker']>[1];
 export type ResultOf<K extends KernelName> = NonNullable<ReturnType<(typeof kernels)[K]['worker']>>;

@@ -16,7 +16,6 @@ export interface WasmExports {
   last_error_len(): number;
   pi_count_range(first: number, samples: number, seed: number): number;
   pi_count_range_reference(first: number, samples: number, seed: number): number;
-  stats_temperature(buf: number, len: number, out: number): number;
   layout_run(variant: number, n: number, reps: number, speed: number): number;
   // Stream filters (filters/wasm.ts, crates/offthread-wasm/src/filters.rs).
   filter_new(spec: number, len: number): number;
@@ -42,7 +41,6 @@ export const WASM_EXPORTS: readonly (keyof WasmExports)[] = [
   'last_error_len',
   'pi_count_range',
   'pi_count_range_reference',
-  'stats_temperature',
   'layout_run',
   ...FILTER_WASM_EXPORTS,
   'kernel_names',
@@ -92,6 +90,18 @@ export interface TemperatureSummary {
   average: number;
   min: number;
   max: number;
+}
+
+/** `stats.temperature`'s 32 bytes: [count, average, min, max] as little-endian f64. */
+export function temperatureSummary(bytes: Uint8Array): TemperatureSummary {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, 32);
+  const [count, average, min, max] = [0, 8, 16, 24].map((at) => v.getFloat64(at, true)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  return { count, average, min, max };
 }
 
 /** What a registry kernel returns (crates/offthread-core/src/registry.rs). */
@@ -166,13 +176,16 @@ export class WasmKernels {
    */
   call(name: string, input: string | Uint8Array = EMPTY, a = 0, b = 0, c = 0): RegistryValue {
     const kernel = this.#kernelIndex(name);
-    return this.#withInput(input, 0, 64, (ptr, len) => {
-      const kind = this.#check(this.x.kernel_call(kernel, ptr, len, a, b, c));
-      if (kind === 0) return this.x.kernel_out_number();
-      const at = this.x.kernel_out_ptr();
-      const out = this.#bytes().slice(at, at + this.x.kernel_out_len());
-      return kind === 1 ? decoder.decode(out) : out;
-    });
+    return this.#withInput(input, 0, 64, (ptr, len) => this.#callAt(kernel, ptr, len, a, b, c));
+  }
+
+  /** Kernel number `kernel` on `len` bytes at `ptr`; its output copied out of linear memory. */
+  #callAt(kernel: number, ptr: number, len: number, a: number, b: number, c: number): RegistryValue {
+    const kind = this.#check(this.x.kernel_call(kernel, ptr, len, a, b, c));
+    if (kind === 0) return this.x.kernel_out_number();
+    const at = this.x.kernel_out_ptr();
+    const out = this.#bytes().slice(at, at + this.x.kernel_out_len());
+    return kind === 1 ? decoder.decode(out) : out;
   }
 
   /** `inside` for samples [first, first + count) of `seed`'s stream. */
@@ -196,22 +209,12 @@ export class WasmKernels {
     return inside;
   }
 
-  /** Statistics of an encoded TemperatureBatch (copied 64-byte aligned, as the schema requires). */
-  statsTemperature(buf: Uint8Array): TemperatureSummary {
-    return this.#withInput(buf, 0, 64, (ptr, len) => this.statsTemperatureAt(ptr, len));
-  }
-
-  /** Statistics of a batch already in linear memory at `ptr` (64-byte aligned): no copy. */
+  /**
+   * Statistics of a batch already in linear memory at `ptr` (64-byte aligned): no
+   * copy. The registry's `stats.temperature` on memory the caller placed itself, for
+   * bench/experiments/schema-child.mjs (the public call is `stats.temperatureWasm`).
+   */
   statsTemperatureAt(ptr: number, len: number): TemperatureSummary {
-    const block = this.x.alloc(32 + 8);
-    if (block === 0) throw makeError('ERR_BACKEND_UNAVAILABLE', 'WebAssembly memory exhausted');
-    try {
-      const out = (block + 7) & ~7;
-      this.#check(this.x.stats_temperature(ptr, len, out));
-      const [count, average, min, max] = new Float64Array(this.x.memory.buffer, out, 4);
-      return { count, average, min, max } as TemperatureSummary;
-    } finally {
-      this.x.dealloc(block, 32 + 8);
-    }
+    return temperatureSummary(this.#callAt(this.#kernelIndex('stats.temperature'), ptr, len, 0, 0, 0) as Uint8Array);
   }
 }
