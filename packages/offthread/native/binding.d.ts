@@ -16,11 +16,6 @@ export declare class NativePool {
   submitFilterPush(id: number, filter: NativeFilter, chunk: Uint8Array): void
   /** The end of `filter`'s stream; job `id` completes with the bytes held back. */
   submitFilterFinish(id: number, filter: NativeFilter): void
-  /**
-   * π count on the pool (work-stealing inside the job), checking cancellation
-   * between chunks.
-   */
-  submitPi(id: number, samples: number, seed: number, cancellable: boolean): void
   /** Registry kernel `kernel` as a pool job (cancellable between its chunks). */
   submitKernel(id: number, kernel: number, input: string | Uint8Array, a: number, b: number, c: number, cancellable: boolean): void
   /**
@@ -107,21 +102,12 @@ export interface NativePoolStats {
  */
 export declare function piCountParallelSync(samples: number, seed: number): number
 
-/** `inside` for samples [first, first + count): the unit of every chunked variant. */
-export declare function piCountRangeSync(first: number, count: number, seed: number): number
-
 /**
  * One napi AsyncTask on libuv's thread pool (the paper's `addonAsync`; with
  * `first`/`count` chunks from JS, its `addonConAsync`). Kept for comparison: the
  * offthread pool is the product.
  */
 export declare function piCountRangeUv(first: number, count: number, seed: number): Promise<number>
-
-/**
- * `inside` for `samples` samples on the calling thread. `fast`: division-free SIMD
- * kernel (`nativeBitwise`) instead of the straight port (`native`).
- */
-export declare function piCountSync(samples: number, seed: number, fast: boolean): number
 
 /** Adds `delta` to every value of the batch, in the caller's memory; returns the count. */
 export declare function statsTemperatureOffsetSync(buf: Uint8Array, delta: number): number

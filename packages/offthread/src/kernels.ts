@@ -8,9 +8,8 @@
 import type { NativeFilter, NativePool } from '../native/binding';
 import { makeError } from './errors.js';
 import { host } from './host.js';
-import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import { type JsEnv, jsKernel } from './js/registry.js';
-import { PI_CHECK_SAMPLES, type RegistryValue, type Stop, type WasmKernels } from './wasm-client.js';
+import type { RegistryValue, WasmKernels } from './wasm-client.js';
 
 /** What a worker computes with: its own WASM instance, or the JS tier (host MD5, stop check). */
 export interface WorkerEnv extends JsEnv {
@@ -27,7 +26,7 @@ interface Kernel<Args, Result> {
 }
 
 export interface PiArgs {
-  /** First sample of the range (jump-ahead); the native pool takes whole calls only (first 0). */
+  /** First sample of the range (jump-ahead: any range runs on any pool, native included). */
   first: number;
   count: number;
   seed: number;
@@ -65,6 +64,16 @@ export interface RegistryArgs {
 /** The input of a call that takes none (an empty view: no string to convert). */
 export const NO_INPUT = new Uint8Array(0);
 
+/**
+ * π over a range: `pi.range` (the fast kernel), or for `impl: 'js'` the definition
+ * (`pi.rangeReference`) on the JS tier; `jsBitwise` is `pi.range` on the JS tier.
+ */
+export function piCall(a: PiArgs): RegistryArgs {
+  const kernel = a.impl === 'js' ? 'pi.rangeReference' : 'pi.range';
+  const tier = a.impl === 'wasm' ? 'wasm' : a.impl ? 'js' : undefined;
+  return { kernel, input: NO_INPUT, a: a.first, b: a.count, c: a.seed, tier };
+}
+
 /** `md5.iterate`'s call: its two inputs in one, the start digest first (registry.rs). */
 export function md5IterateCall(a: Md5IterateArgs): RegistryArgs {
   return { kernel: 'md5.iterate', input: a.start + a.text, a: a.rounds, b: a.start.length };
@@ -101,27 +110,6 @@ function needsWasm(env: WorkerEnv, what: string): WasmKernels {
   );
 }
 
-/** π over a range in JS (`js` or `jsBitwise`), checking `stop` between chunks. */
-function piRangeJs(args: PiArgs, stop: Stop, count = countInsideJsBitwise): number | null {
-  let inside = 0;
-  for (let done = 0; done < args.count; ) {
-    if (stop()) return null;
-    const n = Math.min(PI_CHECK_SAMPLES, args.count - done);
-    inside += count(stateAt(args.seed, args.first + done), n);
-    done += n;
-  }
-  return inside;
-}
-
-const pi: Kernel<PiArgs, number> = {
-  native: (pool, id, a, cancellable) => pool.submitPi(id, a.count, a.seed, cancellable),
-  worker: (env, a) => {
-    if (a.impl === 'js') return piRangeJs(a, env.stop, countInsideJs);
-    if (a.impl === 'jsBitwise' || (!a.impl && !env.wasm)) return piRangeJs(a, env.stop);
-    return needsWasm(env, 'the wasm π variant').piCountChecked(a.first, a.count, a.seed, env.stop);
-  },
-};
-
 /** Every kernel of the Rust registry, through the one generic entry of each binding. */
 const registry: Kernel<RegistryArgs, RegistryValue> = {
   native: (pool, id, a, cancellable) =>
@@ -146,6 +134,8 @@ function viaRegistry<A, R extends RegistryValue>(toCall: (a: A) => RegistryArgs)
   };
 }
 
+/** π over a range by its arguments (pi.ts and src/queue run it by this name). */
+const pi = viaRegistry<PiArgs, number>(piCall);
 /** The MD5 loop by its arguments (src/queue runs it by this name). */
 const md5Iterate = viaRegistry<Md5IterateArgs, string>(md5IterateCall);
 /** A QR code by its options (src/queue runs it by this name). */

@@ -1,12 +1,16 @@
 /**
  * Monte Carlo π in every variant of the benchmark. Every variant returns the same
  * `inside` for the same (samples, seed): work is split by jump-ahead in the one
- * generator stream, never by other seeds.
+ * generator stream, never by other seeds. The Rust kernels are the registry's
+ * `pi.range` (fast) and `pi.rangeReference` (the definition); `js`/`jsBitwise` are
+ * the pure-JS tier's, `parallel`, `nativeAsync` and `nativeChunked` the addon's own.
  */
 import { describe, fromNative, makeError } from './errors.js';
 import { activeBackend, host, warnFallbackOnce } from './host.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
+import { NO_INPUT } from './kernels.js';
 import { type CallOptions, checkCallOptions, type Pool, poolOf, raceAbort, runAll } from './pool.js';
+import { callSync, type SyncTier } from './registry.js';
 import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from './validate.js';
 import { wasmKernels } from './wasm-sync.js';
 
@@ -93,6 +97,11 @@ function pickSync(n: number): PiSyncVariant {
   return n >= AUTO_PARALLEL_MIN ? 'parallel' : 'nativeBitwise';
 }
 
+/** Samples [0, n) through the registry's sync entry, on `tier`. */
+function registryCount(kernel: 'pi.range' | 'pi.rangeReference', tier: SyncTier, n: number, seed: number): number {
+  return callSync({ kernel, input: NO_INPUT, a: 0, b: n, c: seed }, tier) as number;
+}
+
 function countSync(variant: PiSyncVariant, n: number, seed: number): number {
   try {
     switch (variant) {
@@ -106,17 +115,17 @@ function countSync(variant: PiSyncVariant, n: number, seed: number): number {
         return ffi()(n, seed, 1);
       }
       case 'native':
-        return requireNative(variant).piCountSync(n, seed, false);
+        requireNative(variant);
+        return registryCount('pi.rangeReference', 'native', n, seed);
       case 'nativeBitwise':
-        return requireNative(variant).piCountSync(n, seed, true);
+        requireNative(variant);
+        return registryCount('pi.range', 'native', n, seed);
       case 'parallel':
         return requireNative(variant).piCountParallelSync(n, seed);
-      case 'wasm': {
-        const w = wasmKernels();
-        if (!w)
+      case 'wasm':
+        if (!wasmKernels())
           throw makeError('ERR_BACKEND_UNAVAILABLE', `the wasm variant needs offthread.wasm: ${host().wasmError()}`);
-        return w.piCount(0, n, seed);
-      }
+        return registryCount('pi.range', 'wasm', n, seed);
     }
   } catch (err) {
     throw fromNative(err);

@@ -14,8 +14,6 @@ export interface WasmExports {
   dealloc(ptr: number, len: number): void;
   last_error_ptr(): number;
   last_error_len(): number;
-  pi_count_range(first: number, samples: number, seed: number): number;
-  pi_count_range_reference(first: number, samples: number, seed: number): number;
   layout_run(variant: number, n: number, reps: number, speed: number): number;
   // Stream filters (filters/wasm.ts, crates/offthread-wasm/src/filters.rs).
   filter_new(spec: number, len: number): number;
@@ -39,8 +37,6 @@ export const WASM_EXPORTS: readonly (keyof WasmExports)[] = [
   'dealloc',
   'last_error_ptr',
   'last_error_len',
-  'pi_count_range',
-  'pi_count_range_reference',
   'layout_run',
   ...FILTER_WASM_EXPORTS,
   'kernel_names',
@@ -63,9 +59,6 @@ export const WASM_ERRORS: readonly ErrorCode[] = [
   'ERR_INVALID_QR_OPTIONS',
   'ERR_INVALID_BUFFER',
 ];
-
-/** π samples per call between two cancellation checks (≈ 1.6 ms). */
-export const PI_CHECK_SAMPLES = 2 ** 20;
 
 /** Returns true when the running call should stop (an abort reached this thread). */
 export type Stop = () => boolean;
@@ -186,27 +179,6 @@ export class WasmKernels {
     const at = this.x.kernel_out_ptr();
     const out = this.#bytes().slice(at, at + this.x.kernel_out_len());
     return kind === 1 ? decoder.decode(out) : out;
-  }
-
-  /** `inside` for samples [first, first + count) of `seed`'s stream. */
-  piCount(first: number, count: number, seed: number): number {
-    const r = this.x.pi_count_range(first, count, seed);
-    if (r >= 0) return r;
-    // The π exports record no message (a previous failure's would be stale): say it here.
-    const code = WASM_ERRORS[-r - 1] ?? 'ERR_KERNEL_PANIC';
-    throw makeError(code, `pi_count_range(${first}, ${count}, ${seed}) refused its arguments (${code})`);
-  }
-
-  /** As piCount, asking `stop()` every PI_CHECK_SAMPLES samples; null when stopped. */
-  piCountChecked(first: number, count: number, seed: number, stop: Stop = never): number | null {
-    let inside = 0;
-    for (let done = 0; done < count; ) {
-      if (stop()) return null;
-      const n = Math.min(PI_CHECK_SAMPLES, count - done);
-      inside += this.piCount(first + done, n, seed);
-      done += n;
-    }
-    return inside;
   }
 
   /**

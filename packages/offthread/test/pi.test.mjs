@@ -154,8 +154,15 @@ describe('π bad input', () => {
   test('the native layer re-checks its arguments', async () => {
     const { createRequire } = await import('node:module');
     const binding = createRequire(import.meta.url)('../native/offthread.linux-x64-gnu.node');
-    assert.throws(() => binding.piCountSync(-1, 1, true), { code: 'ERR_INVALID_SAMPLES' });
-    assert.throws(() => binding.piCountSync(10, 0.5, true), { code: 'ERR_INVALID_SEED' });
+    const none = new Uint8Array(0);
+    for (const kernel of ['pi.range', 'pi.rangeReference']) {
+      const k = binding.kernelNames().indexOf(kernel);
+      assert.ok(k >= 0, kernel);
+      assert.throws(() => binding.kernelCallSync(k, none, 0, -1, 1), { code: 'ERR_INVALID_SAMPLES' });
+      assert.throws(() => binding.kernelCallSync(k, none, 0.5, 10, 1), { code: 'ERR_INVALID_SAMPLES' });
+      assert.throws(() => binding.kernelCallSync(k, none, 0, 10, 0.5), { code: 'ERR_INVALID_SEED' });
+      assert.equal(binding.kernelCallSync(k, none, 0, 100_000, 1), 78463);
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { md5, Pool, pi } from 'offthread';
-import { testPanic, testSpin } from 'offthread/internal';
+import { countInsideJsBitwise, stateAt, testPanic, testSpin } from 'offthread/internal';
 
 /** Every engine runs the same suite; π's pool variant is named after the engine. */
 const ENGINES = ['native', 'wasm', 'js'];
@@ -82,6 +82,20 @@ for (const engine of ENGINES)
         code: 'ERR_TIMEOUT',
       });
       assert.equal(await pool.echo(7), 7);
+      await pool.close();
+    });
+
+    test('a π range anywhere in the stream runs on the pool and stops mid-range on abort', async () => {
+      const pool = new Pool({ engine, threads: 1 });
+      // pool.run is internal: the range job src/queue sends for a chunk of a π job.
+      const got = await pool.run('pi', { first: 123_457, count: 3_000_001, seed: 5 }, {});
+      assert.equal(got, countInsideJsBitwise(stateAt(5, 123_457), 3_000_001));
+      const controller = new AbortController();
+      const running = pool.run('pi', { first: 2 ** 40, count: 2 ** 52, seed: 1 }, { signal: controller.signal });
+      setTimeout(() => controller.abort(), 20);
+      await assert.rejects(running, { code: 'ERR_ABORTED' });
+      // One thread: a range that did not stop would hold it for hours.
+      assert.equal(await pool.echo(5, { timeout: 60_000 }), 5);
       await pool.close();
     });
 

@@ -146,9 +146,7 @@ function bindingCalls() {
     kernelNames: [],
     layoutRunSync: [0, 1, 1, 1],
     piCountParallelSync: [10, 1],
-    piCountRangeSync: [0, 10, 1],
     piCountRangeUv: [0, 10, 1],
-    piCountSync: [10, 1, true],
     statsTemperatureOffsetSync: [bytes, 1],
     NativePool: [1, 0, 10, () => {}],
     NativeFilter: ['{"kind":"md5"}'],
@@ -157,7 +155,6 @@ function bindingCalls() {
   const filter = new binding.NativeFilter('{"kind":"md5"}');
   const methods = {
     submitKernel: [0, 0, 'a', 0, 0, 0, false],
-    submitPi: [0, 10, 1, false],
     submitNoop: [0, 1],
     submitPanic: [0],
     submitSpin: [0],
@@ -226,7 +223,8 @@ test('the libuv AsyncTask (nativeAsync) rejects with the registry code, not Gene
   await assert.rejects(binding.piCountRangeUv(0, -1, 1), { code: 'ERR_INVALID_SAMPLES', message: /got -1/ });
   await assert.rejects(binding.piCountRangeUv(0, 10, 0.5), { code: 'ERR_INVALID_SEED' });
   await assert.rejects(binding.piCountRangeUv(-1, 10, 1), { code: 'ERR_INVALID_SAMPLES' });
-  assert.equal(await binding.piCountRangeUv(0, 1000, 1), binding.piCountRangeSync(0, 1000, 1));
+  const range = binding.kernelNames().indexOf('pi.range');
+  assert.equal(await binding.piCountRangeUv(7, 1000, 1), binding.kernelCallSync(range, new Uint8Array(0), 7, 1000, 1));
 });
 
 /**
@@ -250,7 +248,8 @@ const poolThreads = () =>
 (() => {
   for (let i = 0; i < 20; i++) {
     const pool = new binding.NativePool(2, 0, 10, () => {});
-    pool.submitPi(0, 2 ** 52, 1, true); // hours of work unless cancelled
+    const range = binding.kernelNames().indexOf('pi.range');
+    pool.submitKernel(0, range, new Uint8Array(0), 0, 2 ** 52, 1, true); // hours of work unless cancelled
   }
 })();
 const until = Date.now() + 20_000;

@@ -96,9 +96,9 @@ test('every failure the module can return decodes to the code its message names'
   const text = (s) => put(s).slice(0, 2);
   /** [expected code, call returning the raw result, whether the module writes a message] */
   const cases = [
-    ['ERR_INVALID_SAMPLES', () => x.pi_count_range(0, -1, 1), false],
-    ['ERR_INVALID_SAMPLES', () => x.pi_count_range_reference(0.5, 10, 1), false],
-    ['ERR_INVALID_SEED', () => x.pi_count_range(0, 10, 2 ** 60), false],
+    ['ERR_INVALID_SAMPLES', () => x.kernel_call(index('pi.range'), 0, 0, 0, -1, 1), true],
+    ['ERR_INVALID_SAMPLES', () => x.kernel_call(index('pi.rangeReference'), 0, 0, 0.5, 10, 1), true],
+    ['ERR_INVALID_SEED', () => x.kernel_call(index('pi.range'), 0, 0, 0, 10, 2 ** 60), true],
     ['ERR_INVALID_ARG', () => x.kernel_call(index('md5.hex'), 0, 5, 0, 0, 0), true],
     ['ERR_INVALID_ARG', () => x.kernel_call(99, 0, 0, 0, 0, 0), true],
     ['ERR_INVALID_ROUNDS', () => x.kernel_call(index('md5.iterate'), ...text('abc'), -1, 0, 0), true],
@@ -137,8 +137,8 @@ test('every failure the module can return decodes to the code its message names'
 test('the client turns those returns into registry errors with the module message', () => {
   const { k } = fresh();
   const failures = [
-    ['ERR_INVALID_SAMPLES', () => k.piCount(0, -1, 1)],
-    ['ERR_INVALID_SEED', () => k.piCount(0, 10, 2 ** 60)],
+    ['ERR_INVALID_SAMPLES', () => k.call('pi.range', undefined, 0, -1, 1)],
+    ['ERR_INVALID_SEED', () => k.call('pi.range', undefined, 0, 10, 2 ** 60)],
     ['ERR_INVALID_ROUNDS', () => k.call('md5.iterate', 'abc', 1.5)], // (md5.ts validates rounds before this)
     ['ERR_INVALID_TEXT', () => k.call('qr.dataURL', new Uint8Array([0xff, 0xfe]), 1, 128, 4)],
     ['ERR_TEXT_TOO_LONG', () => k.call('qr.png', 'a'.repeat(3000), 1, 128, 4)],
@@ -155,7 +155,8 @@ test('the client turns those returns into registry errors with the module messag
     });
   }
   // The instance goes on after each failure.
-  assert.equal(k.piCount(0, 100_000, 1), 78463);
+  assert.equal(k.call('pi.range', undefined, 0, 100_000, 1), 78463);
+  assert.equal(k.call('pi.rangeReference', undefined, 5e6, 100_000, 1), k.call('pi.range', undefined, 5e6, 100_000, 1));
   assert.equal(k.call('md5.hex', 'abc'), '900150983cd24fb0d6963f7d28e17f72');
 });
 
@@ -163,7 +164,7 @@ test('a π failure after another failure does not carry the other message', () =
   const { k } = fresh();
   assert.throws(() => k.call('qr.svg', 'x', 1, 0, 4), { code: 'ERR_INVALID_QR_OPTIONS' });
   assert.throws(
-    () => k.piCount(0, -1, 1),
+    () => k.call('pi.range', undefined, 0, -1, 1),
     (err) => err.code === 'ERR_INVALID_SAMPLES' && !/QR|size/.test(err.message),
   );
 });
