@@ -74,6 +74,12 @@ export declare function filterErrorCodes(): Array<string>
 /** Runs registry kernel `kernel` on the calling thread: a number, a string or a Buffer. */
 export declare function kernelCallSync(kernel: number, input: string | Uint8Array, a: number, b: number, c: number): number | string | Buffer
 
+/**
+ * Registry kernel `kernel` as a libuv AsyncTask (not cancellable: kept for the paper's
+ * comparison; the offthread pool is the product).
+ */
+export declare function kernelCallUv(kernel: number, input: string | Uint8Array, a: number, b: number, c: number): Promise<number | string | Buffer>
+
 /** The registry's kernel names; a kernel's index here is its number in the calls below. */
 export declare function kernelNames(): Array<string>
 

@@ -32,7 +32,11 @@ export interface PiArgs {
   seed: number;
   /** Worker pools only: run this sync variant's kernel (default: wasm, else jsBitwise). */
   impl?: 'js' | 'jsBitwise' | 'wasm' | undefined;
+  /** 'plain': the definition's kernel (`pi.rangeReference`) instead of the bitwise one. */
+  kernel?: PiKernel | undefined;
 }
+/** π's Rust kernels: 'bitwise' (`pi.range`, division-free) or 'plain' (`pi.rangeReference`). */
+export type PiKernel = 'plain' | 'bitwise';
 export interface Md5IterateArgs {
   text: string;
   rounds: number;
@@ -65,11 +69,12 @@ export interface RegistryArgs {
 export const NO_INPUT = new Uint8Array(0);
 
 /**
- * π over a range: `pi.range` (the fast kernel), or for `impl: 'js'` the definition
- * (`pi.rangeReference`) on the JS tier; `jsBitwise` is `pi.range` on the JS tier.
+ * π over a range: `pi.range` (the fast kernel), or the definition (`pi.rangeReference`)
+ * for `kernel: 'plain'` and for `impl: 'js'` (on the JS tier; `jsBitwise` is `pi.range`
+ * on the JS tier).
  */
 export function piCall(a: PiArgs): RegistryArgs {
-  const kernel = a.impl === 'js' ? 'pi.rangeReference' : 'pi.range';
+  const kernel = a.impl === 'js' || a.kernel === 'plain' ? 'pi.rangeReference' : 'pi.range';
   const tier = a.impl === 'wasm' ? 'wasm' : a.impl ? 'js' : undefined;
   return { kernel, input: NO_INPUT, a: a.first, b: a.count, c: a.seed, tier };
 }

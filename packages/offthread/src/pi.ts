@@ -8,7 +8,7 @@
 import { describe, fromNative, makeError } from './errors.js';
 import { activeBackend, host, warnFallbackOnce } from './host.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
-import { NO_INPUT } from './kernels.js';
+import { NO_INPUT, nativeKernelIndex, type PiKernel } from './kernels.js';
 import { type CallOptions, checkCallOptions, type Pool, poolOf, raceAbort, runAll } from './pool.js';
 import { callSync, type SyncTier } from './registry.js';
 import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from './validate.js';
@@ -33,6 +33,12 @@ export interface PiOptions {
 export interface PiAsyncOptions extends PiOptions, CallOptions {
   /** `nativeChunked`: libuv AsyncTasks (default 4); `wasmWorkers`/`jsWorkers`: chunks (default ≈ 4 per worker). */
   chunks?: number;
+  /**
+   * `nativeAsync`, `nativeChunked`, `parallelAsync` only: the Rust kernel, 'bitwise'
+   * (default: division-free) or 'plain' (the definition as written, like the paper's
+   * non-bitwise addonAsync). The same `inside` either way.
+   */
+  kernel?: PiKernel;
 }
 
 export interface PiResult {
@@ -69,7 +75,26 @@ function result(samples: number, seed: number, inside: number, variant: PiResult
 }
 
 const SYNC_KEYS = ['seed', 'variant'] as const;
-const ASYNC_KEYS = [...SYNC_KEYS, 'chunks', ...CALL_KEYS] as const;
+const ASYNC_KEYS = [...SYNC_KEYS, 'chunks', 'kernel', ...CALL_KEYS] as const;
+/** The variants that take `kernel`. */
+const KERNEL_VARIANTS: readonly PiVariant[] = ['nativeAsync', 'nativeChunked', 'parallelAsync'];
+
+function checkKernel(kernel: unknown, variant: PiVariant): PiKernel {
+  if (kernel === undefined) return 'bitwise';
+  if (kernel !== 'plain' && kernel !== 'bitwise') {
+    throw makeError('ERR_INVALID_ARG', `kernel must be 'plain' or 'bitwise', got ${describe(kernel)}`);
+  }
+  if (!KERNEL_VARIANTS.includes(variant)) {
+    throw makeError('ERR_INVALID_ARG', `kernel applies to ${KERNEL_VARIANTS.join(', ')}, not ${variant}`);
+  }
+  return kernel;
+}
+
+/** Samples [first, first + count) as one libuv AsyncTask of the registry kernel. */
+function countUv(variant: PiVariant, kernel: PiKernel, first: number, count: number, seed: number): Promise<number> {
+  const name = kernel === 'plain' ? 'pi.rangeReference' : 'pi.range';
+  return requireNative(variant).kernelCallUv(nativeKernelIndex(name), NO_INPUT, first, count, seed) as Promise<number>;
+}
 
 function parseArgs(samples: unknown, options: unknown, keys: readonly (keyof PiAsyncOptions & string)[]) {
   const opts = toOptions<PiAsyncOptions>(options, keys);
@@ -142,12 +167,12 @@ export function estimateSync(samples: number | bigint, options?: PiOptions): PiR
   return result(n, seed, countSync(chosen, n, seed), chosen);
 }
 
-async function chunkedUv(n: number, seed: number, chunks: number): Promise<number> {
-  const binding = requireNative('nativeChunked');
+async function chunkedUv(n: number, seed: number, chunks: number, kernel: PiKernel): Promise<number> {
+  requireNative('nativeChunked');
   const size = Math.ceil(n / chunks);
   const parts: Promise<number>[] = [];
   for (let first = 0; first < n; first += size) {
-    parts.push(binding.piCountRangeUv(first, Math.min(size, n - first), seed));
+    parts.push(countUv('nativeChunked', kernel, first, Math.min(size, n - first), seed));
   }
   return (await Promise.all(parts)).reduce((a, b) => a + b, 0);
 }
@@ -180,6 +205,7 @@ async function onPool(
   seed: number,
   chunks: number | undefined,
   call: CallOptions,
+  kernel: PiKernel,
 ) {
   const needed = onPoolVariant(pool);
   if (variant === 'wasmWorkers' && needed !== variant && !host().wasmModule()) {
@@ -191,7 +217,7 @@ async function onPool(
       `${variant} needs a pool on the ${variant === 'parallelAsync' ? 'native' : variant === 'wasmWorkers' ? 'wasm' : 'js'} engine; this pool runs ${pool.engine}`,
     );
   }
-  if (pool.engine === 'native') return pool.run('pi', { first: 0, count: n, seed }, call);
+  if (pool.engine === 'native') return pool.run('pi', { first: 0, count: n, seed, kernel }, call);
   if (n === 0) return 0;
   const counts = await runAll(
     pool,
@@ -210,13 +236,14 @@ async function onPool(
 export async function estimate(samples: number | bigint, options?: PiAsyncOptions): Promise<PiResult> {
   const { opts, n, seed, variant } = parseArgs(samples, options, ASYNC_KEYS);
   const call = checkCallOptions(opts);
+  const kernel = checkKernel(opts.kernel, variant);
   try {
     if (variant === 'nativeAsync') {
-      return result(n, seed, await raceAbort(requireNative(variant).piCountRangeUv(0, n, seed), call), variant);
+      return result(n, seed, await raceAbort(countUv(variant, kernel, 0, n, seed), call), variant);
     }
     if (variant === 'nativeChunked') {
       const chunks = checkChunks(opts.chunks, 1024) ?? 4;
-      return result(n, seed, await raceAbort(chunkedUv(n, seed, chunks), call), variant);
+      return result(n, seed, await raceAbort(chunkedUv(n, seed, chunks, kernel), call), variant);
     }
     const onWorkers = variant === 'js' || variant === 'jsBitwise' || variant === 'wasm';
     if (onWorkers && (call.pool?.engine ?? activeBackend()) !== 'native') {
@@ -232,7 +259,7 @@ export async function estimate(samples: number | bigint, options?: PiAsyncOption
       const pool = maybe instanceof Promise ? await maybe : maybe;
       const chosen = variant === 'auto' ? onPoolVariant(pool) : (variant as PiAsyncVariant);
       if (chosen !== 'parallelAsync') warnFallbackOnce();
-      const inside = await onPool(pool, chosen, n, seed, checkChunks(opts.chunks, MAX_CHUNKS), call);
+      const inside = await onPool(pool, chosen, n, seed, checkChunks(opts.chunks, MAX_CHUNKS), call, kernel);
       return result(n, seed, inside, chosen);
     }
     call.pool?.assertOpen();

@@ -76,6 +76,24 @@ describe('π estimate', () => {
     }
   });
 
+  test("kernel: 'plain' runs the non-bitwise Rust kernel in the native async variants, same inside", async () => {
+    for (const seed of [1, -3, 2147483646]) {
+      for (const n of [0, 7, 100_003, 3_000_001]) {
+        const expected = pi.estimateSync(n, { seed, variant: 'js' }).inside;
+        for (const variant of ['nativeAsync', 'nativeChunked', 'parallelAsync']) {
+          for (const kernel of ['plain', 'bitwise']) {
+            const r = await pi.estimate(n, { seed, variant, kernel, chunks: 3 });
+            assert.equal(r.inside, expected, `${variant} ${kernel} n=${n} seed=${seed}`);
+            assert.equal(r.variant, variant);
+          }
+        }
+      }
+    }
+    await assert.rejects(pi.estimate(10, { variant: 'nativeAsync', kernel: 'fast' }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(pi.estimate(10, { variant: 'wasmWorkers', kernel: 'plain' }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(pi.estimate(10, { kernel: 'plain' }), { code: 'ERR_INVALID_ARG' }); // auto
+  });
+
   test('nativeChunked gives the same count for any chunk count', async () => {
     const expected = pi.estimateSync(2_000_003, { seed: 11, variant: 'nativeBitwise' }).inside;
     for (const chunks of [1, 2, 3, 4, 7, 64]) {

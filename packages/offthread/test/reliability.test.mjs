@@ -143,6 +143,7 @@ function bindingCalls() {
   const fns = {
     errorCodes: [],
     kernelCallSync: [0, 'a', 0, 0, 0],
+    kernelCallUv: [0, 'a', 0, 0, 0],
     kernelNames: [],
     layoutRunSync: [0, 1, 1, 1],
     piCountParallelSync: [10, 1],
@@ -225,6 +226,14 @@ test('the libuv AsyncTask (nativeAsync) rejects with the registry code, not Gene
   await assert.rejects(binding.piCountRangeUv(-1, 10, 1), { code: 'ERR_INVALID_SAMPLES' });
   const range = binding.kernelNames().indexOf('pi.range');
   assert.equal(await binding.piCountRangeUv(7, 1000, 1), binding.kernelCallSync(range, new Uint8Array(0), 7, 1000, 1));
+  // The generic form of the same task: any registry kernel, its registry codes.
+  const none = new Uint8Array(0);
+  await assert.rejects(binding.kernelCallUv(range, none, 0, -1, 1), { code: 'ERR_INVALID_SAMPLES', message: /got -1/ });
+  const md5 = binding.kernelNames().indexOf('md5.iterate');
+  await assert.rejects(binding.kernelCallUv(md5, 'a', 1.5, 0, 0), { code: 'ERR_INVALID_ROUNDS' });
+  assert.equal(await binding.kernelCallUv(range, none, 7, 1000, 1), await binding.piCountRangeUv(7, 1000, 1));
+  assert.equal(await binding.kernelCallUv(md5, 'abc', 1, 0, 0), '900150983cd24fb0d6963f7d28e17f72');
+  assert.throws(() => binding.kernelCallUv(999, none, 0, 0, 0), { code: 'ERR_INVALID_ARG' });
 });
 
 /**
