@@ -1,31 +1,15 @@
-//! π's variants of their own: work-sharing with the blocked caller (`parallel`) and
-//! libuv AsyncTasks (the paper's addonAsync / addonConAsync). Both count through the
-//! registry's `pi.range` (`offthread_kernels::pi`); every other π call goes through the
+//! π's variants of their own: work-sharing with the blocked caller (`parallel`), and the
+//! libuv task by its old name (`piCountRangeUv`). Every other π call goes through the
 //! registry's generic entries (`registry.rs`).
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offthread_kernels::pi::{self, PiOptions};
-use offthread_kernels::{Call, Never, Output};
 
 use crate::arg::Arg;
-use crate::error::{Code, CodedResult, from_kernel, guard};
+use crate::error::{Code, from_kernel, guard};
+use crate::registry::{JobInput, KernelTask};
 use crate::runtime;
-
-/// Samples [first, first + count) of `seed`'s stream, the registry's `pi.range` on
-/// this thread (checked there: the one Rust check of the arguments).
-fn count_range(first: f64, count: f64, seed: f64) -> CodedResult<f64> {
-    let call = Call {
-        input: &[],
-        nums: [first, count, seed],
-    };
-    guard(
-        || match (pi::RANGE.run)(&call, &Never).map_err(from_kernel)? {
-            Output::Number(inside) => Ok(inside),
-            _ => unreachable!("pi.range answers a number"),
-        },
-    )
-}
 
 /// Work-shared count: the calling thread and the sync pool's threads pull chunks of one
 /// stream; blocks the calling thread.
@@ -39,35 +23,9 @@ pub fn pi_count_parallel_sync(Arg(samples): Arg<f64>, Arg(seed): Arg<f64>) -> Re
     })
 }
 
-pub struct PiRangeTask {
-    first: f64,
-    count: f64,
-    seed: f64,
-}
-
-impl Task for PiRangeTask {
-    /// The count or the coded error. A `napi::Error` returned from `compute` carries
-    /// only a napi status (every failure was GenericFailure, a panic lost
-    /// ERR_KERNEL_PANIC); the JS error is built in `resolve`, on the JS thread, with
-    /// the registry code.
-    type Output = CodedResult<f64>;
-    type JsValue = f64;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        Ok(count_range(self.first, self.count, self.seed))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<f64> {
-        output.map_err(|e| {
-            // napi-rs rejects with this exact JS value (err.code included).
-            napi::Error::from_unknown_without_coercion(JsError::from(e).into_unknown(env))
-        })
-    }
-}
-
 /// One napi AsyncTask on libuv's thread pool (the paper's `addonAsync`; with
-/// `first`/`count` chunks from JS, its `addonConAsync`). Kept for comparison: the
-/// offthread pool is the product.
+/// `first`/`count` chunks from JS, its `addonConAsync`): `kernelCallUv` of the
+/// registry's `pi.range`, kept by name for src/queue and the async bench.
 #[napi(
     ts_args_type = "first: number, count: number, seed: number",
     ts_return_type = "Promise<number>"
@@ -76,6 +34,10 @@ pub fn pi_count_range_uv(
     Arg(first): Arg<f64>,
     Arg(count): Arg<f64>,
     Arg(seed): Arg<f64>,
-) -> AsyncTask<PiRangeTask> {
-    AsyncTask::new(PiRangeTask { first, count, seed })
+) -> AsyncTask<KernelTask> {
+    KernelTask::start(
+        pi::RANGE,
+        JobInput::Text(String::new()),
+        [first, count, seed],
+    )
 }

@@ -179,6 +179,12 @@ pub struct KernelTask {
     nums: [f64; 3],
 }
 
+impl KernelTask {
+    pub(crate) fn start(def: KernelDef, input: JobInput, nums: [f64; 3]) -> AsyncTask<Self> {
+        AsyncTask::new(Self { def, input, nums })
+    }
+}
+
 impl Task for KernelTask {
     /// The output or the coded error, turned into a JS error on the JS thread (a
     /// `napi::Error` from `compute` would carry only a napi status).
@@ -221,9 +227,5 @@ pub fn kernel_call_uv(
     Arg(c): Arg<f64>,
 ) -> Result<AsyncTask<KernelTask>, Code> {
     let def = *registry::lookup(KERNELS, kernel).map_err(from_kernel)?;
-    Ok(AsyncTask::new(KernelTask {
-        def,
-        input,
-        nums: [a, b, c],
-    }))
+    Ok(KernelTask::start(def, input, [a, b, c]))
 }

@@ -110,8 +110,8 @@ export declare function piCountParallelSync(samples: number, seed: number): numb
 
 /**
  * One napi AsyncTask on libuv's thread pool (the paper's `addonAsync`; with
- * `first`/`count` chunks from JS, its `addonConAsync`). Kept for comparison: the
- * offthread pool is the product.
+ * `first`/`count` chunks from JS, its `addonConAsync`): `kernelCallUv` of the
+ * registry's `pi.range`, kept by name for src/queue and the async bench.
  */
 export declare function piCountRangeUv(first: number, count: number, seed: number): Promise<number>
 
