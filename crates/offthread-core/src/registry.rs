@@ -2,7 +2,9 @@
 //!
 //! A registered kernel takes one input (a string's UTF-8 or bytes) and up to three JS
 //! numbers, checks them itself (its `XOptions::from_…` constructor: the one Rust check
-//! of each argument), and returns a number, a text or bytes. The napi binding, the C ABI
+//! of each argument), and returns a number, a text or bytes. A kernel with two inputs
+//! takes them concatenated, the first one's length among its numbers (`md5.iterate`:
+//! the start digest, then the text). The napi binding, the C ABI
 //! of the wasm build and the TS package call every registered kernel through one generic
 //! entry each, so adding a kernel adds no code to them.
 
@@ -11,7 +13,8 @@ use crate::{Interrupt, KernelError};
 /// The arguments of one call.
 #[derive(Debug, Clone, Copy)]
 pub struct Call<'a> {
-    /// A string's UTF-8 or the caller's bytes (empty when the kernel takes none).
+    /// A string's UTF-8 or the caller's bytes (empty when the kernel takes none). A job
+    /// on a pool reads a copy, or shared memory that cannot be detached.
     pub input: &'a [u8],
     /// Numbers, in the order the kernel documents; unused ones are 0.
     pub nums: [f64; 3],

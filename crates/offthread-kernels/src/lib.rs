@@ -27,4 +27,14 @@ pub use offthread_core::{Deadline, ErrorCode, Interrupt, KernelError, Never};
 /// `registry.ts`). Adding a kernel: its module above, its [`KernelDef`] here (at the end:
 /// an index is how a binding names a kernel within one build), its TS facade. See
 /// ARCHITECTURE.md, "Adding a kernel".
-pub const KERNELS: &[KernelDef] = &[sha256::HEX];
+pub const KERNELS: &[KernelDef] = &[
+    sha256::HEX,
+    md5::HEX,
+    md5::ITERATE,
+    pi::RANGE,
+    pi::RANGE_REFERENCE,
+    qr::DATA_URL,
+    qr::PNG,
+    qr::SVG,
+    stats::TEMPERATURE,
+];

@@ -18,6 +18,7 @@
 //! ```
 
 use md5_crate::{Digest, Md5};
+use offthread_core::registry::{Call, KernelDef, Output};
 
 use crate::{ErrorCode, Interrupt, KernelError};
 
@@ -179,4 +180,40 @@ pub fn iterate_from(
     Ok(iterate_hex_from(opts, start, interrupt)?
         .map(|d| ascii_to_string(&d))
         .unwrap_or_default())
+}
+
+/// `md5.hex(data)`: the input's MD5 as hex text. No numbers.
+pub const HEX: KernelDef = KernelDef {
+    name: "md5.hex",
+    run: |call, _| Ok(Output::Text(hex_string(call.input))),
+};
+
+/// `md5.iterate`: numbers `[rounds, start length]`; the input is the start digest d_k
+/// (its first `start length` bytes: 0 for d₀ = "", or 32) followed by the text (two
+/// inputs in one: the registry's convention). Returns d_(k+rounds) as text.
+pub const ITERATE: KernelDef = KernelDef {
+    name: "md5.iterate",
+    run: iterate_call,
+};
+
+fn iterate_call(call: &Call<'_>, interrupt: &dyn Interrupt) -> Result<Output, KernelError> {
+    let [rounds, start_len, _] = call.nums;
+    // Rounds first, as the other entries check them.
+    let rounds = Md5IterateOptions::from_f64(&[], rounds)?.rounds;
+    let at = if start_len == 0.0 {
+        0
+    } else if start_len == HEX_LEN as f64 && call.input.len() >= HEX_LEN {
+        HEX_LEN
+    } else {
+        return Err(KernelError::new(
+            ErrorCode::InvalidArgument,
+            format!("start must be \"\" or a 32-character digest, got length {start_len}"),
+        ));
+    };
+    let (start, text) = call.input.split_at(at);
+    let opts = Md5IterateOptions { text, rounds };
+    let digest = iterate_hex_from(opts, start.try_into().ok(), interrupt)?;
+    Ok(Output::Text(
+        digest.map(|d| ascii_to_string(&d)).unwrap_or_default(),
+    ))
 }

@@ -27,8 +27,11 @@
 //! # Ok::<(), offthread_kernels::KernelError>(())
 //! ```
 
+use std::cell::RefCell;
+
 use base64::Engine as _;
 use fast_qr::{ECL, QRBuilder};
+use offthread_core::registry::{Call, KernelDef, Output};
 
 use crate::{ErrorCode, KernelError};
 
@@ -191,6 +194,18 @@ impl<'a> QrOptions<'a> {
         }
     }
 
+    /// From the registry's form: the text's UTF-8 and JS numbers `[ecc, size, margin]`,
+    /// ecc as 0 = L, 1 = M, 2 = Q, 3 = H. Ranges are [`QrOptions::validate`]'s, which
+    /// every encoder calls.
+    pub fn from_f64(text: &'a [u8], ecc: f64, size: f64, margin: f64) -> Result<Self, KernelError> {
+        Ok(Self {
+            text: text_from_utf8(text)?,
+            ecc: Ecc::from_index(whole(ecc, "ecc")?)?,
+            size: whole(size, "size")?,
+            margin: whole(margin, "margin")?,
+        })
+    }
+
     pub fn validate(self) -> Result<Self, KernelError> {
         if self.size == 0 || self.size > MAX_SIZE {
             return Err(KernelError::new(
@@ -216,6 +231,18 @@ impl<'a> QrOptions<'a> {
             return Err(too_long(self.text, mode, self.ecc));
         }
         Ok(self)
+    }
+}
+
+/// A JS number that must be a whole `u32` (ranges are checked by `validate`).
+fn whole(x: f64, what: &str) -> Result<u32, KernelError> {
+    if x >= 0.0 && x.fract() == 0.0 && x <= f64::from(u32::MAX) {
+        Ok(x as u32)
+    } else {
+        Err(KernelError::new(
+            ErrorCode::InvalidQrOptions,
+            format!("{what} must be a whole number, got {x}"),
+        ))
     }
 }
 
@@ -524,3 +551,38 @@ impl QrEncoder {
         Ok(&self.url)
     }
 }
+
+thread_local! {
+    /// Each thread's encoder: its pixel and PNG buffers are reused across calls.
+    static ENCODER: RefCell<QrEncoder> = RefCell::new(QrEncoder::new());
+}
+
+fn options<'a>(call: &Call<'a>) -> Result<QrOptions<'a>, KernelError> {
+    let [ecc, size, margin] = call.nums;
+    QrOptions::from_f64(call.input, ecc, size, margin)
+}
+
+/// `qr.dataURL(text)`, numbers `[ecc, size, margin]` (see [`QrOptions::from_f64`]):
+/// `data:image/png;base64,…` as text.
+pub const DATA_URL: KernelDef = KernelDef {
+    name: "qr.dataURL",
+    run: |call, _| {
+        let opts = options(call)?;
+        ENCODER.with_borrow_mut(|e| e.data_url(opts).map(|url| Output::Text(url.to_owned())))
+    },
+};
+
+/// `qr.png(text)`, numbers as `qr.dataURL`: the PNG file's bytes.
+pub const PNG: KernelDef = KernelDef {
+    name: "qr.png",
+    run: |call, _| {
+        let opts = options(call)?;
+        ENCODER.with_borrow_mut(|e| e.png(opts).map(|png| Output::Bytes(png.to_vec())))
+    },
+};
+
+/// `qr.svg(text)`, numbers as `qr.dataURL`: the SVG document as text.
+pub const SVG: KernelDef = KernelDef {
+    name: "qr.svg",
+    run: |call, _| svg(options(call)?).map(Output::Text),
+};

@@ -12,6 +12,7 @@
 //! # Ok::<(), offthread_kernels::KernelError>(())
 //! ```
 
+use offthread_core::registry::{KernelDef, Output};
 use offthread_schema_rt::generated::temperature::TemperatureBatchRef;
 use offthread_schema_rt::{Column, ReadError};
 
@@ -27,6 +28,23 @@ pub struct TemperatureStats {
     pub min: f32,
     /// NaN for an empty batch.
     pub max: f32,
+}
+
+impl TemperatureStats {
+    /// `[count, average, min, max]` as four little-endian f64: the registry's result.
+    pub fn to_le_bytes(&self) -> [u8; 32] {
+        let mut out = [0; 32];
+        let values = [
+            self.count as f64,
+            self.average,
+            f64::from(self.min),
+            f64::from(self.max),
+        ];
+        for (slot, v) in out.chunks_exact_mut(8).zip(values) {
+            slot.copy_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
 }
 
 fn invalid(e: ReadError) -> KernelError {
@@ -97,3 +115,14 @@ pub fn temperature_offset(buf: &mut [u8], delta: f32) -> Result<u64, KernelError
     }
     Ok(updated)
 }
+
+/// `stats.temperature(buf)`: an encoded TemperatureBatch's summary as 32 bytes
+/// ([`TemperatureStats::to_le_bytes`]). No numbers.
+pub const TEMPERATURE: KernelDef = KernelDef {
+    name: "stats.temperature",
+    run: |call, _| {
+        Ok(Output::Bytes(
+            temperature(call.input)?.to_le_bytes().to_vec(),
+        ))
+    },
+};

@@ -1,16 +1,16 @@
 //! The one napi entry for every kernel of the registry (`offthread_kernels::KERNELS`):
-//! `kernelNames()` lists them, `kernelCallSync` runs one on the calling thread and
-//! `NativePool.submitKernel` on the pool. Arguments are checked by the kernel itself,
-//! so a new kernel adds nothing here.
+//! `kernelNames()` lists them, `kernelCallSync` runs one on the calling thread,
+//! `NativePool.submitKernel` on the pool and `kernelCallUv` as a libuv AsyncTask.
+//! Arguments are checked by the kernel itself, so a new kernel adds nothing here.
 
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
-use offthread_kernels::{Call, KERNELS, Never, Output, registry};
+use offthread_kernels::{Call, KERNELS, KernelDef, Never, Output, registry};
 
 use crate::arg::{self, Arg};
 use crate::bytes::JobBytes;
-use crate::error::{Code, coded, from_kernel, guard};
+use crate::error::{Code, CodedResult, coded, from_kernel, guard};
 use crate::runtime::{NativePool, Outcome};
 
 /// The registry's kernel names; a kernel's index here is its number in the calls below.
@@ -169,4 +169,63 @@ impl NativePool {
             (def.run)(&call, ctx).map(into_outcome)
         })
     }
+}
+
+/// A registry kernel as one napi AsyncTask on libuv's thread pool: the paper's
+/// `addonAsync` form of any kernel (π's `nativeAsync` / `nativeChunked` variants).
+pub struct KernelTask {
+    def: KernelDef,
+    input: JobInput,
+    nums: [f64; 3],
+}
+
+impl KernelTask {
+    pub(crate) fn start(def: KernelDef, input: JobInput, nums: [f64; 3]) -> AsyncTask<Self> {
+        AsyncTask::new(Self { def, input, nums })
+    }
+}
+
+impl Task for KernelTask {
+    /// The output or the coded error, turned into a JS error on the JS thread (a
+    /// `napi::Error` from `compute` would carry only a napi status).
+    type Output = CodedResult<Output>;
+    type JsValue = Either3<f64, String, Buffer>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let call = Call {
+            input: &self.input,
+            nums: self.nums,
+        };
+        let run = self.def.run;
+        Ok(guard(|| run(&call, &Never).map_err(from_kernel)))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        match output {
+            Ok(Output::Number(x)) => Ok(Either3::A(x)),
+            Ok(Output::Text(s)) => Ok(Either3::B(s)),
+            Ok(Output::Bytes(b)) => Ok(Either3::C(b.into())),
+            // napi-rs rejects with this exact JS value (err.code included).
+            Err(e) => Err(napi::Error::from_unknown_without_coercion(
+                JsError::from(e).into_unknown(env),
+            )),
+        }
+    }
+}
+
+/// Registry kernel `kernel` as a libuv AsyncTask (not cancellable: kept for the paper's
+/// comparison; the offthread pool is the product).
+#[napi(
+    ts_args_type = "kernel: number, input: string | Uint8Array, a: number, b: number, c: number",
+    ts_return_type = "Promise<number | string | Buffer>"
+)]
+pub fn kernel_call_uv(
+    Arg(kernel): Arg<u32>,
+    input: JobInput,
+    Arg(a): Arg<f64>,
+    Arg(b): Arg<f64>,
+    Arg(c): Arg<f64>,
+) -> Result<AsyncTask<KernelTask>, Code> {
+    let def = *registry::lookup(KERNELS, kernel).map_err(from_kernel)?;
+    Ok(KernelTask::start(def, input, [a, b, c]))
 }

@@ -1,4 +1,4 @@
-//! Memory and errors shared by the pointer-taking exports (MD5, QR).
+//! Memory and errors shared by the pointer-taking exports (the registry's `kernel_call`).
 //!
 //! **Memory.** JS asks for `len` bytes with `alloc(len)`, writes its input there
 //! (through a `Uint8Array` over `memory.buffer`, re-created after any call that may
@@ -15,16 +15,16 @@
 //! | −1 | `ERR_INVALID_SAMPLES` |
 //! | −2 | `ERR_INVALID_SEED` |
 //! | −3 | `ERR_INVALID_ARG` (e.g. a null pointer with a non-zero length) |
-//! | −4 | `ERR_ABORTED` |
+//! | −4 | `ERR_ABORTED` (the host's `interrupted()` said stop: see `registry`) |
 //! | −5 | `ERR_TIMEOUT` |
 //! | −6 | `ERR_INVALID_TEXT` (QR text that is not UTF-8) |
 //! | −7 | `ERR_TEXT_TOO_LONG` |
 //! | −8 | `ERR_INVALID_ROUNDS` |
 //! | −9 | `ERR_INVALID_QR_OPTIONS` |
+//! | −10 | `ERR_INVALID_BUFFER` |
 //!
-//! (−1 and −2 are also what the π exports return.) The failed call's message —
-//! e.g. the QR capacity — is readable as UTF-8 at `last_error_ptr()`, length
-//! `last_error_len()`, until the next failing call.
+//! The failed call's message — e.g. the QR capacity — is readable as UTF-8 at
+//! `last_error_ptr()`, length `last_error_len()`, until the next failing call.
 
 use std::alloc::{Layout, alloc as sys_alloc, dealloc as sys_dealloc};
 use std::cell::RefCell;

@@ -16,17 +16,6 @@ export declare class NativePool {
   submitFilterPush(id: number, filter: NativeFilter, chunk: Uint8Array): void
   /** The end of `filter`'s stream; job `id` completes with the bytes held back. */
   submitFilterFinish(id: number, filter: NativeFilter): void
-  /** The MD5 loop as a pool job (cancellable between chunks of rounds). */
-  submitMd5Iterate(id: number, text: string, rounds: number, start: string, cancellable: boolean): void
-  /** One MD5 as a pool job (the per-round async row of the http-md5 experiment). */
-  submitMd5Hex(id: number, text: string): void
-  /**
-   * π count on the pool (work-stealing inside the job), checking cancellation
-   * between chunks.
-   */
-  submitPi(id: number, samples: number, seed: number, cancellable: boolean): void
-  /** A QR code as a pool job; `format`: 0 data URL, 1 PNG, 2 SVG. */
-  submitQr(id: number, text: string, ecc: string, size: number, margin: number, format: number): void
   /** Registry kernel `kernel` as a pool job (cancellable between its chunks). */
   submitKernel(id: number, kernel: number, input: string | Uint8Array, a: number, b: number, c: number, cancellable: boolean): void
   /**
@@ -74,13 +63,6 @@ export declare class NativePool {
    * thread never waits for a job's last chunk.
    */
   release(): void
-  /**
-   * Average/min/max on the pool; answers `[count, average, min, max]` as 4
-   * little-endian f64 in a 32-byte Buffer. The bytes are copied during this call
-   * (a transfer could detach and free them under the job), unless `buf` views a
-   * SharedArrayBuffer, which cannot be detached: that one is read in place.
-   */
-  submitStatsTemperature(id: number, buf: Uint8Array): void
 }
 
 /** Every code the native layer can raise (checked against docs/errors.md by the tests). */
@@ -92,6 +74,12 @@ export declare function filterErrorCodes(): Array<string>
 /** Runs registry kernel `kernel` on the calling thread: a number, a string or a Buffer. */
 export declare function kernelCallSync(kernel: number, input: string | Uint8Array, a: number, b: number, c: number): number | string | Buffer
 
+/**
+ * Registry kernel `kernel` as a libuv AsyncTask (not cancellable: kept for the paper's
+ * comparison; the offthread pool is the product).
+ */
+export declare function kernelCallUv(kernel: number, input: string | Uint8Array, a: number, b: number, c: number): Promise<number | string | Buffer>
+
 /** The registry's kernel names; a kernel's index here is its number in the calls below. */
 export declare function kernelNames(): Array<string>
 
@@ -100,15 +88,6 @@ export interface LatencyStats {
   p99: number
   max: number
 }
-
-/** MD5 of bytes (borrowed from JS, no copy), lowercase hex. */
-export declare function md5HexBytes(data: Uint8Array): string
-
-/** MD5 of a string's UTF-8 bytes, lowercase hex. */
-export declare function md5HexString(text: string): string
-
-/** d_N of the loop dᵢ = hex(MD5(text ‖ dᵢ₋₁)), continuing from `start` (d_k or ""). */
-export declare function md5IterateSync(text: string, rounds: number, start: string): string
 
 export interface NativePoolStats {
   threads: number
@@ -129,40 +108,12 @@ export interface NativePoolStats {
  */
 export declare function piCountParallelSync(samples: number, seed: number): number
 
-/** `inside` for samples [first, first + count): the unit of every chunked variant. */
-export declare function piCountRangeSync(first: number, count: number, seed: number): number
-
 /**
  * One napi AsyncTask on libuv's thread pool (the paper's `addonAsync`; with
- * `first`/`count` chunks from JS, its `addonConAsync`). Kept for comparison: the
- * offthread pool is the product.
+ * `first`/`count` chunks from JS, its `addonConAsync`): `kernelCallUv` of the
+ * registry's `pi.range`, kept by name for src/queue and the async bench.
  */
 export declare function piCountRangeUv(first: number, count: number, seed: number): Promise<number>
 
-/**
- * `inside` for `samples` samples on the calling thread. `fast`: division-free SIMD
- * kernel (`nativeBitwise`) instead of the straight port (`native`).
- */
-export declare function piCountSync(samples: number, seed: number, fast: boolean): number
-
-/** `data:image/png;base64,…` of the QR code for `text`. */
-export declare function qrDataUrlSync(text: string, ecc: string, size: number, margin: number): string
-
-/** The PNG bytes of the QR code for `text`. */
-export declare function qrPngSync(text: string, ecc: string, size: number, margin: number): Buffer
-
-/** The QR code for `text` as an SVG document. */
-export declare function qrSvgSync(text: string, ecc: string, size: number, margin: number): string
-
 /** Adds `delta` to every value of the batch, in the caller's memory; returns the count. */
 export declare function statsTemperatureOffsetSync(buf: Uint8Array, delta: number): number
-
-/** Average/min/max of an encoded TemperatureBatch, read in place. */
-export declare function statsTemperatureSync(buf: Uint8Array): TemperatureSummary
-
-export interface TemperatureSummary {
-  count: number
-  average: number
-  min: number
-  max: number
-}

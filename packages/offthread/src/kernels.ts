@@ -1,29 +1,19 @@
 /**
- * Every kernel the pools run, described once: how the native pool starts it, how a
- * worker (WASM, or the pure-JS tier) computes it, and how a native result becomes the
- * value JS sees. The engines and the worker loop are generic over this table; the
- * facades (pi.ts, md5.ts, qr.ts, stats.ts) validate arguments and pick the kernel.
+ * What the pools run: a kernel of the Rust registry by name (`registry`: the native
+ * pool's `submitKernel`, a worker's offthread.wasm `kernel_call` or the pure-JS tier),
+ * plus the pool's own jobs (echo, test hooks, stream filters). The engines and the
+ * worker loop are generic over this table; the facades (pi.ts, md5.ts, qr.ts,
+ * stats.ts, sha256.ts) validate arguments and name the registry kernel.
  */
 import type { NativeFilter, NativePool } from '../native/binding';
 import { makeError } from './errors.js';
 import { host } from './host.js';
-import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
-import {
-  type Ecc,
-  PI_CHECK_SAMPLES,
-  type QrFormat,
-  type RegistryValue,
-  type Stop,
-  type TemperatureSummary,
-  type WasmKernels,
-} from './wasm-client.js';
+import { type JsEnv, jsKernel } from './js/registry.js';
+import type { RegistryValue, WasmKernels } from './wasm-client.js';
 
-/** What a worker computes with: its own WASM instance, or the JS tier's helpers. */
-export interface WorkerEnv {
+/** What a worker computes with: its own WASM instance, or the JS tier (host MD5, stop check). */
+export interface WorkerEnv extends JsEnv {
   wasm: WasmKernels | null;
-  md5Hex: ((data: string | Uint8Array) => string) | null;
-  /** True once the running task was cancelled (checked between chunks). */
-  stop: Stop;
 }
 
 interface Kernel<Args, Result> {
@@ -36,18 +26,24 @@ interface Kernel<Args, Result> {
 }
 
 export interface PiArgs {
-  /** First sample of the range (jump-ahead); the native pool takes whole calls only (first 0). */
+  /** First sample of the range (jump-ahead: any range runs on any pool, native included). */
   first: number;
   count: number;
   seed: number;
   /** Worker pools only: run this sync variant's kernel (default: wasm, else jsBitwise). */
   impl?: 'js' | 'jsBitwise' | 'wasm' | undefined;
+  /** 'plain': the definition's kernel (`pi.rangeReference`) instead of the bitwise one. */
+  kernel?: PiKernel | undefined;
 }
+/** π's Rust kernels: 'bitwise' (`pi.range`, division-free) or 'plain' (`pi.rangeReference`). */
+export type PiKernel = 'plain' | 'bitwise';
 export interface Md5IterateArgs {
   text: string;
   rounds: number;
   start: string;
 }
+export type QrFormat = 'dataURL' | 'png' | 'svg';
+export type Ecc = 'L' | 'M' | 'Q' | 'H';
 export interface QrArgs {
   text: string;
   ecc: Ecc;
@@ -59,11 +55,40 @@ export interface QrArgs {
 /** A call of a kernel of the Rust registry (`offthread_kernels::KERNELS`), by name. */
 export interface RegistryArgs {
   kernel: string;
-  input: string | Uint8Array;
+  /** A string (its UTF-8) or bytes; none: empty. */
+  input?: string | Uint8Array | undefined;
   /** Up to three numbers, in the kernel's documented order (unused: 0). */
-  a?: number;
-  b?: number;
-  c?: number;
+  a?: number | undefined;
+  b?: number | undefined;
+  c?: number | undefined;
+  /** On a worker: 'wasm', or 'js' for the pure-JS tier (π, MD5); default wasm if loaded, else js. */
+  tier?: 'wasm' | 'js' | undefined;
+}
+
+/** The input of a call that takes none (an empty view: no string to convert). */
+export const NO_INPUT = new Uint8Array(0);
+
+/**
+ * π over a range: `pi.range` (the fast kernel), or the definition (`pi.rangeReference`)
+ * for `kernel: 'plain'` and for `impl: 'js'` (on the JS tier; `jsBitwise` is `pi.range`
+ * on the JS tier).
+ */
+export function piCall(a: PiArgs): RegistryArgs {
+  const kernel = a.impl === 'js' || a.kernel === 'plain' ? 'pi.rangeReference' : 'pi.range';
+  const tier = a.impl === 'wasm' ? 'wasm' : a.impl ? 'js' : undefined;
+  return { kernel, input: NO_INPUT, a: a.first, b: a.count, c: a.seed, tier };
+}
+
+/** `md5.iterate`'s call: its two inputs in one, the start digest first (registry.rs). */
+export function md5IterateCall(a: Md5IterateArgs): RegistryArgs {
+  return { kernel: 'md5.iterate', input: a.start + a.text, a: a.rounds, b: a.start.length };
+}
+
+const ECC_INDEX: Record<Ecc, number> = { L: 0, M: 1, Q: 2, H: 3 };
+
+/** A QR code's call: kernel `qr.<format>`, numbers [ecc 0–3, size, margin]. */
+export function qrCall(a: QrArgs): RegistryArgs {
+  return { kernel: `qr.${a.format}`, input: a.text, a: ECC_INDEX[a.ecc], b: a.size, c: a.margin };
 }
 
 let nativeIndex: Map<string, number> | undefined;
@@ -82,8 +107,6 @@ export function nativeKernelIndex(name: string): number {
   return index;
 }
 
-const QR_FORMAT_INDEX: Record<QrFormat, number> = { dataURL: 0, png: 1, svg: 2 };
-
 function needsWasm(env: WorkerEnv, what: string): WasmKernels {
   if (env.wasm) return env.wasm;
   throw makeError(
@@ -92,74 +115,36 @@ function needsWasm(env: WorkerEnv, what: string): WasmKernels {
   );
 }
 
-function jsMd5(env: WorkerEnv): (data: string | Uint8Array) => string {
-  if (env.md5Hex) return env.md5Hex;
-  throw makeError('ERR_BACKEND_UNAVAILABLE', 'MD5 needs the native addon or offthread.wasm on this platform');
-}
-
-/** π over a range in JS (`js` or `jsBitwise`), checking `stop` between chunks. */
-function piRangeJs(args: PiArgs, stop: Stop, count = countInsideJsBitwise): number | null {
-  let inside = 0;
-  for (let done = 0; done < args.count; ) {
-    if (stop()) return null;
-    const n = Math.min(PI_CHECK_SAMPLES, args.count - done);
-    inside += count(stateAt(args.seed, args.first + done), n);
-    done += n;
-  }
-  return inside;
-}
-
-/** The MD5 loop in JS (one digest per round), checking `stop` every 4,096 rounds. */
-function md5IterateJs(md5: (data: string) => string, a: Md5IterateArgs, stop: Stop): string | null {
-  let digest = a.start;
-  for (let i = 0; i < a.rounds; i++) {
-    if ((i & 4095) === 0 && stop()) return null;
-    digest = md5(a.text + digest);
-  }
-  return digest;
-}
-
-const pi: Kernel<PiArgs, number> = {
-  native: (pool, id, a, cancellable) => pool.submitPi(id, a.count, a.seed, cancellable),
-  worker: (env, a) => {
-    if (a.impl === 'js') return piRangeJs(a, env.stop, countInsideJs);
-    if (a.impl === 'jsBitwise' || (!a.impl && !env.wasm)) return piRangeJs(a, env.stop);
-    return needsWasm(env, 'the wasm π variant').piCountChecked(a.first, a.count, a.seed, env.stop);
-  },
-};
-
-const md5Iterate: Kernel<Md5IterateArgs, string> = {
-  native: (pool, id, a, cancellable) => pool.submitMd5Iterate(id, a.text, a.rounds, a.start, cancellable),
-  worker: (env, a) =>
-    env.wasm ? env.wasm.md5Iterate(a.text, a.rounds, a.start, env.stop) : md5IterateJs(jsMd5(env), a, env.stop),
-};
-
-const md5Hex: Kernel<{ text: string }, string> = {
-  native: (pool, id, a) => pool.submitMd5Hex(id, a.text),
-  worker: (env, a) => (env.wasm ? env.wasm.md5Hex(a.text) : jsMd5(env)(a.text)),
-};
-
-const qr: Kernel<QrArgs, string | Uint8Array> = {
-  native: (pool, id, a) => pool.submitQr(id, a.text, a.ecc, a.size, a.margin, QR_FORMAT_INDEX[a.format]),
-  worker: (env, a) => needsWasm(env, 'QR').qr(a.format, a.text, a.ecc, a.size, a.margin),
-};
-
-const statsTemperature: Kernel<{ buf: Uint8Array }, TemperatureSummary> = {
-  native: (pool, id, a) => pool.submitStatsTemperature(id, a.buf),
-  worker: (env, a) => needsWasm(env, 'stats.temperature').statsTemperature(a.buf),
-  fromNative: (raw) => {
-    const b = raw as Uint8Array;
-    const [count, average, min, max] = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + 32));
-    return { count, average, min, max } as TemperatureSummary;
-  },
-};
-
 /** Every kernel of the Rust registry, through the one generic entry of each binding. */
 const registry: Kernel<RegistryArgs, RegistryValue> = {
   native: (pool, id, a, cancellable) =>
-    pool.submitKernel(id, nativeKernelIndex(a.kernel), a.input, a.a ?? 0, a.b ?? 0, a.c ?? 0, cancellable),
-  worker: (env, a) => needsWasm(env, a.kernel).call(a.kernel, a.input, a.a, a.b, a.c),
+    pool.submitKernel(id, nativeKernelIndex(a.kernel), a.input ?? NO_INPUT, a.a ?? 0, a.b ?? 0, a.c ?? 0, cancellable),
+  worker: (env, a) => {
+    try {
+      if (a.tier === 'js' || (!a.tier && !env.wasm)) return jsKernel(a.kernel)(a, env);
+      return needsWasm(env, a.kernel).call(a.kernel, a.input, a.a, a.b, a.c);
+    } catch (err) {
+      // The kernel saw this worker's cancel flag: the pool has settled the call already.
+      if ((err as { code?: unknown })?.code === 'ERR_ABORTED' && env.stop()) return null;
+      throw err;
+    }
+  },
 };
+
+/** A kernel by another argument shape, run as the registry call `toCall` makes of it. */
+function viaRegistry<A, R extends RegistryValue>(toCall: (a: A) => RegistryArgs): Kernel<A, R> {
+  return {
+    native: (pool, id, a, cancellable) => registry.native(pool, id, toCall(a), cancellable),
+    worker: (env, a) => registry.worker(env, toCall(a)) as R | null,
+  };
+}
+
+/** π over a range by its arguments (pi.ts and src/queue run it by this name). */
+const pi = viaRegistry<PiArgs, number>(piCall);
+/** The MD5 loop by its arguments (src/queue runs it by this name). */
+const md5Iterate = viaRegistry<Md5IterateArgs, string>(md5IterateCall);
+/** A QR code by its options (src/queue runs it by this name). */
+const qr = viaRegistry<QrArgs, string | Uint8Array>(qrCall);
 
 const echo: Kernel<{ value: number }, number> = {
   native: (pool, id, a) => pool.submitNoop(id, a.value),
@@ -209,7 +194,7 @@ const filter: Kernel<{ filter: NativeFilter; chunk: Uint8Array | null }, Uint8Ar
   },
 };
 
-export const kernels = { pi, md5Iterate, md5Hex, qr, statsTemperature, registry, echo, testSpin, testPanic, filter };
+export const kernels = { pi, md5Iterate, qr, registry, echo, testSpin, testPanic, filter };
 export type KernelName = keyof typeof kernels;
 export type ArgsOf<K extends KernelName> = Parameters<(typeof kernels)[K]['worker']>[1];
 export type ResultOf<K extends KernelName> = NonNullable<ReturnType<(typeof kernels)[K]['worker']>>;

@@ -1,13 +1,15 @@
 /**
  * MD5: one-shot digests and the loop dᵢ = hex(MD5(text ‖ dᵢ₋₁)), d₀ = "". Native
- * (RustCrypto md-5), else offthread.wasm, else the host's own MD5 (node:crypto) — on
- * the calling thread or on the pool's threads.
+ * (RustCrypto md-5), else offthread.wasm, else the host's own MD5 (node:crypto: the
+ * pure-JS tier) — on the calling thread or on the pool's threads. Registry kernels
+ * `md5.hex` and `md5.iterate`: this file checks the arguments and names them.
  */
-import { describe, fromNative, makeError } from './errors.js';
+import { describe, makeError } from './errors.js';
 import { host, warnFallbackOnce } from './host.js';
-import { type CallOptions, checkCallOptions, runOn } from './pool.js';
+import { md5IterateCall } from './kernels.js';
+import { type CallOptions, checkCallOptions } from './pool.js';
+import { callAsync, callSync } from './registry.js';
 import { CALL_KEYS, isInstance, toOptions } from './validate.js';
-import { wasmKernels } from './wasm-sync.js';
 
 /** Largest `rounds` accepted (10^9: minutes of work on one core). */
 export const MAX_ROUNDS = 1_000_000_000;
@@ -54,18 +56,14 @@ function hostMd5(): (data: string | Uint8Array) => string {
 
 /** MD5 of a string (UTF-8) or bytes, lowercase hex, on the calling thread. */
 export function hex(data: string | Uint8Array): string {
-  const value = checkData(data);
-  const native = host().native();
-  if (native) return typeof value === 'string' ? native.md5HexString(value) : native.md5HexBytes(value);
-  const w = wasmKernels();
-  return w ? w.md5Hex(value) : hostMd5()(value);
+  return callSync({ kernel: 'md5.hex', input: checkData(data) }) as string;
 }
 
 /** MD5 of a string as one pool job (one off-loop call). */
 export async function hexAsync(data: string, options?: CallOptions): Promise<string> {
   const text = checkText(data);
   const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return runOn(call, 'md5Hex', { text });
+  return (await callAsync(call, { kernel: 'md5.hex', input: text })) as string;
 }
 
 /** The loop with the host's MD5, one digest per round: the oracle of the tests. */
@@ -83,17 +81,8 @@ export function iterateSync(text: string, rounds: number, options?: IterateOptio
   const t = checkText(text);
   const n = checkRounds(rounds);
   const start = checkStart(toOptions<IterateOptions>(options, ['start']).start);
-  const native = host().native();
-  if (native) {
-    try {
-      return native.md5IterateSync(t, n, start);
-    } catch (err) {
-      throw fromNative(err);
-    }
-  }
-  warnFallbackOnce();
-  const w = wasmKernels();
-  return w ? (w.md5Iterate(t, n, start) as string) : iterateReference(t, n, start);
+  if (!host().native()) warnFallbackOnce();
+  return callSync(md5IterateCall({ text: t, rounds: n, start })) as string;
 }
 
 /** d_N on the pool; honours `{ pool, signal, timeout }` (checked every 4,096 rounds). */
@@ -103,5 +92,5 @@ export async function iterate(text: string, rounds: number, options?: IterateOpt
   const n = checkRounds(rounds);
   const start = checkStart(opts.start);
   const call = checkCallOptions(opts);
-  return runOn(call, 'md5Iterate', { text: t, rounds: n, start });
+  return (await callAsync(call, md5IterateCall({ text: t, rounds: n, start }))) as string;
 }

@@ -1,12 +1,16 @@
 /**
  * Monte Carlo π in every variant of the benchmark. Every variant returns the same
  * `inside` for the same (samples, seed): work is split by jump-ahead in the one
- * generator stream, never by other seeds.
+ * generator stream, never by other seeds. The Rust kernels are the registry's
+ * `pi.range` (fast) and `pi.rangeReference` (the definition); `js`/`jsBitwise` are
+ * the pure-JS tier's, `parallel`, `nativeAsync` and `nativeChunked` the addon's own.
  */
 import { describe, fromNative, makeError } from './errors.js';
 import { activeBackend, host, warnFallbackOnce } from './host.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
+import { NO_INPUT, nativeKernelIndex, type PiKernel } from './kernels.js';
 import { type CallOptions, checkCallOptions, type Pool, poolOf, raceAbort, runAll } from './pool.js';
+import { callSync, type SyncTier } from './registry.js';
 import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from './validate.js';
 import { wasmKernels } from './wasm-sync.js';
 
@@ -29,6 +33,12 @@ export interface PiOptions {
 export interface PiAsyncOptions extends PiOptions, CallOptions {
   /** `nativeChunked`: libuv AsyncTasks (default 4); `wasmWorkers`/`jsWorkers`: chunks (default ≈ 4 per worker). */
   chunks?: number;
+  /**
+   * `nativeAsync`, `nativeChunked`, `parallelAsync` only: the Rust kernel, 'bitwise'
+   * (default: division-free) or 'plain' (the definition as written, like the paper's
+   * non-bitwise addonAsync). The same `inside` either way.
+   */
+  kernel?: PiKernel;
 }
 
 export interface PiResult {
@@ -65,7 +75,26 @@ function result(samples: number, seed: number, inside: number, variant: PiResult
 }
 
 const SYNC_KEYS = ['seed', 'variant'] as const;
-const ASYNC_KEYS = [...SYNC_KEYS, 'chunks', ...CALL_KEYS] as const;
+const ASYNC_KEYS = [...SYNC_KEYS, 'chunks', 'kernel', ...CALL_KEYS] as const;
+/** The variants that take `kernel`. */
+const KERNEL_VARIANTS: readonly PiVariant[] = ['nativeAsync', 'nativeChunked', 'parallelAsync'];
+
+function checkKernel(kernel: unknown, variant: PiVariant): PiKernel {
+  if (kernel === undefined) return 'bitwise';
+  if (kernel !== 'plain' && kernel !== 'bitwise') {
+    throw makeError('ERR_INVALID_ARG', `kernel must be 'plain' or 'bitwise', got ${describe(kernel)}`);
+  }
+  if (!KERNEL_VARIANTS.includes(variant)) {
+    throw makeError('ERR_INVALID_ARG', `kernel applies to ${KERNEL_VARIANTS.join(', ')}, not ${variant}`);
+  }
+  return kernel;
+}
+
+/** Samples [first, first + count) as one libuv AsyncTask of the registry kernel. */
+function countUv(variant: PiVariant, kernel: PiKernel, first: number, count: number, seed: number): Promise<number> {
+  const name = kernel === 'plain' ? 'pi.rangeReference' : 'pi.range';
+  return requireNative(variant).kernelCallUv(nativeKernelIndex(name), NO_INPUT, first, count, seed) as Promise<number>;
+}
 
 function parseArgs(samples: unknown, options: unknown, keys: readonly (keyof PiAsyncOptions & string)[]) {
   const opts = toOptions<PiAsyncOptions>(options, keys);
@@ -93,6 +122,11 @@ function pickSync(n: number): PiSyncVariant {
   return n >= AUTO_PARALLEL_MIN ? 'parallel' : 'nativeBitwise';
 }
 
+/** Samples [0, n) through the registry's sync entry, on `tier`. */
+function registryCount(kernel: 'pi.range' | 'pi.rangeReference', tier: SyncTier, n: number, seed: number): number {
+  return callSync({ kernel, input: NO_INPUT, a: 0, b: n, c: seed }, tier) as number;
+}
+
 function countSync(variant: PiSyncVariant, n: number, seed: number): number {
   try {
     switch (variant) {
@@ -106,17 +140,17 @@ function countSync(variant: PiSyncVariant, n: number, seed: number): number {
         return ffi()(n, seed, 1);
       }
       case 'native':
-        return requireNative(variant).piCountSync(n, seed, false);
+        requireNative(variant);
+        return registryCount('pi.rangeReference', 'native', n, seed);
       case 'nativeBitwise':
-        return requireNative(variant).piCountSync(n, seed, true);
+        requireNative(variant);
+        return registryCount('pi.range', 'native', n, seed);
       case 'parallel':
         return requireNative(variant).piCountParallelSync(n, seed);
-      case 'wasm': {
-        const w = wasmKernels();
-        if (!w)
+      case 'wasm':
+        if (!wasmKernels())
           throw makeError('ERR_BACKEND_UNAVAILABLE', `the wasm variant needs offthread.wasm: ${host().wasmError()}`);
-        return w.piCount(0, n, seed);
-      }
+        return registryCount('pi.range', 'wasm', n, seed);
     }
   } catch (err) {
     throw fromNative(err);
@@ -133,12 +167,12 @@ export function estimateSync(samples: number | bigint, options?: PiOptions): PiR
   return result(n, seed, countSync(chosen, n, seed), chosen);
 }
 
-async function chunkedUv(n: number, seed: number, chunks: number): Promise<number> {
-  const binding = requireNative('nativeChunked');
+async function chunkedUv(n: number, seed: number, chunks: number, kernel: PiKernel): Promise<number> {
+  requireNative('nativeChunked');
   const size = Math.ceil(n / chunks);
   const parts: Promise<number>[] = [];
   for (let first = 0; first < n; first += size) {
-    parts.push(binding.piCountRangeUv(first, Math.min(size, n - first), seed));
+    parts.push(countUv('nativeChunked', kernel, first, Math.min(size, n - first), seed));
   }
   return (await Promise.all(parts)).reduce((a, b) => a + b, 0);
 }
@@ -171,6 +205,7 @@ async function onPool(
   seed: number,
   chunks: number | undefined,
   call: CallOptions,
+  kernel: PiKernel,
 ) {
   const needed = onPoolVariant(pool);
   if (variant === 'wasmWorkers' && needed !== variant && !host().wasmModule()) {
@@ -182,7 +217,7 @@ async function onPool(
       `${variant} needs a pool on the ${variant === 'parallelAsync' ? 'native' : variant === 'wasmWorkers' ? 'wasm' : 'js'} engine; this pool runs ${pool.engine}`,
     );
   }
-  if (pool.engine === 'native') return pool.run('pi', { first: 0, count: n, seed }, call);
+  if (pool.engine === 'native') return pool.run('pi', { first: 0, count: n, seed, kernel }, call);
   if (n === 0) return 0;
   const counts = await runAll(
     pool,
@@ -201,13 +236,14 @@ async function onPool(
 export async function estimate(samples: number | bigint, options?: PiAsyncOptions): Promise<PiResult> {
   const { opts, n, seed, variant } = parseArgs(samples, options, ASYNC_KEYS);
   const call = checkCallOptions(opts);
+  const kernel = checkKernel(opts.kernel, variant);
   try {
     if (variant === 'nativeAsync') {
-      return result(n, seed, await raceAbort(requireNative(variant).piCountRangeUv(0, n, seed), call), variant);
+      return result(n, seed, await raceAbort(countUv(variant, kernel, 0, n, seed), call), variant);
     }
     if (variant === 'nativeChunked') {
       const chunks = checkChunks(opts.chunks, 1024) ?? 4;
-      return result(n, seed, await raceAbort(chunkedUv(n, seed, chunks), call), variant);
+      return result(n, seed, await raceAbort(chunkedUv(n, seed, chunks, kernel), call), variant);
     }
     const onWorkers = variant === 'js' || variant === 'jsBitwise' || variant === 'wasm';
     if (onWorkers && (call.pool?.engine ?? activeBackend()) !== 'native') {
@@ -223,7 +259,7 @@ export async function estimate(samples: number | bigint, options?: PiAsyncOption
       const pool = maybe instanceof Promise ? await maybe : maybe;
       const chosen = variant === 'auto' ? onPoolVariant(pool) : (variant as PiAsyncVariant);
       if (chosen !== 'parallelAsync') warnFallbackOnce();
-      const inside = await onPool(pool, chosen, n, seed, checkChunks(opts.chunks, MAX_CHUNKS), call);
+      const inside = await onPool(pool, chosen, n, seed, checkChunks(opts.chunks, MAX_CHUNKS), call, kernel);
       return result(n, seed, inside, chosen);
     }
     call.pool?.assertOpen();

@@ -1,19 +1,18 @@
 /**
  * QR codes: text (UTF-8) → symbol (ECC L/M/Q/H, default M) → 1-bit greyscale PNG of at
  * most `size` px with a quiet zone of `margin` modules → data URL, PNG or SVG. Native
- * (fast_qr + png + base64) or offthread.wasm, on the calling thread or on the pool.
- * The pure-JS tier has no QR encoder: without both, calls fail with
- * ERR_BACKEND_UNAVAILABLE.
+ * (fast_qr + png + base64) or offthread.wasm, on the calling thread or on the pool:
+ * registry kernels `qr.dataURL`, `qr.png`, `qr.svg`. The pure-JS tier has no QR
+ * encoder: without both, calls fail with ERR_BACKEND_UNAVAILABLE.
  */
-import { describe, fromNative, makeError } from './errors.js';
+import { describe, makeError } from './errors.js';
 import { host } from './host.js';
-import type { QrArgs } from './kernels.js';
-import { type CallOptions, checkCallOptions, runOn } from './pool.js';
+import { type Ecc, type QrArgs, type QrFormat, qrCall } from './kernels.js';
+import { type CallOptions, checkCallOptions } from './pool.js';
+import { callAsync, callSync } from './registry.js';
 import { CALL_KEYS, toOptions } from './validate.js';
-import type { Ecc, QrFormat } from './wasm-client.js';
-import { wasmKernels } from './wasm-sync.js';
 
-export type { Ecc } from './wasm-client.js';
+export type { Ecc } from './kernels.js';
 
 export interface QrOptions {
   /** Largest image side in pixels, 1…4096 (default 128). */
@@ -54,32 +53,15 @@ function parse(
   return { args: { text, ecc, size, margin, format }, call: opts };
 }
 
-/** One encode on the calling thread. */
+/** One encode on the calling thread (registry kernel `qr.<format>`). */
 function encodeSync(a: QrArgs): string | Uint8Array {
-  const native = host().native();
-  if (native) {
-    try {
-      if (a.format === 'png') return native.qrPngSync(a.text, a.ecc, a.size, a.margin);
-      if (a.format === 'svg') return native.qrSvgSync(a.text, a.ecc, a.size, a.margin);
-      return native.qrDataUrlSync(a.text, a.ecc, a.size, a.margin);
-    } catch (err) {
-      throw fromNative(err);
-    }
-  }
-  const w = wasmKernels();
-  if (!w) {
-    throw makeError(
-      'ERR_BACKEND_UNAVAILABLE',
-      `QR codes need the native addon or offthread.wasm (the pure-JS tier covers π and MD5 only): ${host().wasmError()}`,
-    );
-  }
-  return w.qr(a.format, a.text, a.ecc, a.size, a.margin);
+  return callSync(qrCall(a)) as string | Uint8Array;
 }
 
 async function onPool(text: unknown, options: unknown, format: QrFormat): Promise<string | Uint8Array> {
   const { args, call } = parse(text, options, format, [...QR_KEYS, ...CALL_KEYS]);
   const checked = checkCallOptions(call);
-  return runOn(checked, 'qr', args);
+  return (await callAsync(checked, qrCall(args))) as string | Uint8Array;
 }
 
 /** `data:image/png;base64,…` on the calling thread (~70 µs for 128 px natively). */

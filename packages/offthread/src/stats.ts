@@ -2,13 +2,15 @@
  * Batch statistics over schema buffers (the Karmem paper's TemperatureBatch): the
  * kernel reads the bytes of an encoded batch — no JSON, no decode. Build the buffer
  * with the generated writer (`schema.TemperatureBatchWriter` / `encodeTemperatureBatch`).
+ * Registry kernel `stats.temperature` (its result: 32 bytes, `temperatureSummary`).
  */
 import { describe, fromNative, makeError } from './errors.js';
 import { host } from './host.js';
-import { type CallOptions, checkCallOptions, runOn } from './pool.js';
+import { type CallOptions, checkCallOptions } from './pool.js';
+import { callAsync, callSync } from './registry.js';
 import { TemperatureBatchReader } from './schema/generated/temperature.js';
 import { CALL_KEYS, isInstance, toOptions } from './validate.js';
-import type { TemperatureSummary } from './wasm-client.js';
+import { type TemperatureSummary, temperatureSummary } from './wasm-client.js';
 import { wasmKernels } from './wasm-sync.js';
 
 export type { TemperatureSummary } from './wasm-client.js';
@@ -42,22 +44,15 @@ export function temperatureReference(buf: Uint8Array): TemperatureSummary {
 
 /** The WASM kernel on the calling thread (the batch is copied into linear memory). */
 export function temperatureWasm(buf: Uint8Array): TemperatureSummary {
-  const bytes = checkBuffer(buf);
-  const w = wasmKernels();
-  if (!w) throw makeError('ERR_BACKEND_UNAVAILABLE', `offthread.wasm did not load: ${host().wasmError()}`);
-  return w.statsTemperature(bytes);
+  const input = checkBuffer(buf);
+  return temperatureSummary(callSync({ kernel: 'stats.temperature', input }, 'wasm') as Uint8Array);
 }
 
 /** Average/min/max on the calling thread, reading `buf` in place (natively). */
 export function temperatureSync(buf: Uint8Array): TemperatureSummary {
-  const bytes = checkBuffer(buf);
-  const native = host().native();
-  if (!native) return wasmKernels() ? temperatureWasm(bytes) : temperatureReference(bytes);
-  try {
-    return native.statsTemperatureSync(bytes);
-  } catch (err) {
-    throw fromNative(err);
-  }
+  const input = checkBuffer(buf);
+  if (!host().native() && !wasmKernels()) return temperatureReference(input);
+  return temperatureSummary(callSync({ kernel: 'stats.temperature', input }) as Uint8Array);
 }
 
 /**
@@ -66,9 +61,9 @@ export function temperatureSync(buf: Uint8Array): TemperatureSummary {
  * which cannot be detached and is read in place (do not write to it meanwhile).
  */
 export async function temperature(buf: Uint8Array, options?: CallOptions): Promise<TemperatureSummary> {
-  const bytes = checkBuffer(buf);
+  const input = checkBuffer(buf);
   const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return runOn(call, 'statsTemperature', { buf: bytes });
+  return temperatureSummary((await callAsync(call, { kernel: 'stats.temperature', input })) as Uint8Array);
 }
 
 /** Adds `delta` to every value, in the caller's memory; returns how many were updated. */

@@ -14,17 +14,6 @@ export interface WasmExports {
   dealloc(ptr: number, len: number): void;
   last_error_ptr(): number;
   last_error_len(): number;
-  pi_count_range(first: number, samples: number, seed: number): number;
-  pi_count_range_reference(first: number, samples: number, seed: number): number;
-  md5_hex(text: number, len: number, out: number): number;
-  md5_iterate(text: number, len: number, rounds: number, out: number): number;
-  md5_iterate_from(text: number, len: number, rounds: number, io: number): number;
-  qr_data_url(text: number, len: number, ecc: number, size: number, margin: number): number;
-  qr_png(text: number, len: number, ecc: number, size: number, margin: number): number;
-  qr_svg(text: number, len: number, ecc: number, size: number, margin: number): number;
-  qr_last_ptr(): number;
-  qr_last_len(): number;
-  stats_temperature(buf: number, len: number, out: number): number;
   layout_run(variant: number, n: number, reps: number, speed: number): number;
   // Stream filters (filters/wasm.ts, crates/offthread-wasm/src/filters.rs).
   filter_new(spec: number, len: number): number;
@@ -48,17 +37,6 @@ export const WASM_EXPORTS: readonly (keyof WasmExports)[] = [
   'dealloc',
   'last_error_ptr',
   'last_error_len',
-  'pi_count_range',
-  'pi_count_range_reference',
-  'md5_hex',
-  'md5_iterate',
-  'md5_iterate_from',
-  'qr_data_url',
-  'qr_png',
-  'qr_svg',
-  'qr_last_ptr',
-  'qr_last_len',
-  'stats_temperature',
   'layout_run',
   ...FILTER_WASM_EXPORTS,
   'kernel_names',
@@ -82,21 +60,22 @@ export const WASM_ERRORS: readonly ErrorCode[] = [
   'ERR_INVALID_BUFFER',
 ];
 
-/** π samples per call between two cancellation checks (≈ 1.6 ms). */
-export const PI_CHECK_SAMPLES = 2 ** 20;
-/** MD5 rounds per call between two cancellation checks (≈ 1 ms). */
-export const MD5_CHECK_ROUNDS = 4096;
-
-export type QrFormat = 'dataURL' | 'png' | 'svg';
-export type Ecc = 'L' | 'M' | 'Q' | 'H';
-const ECC_INDEX: Record<Ecc, number> = { L: 0, M: 1, Q: 2, H: 3 };
-
 /** Returns true when the running call should stop (an abort reached this thread). */
 export type Stop = () => boolean;
 const never: Stop = () => false;
 
+/**
+ * The module's one import: long kernels ask `offthread.interrupted()` between chunks
+ * (≈ 1 ms apart) and stop with ERR_ABORTED when it is non-zero. A pool worker passes its
+ * shared-memory cancel flag; a thread with nothing to cancel, nothing.
+ */
+export function wasmImports(stop: Stop = never): WebAssembly.Imports {
+  return { offthread: { interrupted: () => (stop() ? 1 : 0) } };
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const EMPTY = new Uint8Array(0);
 
 export interface TemperatureSummary {
   count: number;
@@ -104,6 +83,18 @@ export interface TemperatureSummary {
   average: number;
   min: number;
   max: number;
+}
+
+/** `stats.temperature`'s 32 bytes: [count, average, min, max] as little-endian f64. */
+export function temperatureSummary(bytes: Uint8Array): TemperatureSummary {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, 32);
+  const [count, average, min, max] = [0, 8, 16, 24].map((at) => v.getFloat64(at, true)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  return { count, average, min, max };
 }
 
 /** What a registry kernel returns (crates/offthread-core/src/registry.rs). */
@@ -119,8 +110,9 @@ export class WasmKernels {
     this.x = instance.exports as unknown as WasmExports;
   }
 
-  static fromModule(module: WebAssembly.Module): WasmKernels {
-    return new WasmKernels(new WebAssembly.Instance(module, {}));
+  /** A new instance of `module`; its long kernels stop when `stop()` says so. */
+  static fromModule(module: WebAssembly.Module, stop: Stop = never): WasmKernels {
+    return new WasmKernels(new WebAssembly.Instance(module, wasmImports(stop)));
   }
 
   #bytes(): Uint8Array {
@@ -170,93 +162,31 @@ export class WasmKernels {
     return index;
   }
 
-  /** Runs registry kernel `name` (the generic entry: every kernel of `offthread_kernels::KERNELS`). */
-  call(name: string, input: string | Uint8Array, a = 0, b = 0, c = 0): RegistryValue {
+  /**
+   * Runs registry kernel `name` (the generic entry: every kernel of
+   * `offthread_kernels::KERNELS`). The input is copied 64-byte aligned, as schema
+   * buffers want (stats.temperature reads them in place).
+   */
+  call(name: string, input: string | Uint8Array = EMPTY, a = 0, b = 0, c = 0): RegistryValue {
     const kernel = this.#kernelIndex(name);
-    return this.#withInput(input, 0, 0, (ptr, len) => {
-      const kind = this.#check(this.x.kernel_call(kernel, ptr, len, a, b, c));
-      if (kind === 0) return this.x.kernel_out_number();
-      const at = this.x.kernel_out_ptr();
-      const out = this.#bytes().slice(at, at + this.x.kernel_out_len());
-      return kind === 1 ? decoder.decode(out) : out;
-    });
+    return this.#withInput(input, 0, 64, (ptr, len) => this.#callAt(kernel, ptr, len, a, b, c));
   }
 
-  /** `inside` for samples [first, first + count) of `seed`'s stream. */
-  piCount(first: number, count: number, seed: number): number {
-    const r = this.x.pi_count_range(first, count, seed);
-    if (r >= 0) return r;
-    // The π exports record no message (a previous failure's would be stale): say it here.
-    const code = WASM_ERRORS[-r - 1] ?? 'ERR_KERNEL_PANIC';
-    throw makeError(code, `pi_count_range(${first}, ${count}, ${seed}) refused its arguments (${code})`);
+  /** Kernel number `kernel` on `len` bytes at `ptr`; its output copied out of linear memory. */
+  #callAt(kernel: number, ptr: number, len: number, a: number, b: number, c: number): RegistryValue {
+    const kind = this.#check(this.x.kernel_call(kernel, ptr, len, a, b, c));
+    if (kind === 0) return this.x.kernel_out_number();
+    const at = this.x.kernel_out_ptr();
+    const out = this.#bytes().slice(at, at + this.x.kernel_out_len());
+    return kind === 1 ? decoder.decode(out) : out;
   }
 
-  /** As piCount, asking `stop()` every PI_CHECK_SAMPLES samples; null when stopped. */
-  piCountChecked(first: number, count: number, seed: number, stop: Stop = never): number | null {
-    let inside = 0;
-    for (let done = 0; done < count; ) {
-      if (stop()) return null;
-      const n = Math.min(PI_CHECK_SAMPLES, count - done);
-      inside += this.piCount(first + done, n, seed);
-      done += n;
-    }
-    return inside;
-  }
-
-  md5Hex(data: string | Uint8Array): string {
-    return this.#withInput(data, 32, 0, (ptr, len) => {
-      const out = ptr + len;
-      this.#check(this.x.md5_hex(ptr, len, out));
-      return decoder.decode(this.#bytes().slice(out, out + 32));
-    });
-  }
-
-  /** d_N of the MD5 loop from `start` (d₀ = ""); null when `stop()` said so. */
-  md5Iterate(data: string | Uint8Array, rounds: number, start = '', stop: Stop = never): string | null {
-    return this.#withInput(data, 32, 0, (ptr, len) => {
-      const io = ptr + len;
-      let digest = start;
-      if (digest.length === 32) this.#bytes().set(encoder.encode(digest), io);
-      for (let done = 0; done < rounds; ) {
-        if (stop()) return null;
-        const n = Math.min(MD5_CHECK_ROUNDS, rounds - done);
-        this.#check(
-          digest.length === 0 ? this.x.md5_iterate(ptr, len, n, io) : this.x.md5_iterate_from(ptr, len, n, io),
-        );
-        digest = decoder.decode(this.#bytes().slice(io, io + 32));
-        done += n;
-      }
-      return digest;
-    });
-  }
-
-  /** 'dataURL' and 'svg' give a string, 'png' the file's bytes (a copy). */
-  qr(format: QrFormat, text: string | Uint8Array, ecc: Ecc, size: number, margin: number): string | Uint8Array {
-    return this.#withInput(text, 0, 0, (ptr, len) => {
-      const fn = format === 'png' ? this.x.qr_png : format === 'svg' ? this.x.qr_svg : this.x.qr_data_url;
-      const n = this.#check(fn(ptr, len, ECC_INDEX[ecc], size, margin));
-      const at = this.x.qr_last_ptr();
-      const out = this.#bytes().slice(at, at + n);
-      return format === 'png' ? out : decoder.decode(out);
-    });
-  }
-
-  /** Statistics of an encoded TemperatureBatch (copied 64-byte aligned, as the schema requires). */
-  statsTemperature(buf: Uint8Array): TemperatureSummary {
-    return this.#withInput(buf, 0, 64, (ptr, len) => this.statsTemperatureAt(ptr, len));
-  }
-
-  /** Statistics of a batch already in linear memory at `ptr` (64-byte aligned): no copy. */
+  /**
+   * Statistics of a batch already in linear memory at `ptr` (64-byte aligned): no
+   * copy. The registry's `stats.temperature` on memory the caller placed itself, for
+   * bench/experiments/schema-child.mjs (the public call is `stats.temperatureWasm`).
+   */
   statsTemperatureAt(ptr: number, len: number): TemperatureSummary {
-    const block = this.x.alloc(32 + 8);
-    if (block === 0) throw makeError('ERR_BACKEND_UNAVAILABLE', 'WebAssembly memory exhausted');
-    try {
-      const out = (block + 7) & ~7;
-      this.#check(this.x.stats_temperature(ptr, len, out));
-      const [count, average, min, max] = new Float64Array(this.x.memory.buffer, out, 4);
-      return { count, average, min, max } as TemperatureSummary;
-    } finally {
-      this.x.dealloc(block, 32 + 8);
-    }
+    return temperatureSummary(this.#callAt(this.#kernelIndex('stats.temperature'), ptr, len, 0, 0, 0) as Uint8Array);
   }
 }

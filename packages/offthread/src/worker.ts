@@ -51,7 +51,7 @@ export function workerLoop(
 
   function init(msg: InitMessage): void {
     try {
-      env.wasm = msg.module ? WasmKernels.fromModule(msg.module) : null;
+      env.wasm = msg.module ? WasmKernels.fromModule(msg.module, env.stop) : null;
       flags = msg.control ? new Int32Array(msg.control, 0, 1) : null;
       post({ type: 'ready' });
     } catch (err) {

@@ -76,6 +76,24 @@ describe('π estimate', () => {
     }
   });
 
+  test("kernel: 'plain' runs the non-bitwise Rust kernel in the native async variants, same inside", async () => {
+    for (const seed of [1, -3, 2147483646]) {
+      for (const n of [0, 7, 100_003, 3_000_001]) {
+        const expected = pi.estimateSync(n, { seed, variant: 'js' }).inside;
+        for (const variant of ['nativeAsync', 'nativeChunked', 'parallelAsync']) {
+          for (const kernel of ['plain', 'bitwise']) {
+            const r = await pi.estimate(n, { seed, variant, kernel, chunks: 3 });
+            assert.equal(r.inside, expected, `${variant} ${kernel} n=${n} seed=${seed}`);
+            assert.equal(r.variant, variant);
+          }
+        }
+      }
+    }
+    await assert.rejects(pi.estimate(10, { variant: 'nativeAsync', kernel: 'fast' }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(pi.estimate(10, { variant: 'wasmWorkers', kernel: 'plain' }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(pi.estimate(10, { kernel: 'plain' }), { code: 'ERR_INVALID_ARG' }); // auto
+  });
+
   test('nativeChunked gives the same count for any chunk count', async () => {
     const expected = pi.estimateSync(2_000_003, { seed: 11, variant: 'nativeBitwise' }).inside;
     for (const chunks of [1, 2, 3, 4, 7, 64]) {
@@ -154,8 +172,15 @@ describe('π bad input', () => {
   test('the native layer re-checks its arguments', async () => {
     const { createRequire } = await import('node:module');
     const binding = createRequire(import.meta.url)('../native/offthread.linux-x64-gnu.node');
-    assert.throws(() => binding.piCountSync(-1, 1, true), { code: 'ERR_INVALID_SAMPLES' });
-    assert.throws(() => binding.piCountSync(10, 0.5, true), { code: 'ERR_INVALID_SEED' });
+    const none = new Uint8Array(0);
+    for (const kernel of ['pi.range', 'pi.rangeReference']) {
+      const k = binding.kernelNames().indexOf(kernel);
+      assert.ok(k >= 0, kernel);
+      assert.throws(() => binding.kernelCallSync(k, none, 0, -1, 1), { code: 'ERR_INVALID_SAMPLES' });
+      assert.throws(() => binding.kernelCallSync(k, none, 0.5, 10, 1), { code: 'ERR_INVALID_SAMPLES' });
+      assert.throws(() => binding.kernelCallSync(k, none, 0, 10, 0.5), { code: 'ERR_INVALID_SEED' });
+      assert.equal(binding.kernelCallSync(k, none, 0, 100_000, 1), 78463);
+    }
   });
 });
 

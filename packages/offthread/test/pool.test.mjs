@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Pool, pi } from 'offthread';
-import { testPanic, testSpin } from 'offthread/internal';
+import { md5, Pool, pi } from 'offthread';
+import { countInsideJsBitwise, stateAt, testPanic, testSpin } from 'offthread/internal';
 
 /** Every engine runs the same suite; π's pool variant is named after the engine. */
 const ENGINES = ['native', 'wasm', 'js'];
@@ -82,6 +82,31 @@ for (const engine of ENGINES)
         code: 'ERR_TIMEOUT',
       });
       assert.equal(await pool.echo(7), 7);
+      await pool.close();
+    });
+
+    test('a π range anywhere in the stream runs on the pool and stops mid-range on abort', async () => {
+      const pool = new Pool({ engine, threads: 1 });
+      // pool.run is internal: the range job src/queue sends for a chunk of a π job.
+      const got = await pool.run('pi', { first: 123_457, count: 3_000_001, seed: 5 }, {});
+      assert.equal(got, countInsideJsBitwise(stateAt(5, 123_457), 3_000_001));
+      const controller = new AbortController();
+      const running = pool.run('pi', { first: 2 ** 40, count: 2 ** 52, seed: 1 }, { signal: controller.signal });
+      setTimeout(() => controller.abort(), 20);
+      await assert.rejects(running, { code: 'ERR_ABORTED' });
+      // One thread: a range that did not stop would hold it for hours.
+      assert.equal(await pool.echo(5, { timeout: 60_000 }), 5);
+      await pool.close();
+    });
+
+    test('a long MD5 loop stops on abort, and its thread takes the next job', async () => {
+      // One thread: if the kernel did not see the cancel, the next job would wait minutes.
+      const pool = new Pool({ engine, threads: 1 });
+      const controller = new AbortController();
+      const running = md5.iterate('abort me', 1e9, { pool, signal: controller.signal });
+      setTimeout(() => controller.abort(), 20);
+      await assert.rejects(running, { code: 'ERR_ABORTED' });
+      assert.equal(await md5.iterate('a', 3, { pool, timeout: 60_000 }), md5.iterateReference('a', 3));
       await pool.close();
     });
 

@@ -9,6 +9,8 @@ import { test } from 'node:test';
 
 const require = createRequire(import.meta.url);
 const { WASM_ERRORS, WASM_EXPORTS, WasmKernels } = require('offthread/internal');
+/** The module's one import (crates/offthread-wasm/src/registry.rs): never interrupted here. */
+const imports = { offthread: { interrupted: () => 0 } };
 const { errorRegistry } = require('offthread');
 
 const file = (path) => new URL(`../${path}`, import.meta.url);
@@ -30,7 +32,9 @@ test('WASM_EXPORTS equals the exports of the built offthread.wasm', () => {
   );
   assert.deepEqual(used.map((e) => e.name).sort(), [...WASM_EXPORTS].sort());
   for (const e of used) assert.equal(e.kind, e.name === 'memory' ? 'memory' : 'function', e.name);
-  assert.deepEqual(WebAssembly.Module.imports(module), []);
+  assert.deepEqual(WebAssembly.Module.imports(module), [
+    { module: 'offthread', name: 'interrupted', kind: 'function' },
+  ]);
 });
 
 test('each export takes the parameters WasmExports declares', () => {
@@ -44,7 +48,7 @@ test('each export takes the parameters WasmExports declares', () => {
       params.trim() ? params.split(',').length : 0,
     ]),
   );
-  const instance = new WebAssembly.Instance(module, {});
+  const instance = new WebAssembly.Instance(module, imports);
   const functions = WASM_EXPORTS.filter((n) => n !== 'memory');
   assert.deepEqual(Object.keys(declared).sort(), [...functions].sort());
   for (const name of functions) assert.equal(instance.exports[name].length, declared[name], name);
@@ -73,29 +77,40 @@ function fresh() {
     new Uint8Array(x.memory.buffer).set(input, ptr);
     return [ptr, input.length, ptr + input.length]; // pointer, length, 64 spare bytes after
   };
+  /** A registry kernel's number: its line in kernel_names. */
+  const index = (name) => {
+    const n = x.kernel_names();
+    const names = new TextDecoder().decode(new Uint8Array(x.memory.buffer, x.kernel_out_ptr(), n)).split('\n');
+    assert.ok(names.includes(name), name);
+    return names.indexOf(name);
+  };
   const lastError = () => {
     const len = x.last_error_len();
     return new TextDecoder().decode(new Uint8Array(x.memory.buffer, x.last_error_ptr(), len));
   };
-  return { k, x, put, lastError };
+  return { k, x, put, index, lastError };
 }
 
 test('every failure the module can return decodes to the code its message names', () => {
-  const { x, put, lastError } = fresh();
+  const { x, put, index, lastError } = fresh();
   const text = (s) => put(s).slice(0, 2);
-  const qrArgs = (t, ecc = 1, size = 128, margin = 4) => [...text(t), ecc, size, margin];
   /** [expected code, call returning the raw result, whether the module writes a message] */
   const cases = [
-    ['ERR_INVALID_SAMPLES', () => x.pi_count_range(0, -1, 1), false],
-    ['ERR_INVALID_SAMPLES', () => x.pi_count_range_reference(0.5, 10, 1), false],
-    ['ERR_INVALID_SEED', () => x.pi_count_range(0, 10, 2 ** 60), false],
-    ['ERR_INVALID_ARG', () => x.md5_hex(0, 5, put('')[2]), true],
-    ['ERR_INVALID_ROUNDS', () => x.md5_iterate(...text('abc'), -1, put('')[2]), true],
-    ['ERR_INVALID_ROUNDS', () => x.md5_iterate_from(...text('abc'), 1.5, put('x'.repeat(32))[0]), true],
-    ['ERR_INVALID_TEXT', () => x.qr_data_url(...put(new Uint8Array([0xff, 0xfe, 0x41])).slice(0, 2), 1, 128, 4), true],
-    ['ERR_TEXT_TOO_LONG', () => x.qr_png(...qrArgs('a'.repeat(3000))), true],
-    ['ERR_INVALID_QR_OPTIONS', () => x.qr_svg(...qrArgs('hello', 9)), true],
-    ['ERR_INVALID_BUFFER', () => x.stats_temperature(...text('not a batch'), (put('')[2] + 7) & ~7), true],
+    ['ERR_INVALID_SAMPLES', () => x.kernel_call(index('pi.range'), 0, 0, 0, -1, 1), true],
+    ['ERR_INVALID_SAMPLES', () => x.kernel_call(index('pi.rangeReference'), 0, 0, 0.5, 10, 1), true],
+    ['ERR_INVALID_SEED', () => x.kernel_call(index('pi.range'), 0, 0, 0, 10, 2 ** 60), true],
+    ['ERR_INVALID_ARG', () => x.kernel_call(index('md5.hex'), 0, 5, 0, 0, 0), true],
+    ['ERR_INVALID_ARG', () => x.kernel_call(99, 0, 0, 0, 0, 0), true],
+    ['ERR_INVALID_ROUNDS', () => x.kernel_call(index('md5.iterate'), ...text('abc'), -1, 0, 0), true],
+    ['ERR_INVALID_ROUNDS', () => x.kernel_call(index('md5.iterate'), ...text('x'.repeat(35)), 1.5, 32, 0), true],
+    [
+      'ERR_INVALID_TEXT',
+      () => x.kernel_call(index('qr.dataURL'), ...text(new Uint8Array([0xff, 0xfe, 0x41])), 1, 128, 4),
+      true,
+    ],
+    ['ERR_TEXT_TOO_LONG', () => x.kernel_call(index('qr.png'), ...text('a'.repeat(3000)), 1, 128, 4), true],
+    ['ERR_INVALID_QR_OPTIONS', () => x.kernel_call(index('qr.svg'), ...text('hello'), 9, 128, 4), true],
+    ['ERR_INVALID_BUFFER', () => x.kernel_call(index('stats.temperature'), ...text('not a batch'), 0, 0, 0), true],
   ];
   const seen = new Set();
   for (const [code, call, hasMessage] of cases) {
@@ -105,26 +120,30 @@ test('every failure the module can return decodes to the code its message names'
     if (hasMessage) assert.match(lastError(), new RegExp(`^${code}: .+`), code);
     seen.add(code);
   }
-  // What the module never returns: cancellation is the pool's (a flag polled between
-  // calls), never an error code from an export.
+  // ERR_ABORTED: the host's cancel flag, read through the module's one import.
+  const stopped = new WebAssembly.Instance(module, { offthread: { interrupted: () => 1 } }).exports;
+  const ret = stopped.kernel_call(index('md5.iterate'), 0, 0, 1e6, 0, 0);
+  assert.equal(WASM_ERRORS[-ret - 1], 'ERR_ABORTED');
+  seen.add('ERR_ABORTED');
+  // What the module never returns: a timeout is the pool's (it raises the cancel flag).
   const unreachable = WASM_ERRORS.filter((c) => !seen.has(c));
-  assert.deepEqual(unreachable, ['ERR_ABORTED', 'ERR_TIMEOUT']);
-  const source = ['abi.rs', 'lib.rs', 'md5.rs', 'qr.rs', 'stats.rs', 'layout.rs', 'pi_simd.rs']
+  assert.deepEqual(unreachable, ['ERR_TIMEOUT']);
+  const source = ['abi.rs', 'lib.rs', 'registry.rs', 'layout.rs', 'pi_simd.rs']
     .map((f) => readFileSync(new URL(`../../../crates/offthread-wasm/src/${f}`, import.meta.url), 'utf8'))
     .join('\n');
-  assert.doesNotMatch(source, /ErrorCode::(Aborted|Timeout)/);
+  assert.doesNotMatch(source, /ErrorCode::Timeout/);
 });
 
 test('the client turns those returns into registry errors with the module message', () => {
   const { k } = fresh();
   const failures = [
-    ['ERR_INVALID_SAMPLES', () => k.piCount(0, -1, 1)],
-    ['ERR_INVALID_SEED', () => k.piCount(0, 10, 2 ** 60)],
-    ['ERR_INVALID_ROUNDS', () => k.md5Iterate('abc', 1.5)], // (md5.ts validates rounds before this)
-    ['ERR_INVALID_TEXT', () => k.qr('dataURL', new Uint8Array([0xff, 0xfe]), 'M', 128, 4)],
-    ['ERR_TEXT_TOO_LONG', () => k.qr('png', 'a'.repeat(3000), 'M', 128, 4)],
-    ['ERR_INVALID_QR_OPTIONS', () => k.qr('svg', 'x', 'M', 0, 4)],
-    ['ERR_INVALID_BUFFER', () => k.statsTemperature(new TextEncoder().encode('not a batch'))],
+    ['ERR_INVALID_SAMPLES', () => k.call('pi.range', undefined, 0, -1, 1)],
+    ['ERR_INVALID_SEED', () => k.call('pi.range', undefined, 0, 10, 2 ** 60)],
+    ['ERR_INVALID_ROUNDS', () => k.call('md5.iterate', 'abc', 1.5)], // (md5.ts validates rounds before this)
+    ['ERR_INVALID_TEXT', () => k.call('qr.dataURL', new Uint8Array([0xff, 0xfe]), 1, 128, 4)],
+    ['ERR_TEXT_TOO_LONG', () => k.call('qr.png', 'a'.repeat(3000), 1, 128, 4)],
+    ['ERR_INVALID_QR_OPTIONS', () => k.call('qr.svg', 'x', 1, 0, 4)],
+    ['ERR_INVALID_BUFFER', () => k.call('stats.temperature', new TextEncoder().encode('not a batch'))],
   ];
   for (const [code, call] of failures) {
     assert.throws(call, (err) => {
@@ -136,15 +155,16 @@ test('the client turns those returns into registry errors with the module messag
     });
   }
   // The instance goes on after each failure.
-  assert.equal(k.piCount(0, 100_000, 1), 78463);
-  assert.equal(k.md5Hex('abc'), '900150983cd24fb0d6963f7d28e17f72');
+  assert.equal(k.call('pi.range', undefined, 0, 100_000, 1), 78463);
+  assert.equal(k.call('pi.rangeReference', undefined, 5e6, 100_000, 1), k.call('pi.range', undefined, 5e6, 100_000, 1));
+  assert.equal(k.call('md5.hex', 'abc'), '900150983cd24fb0d6963f7d28e17f72');
 });
 
 test('a π failure after another failure does not carry the other message', () => {
   const { k } = fresh();
-  assert.throws(() => k.qr('svg', 'x', 'M', 0, 4), { code: 'ERR_INVALID_QR_OPTIONS' });
+  assert.throws(() => k.call('qr.svg', 'x', 1, 0, 4), { code: 'ERR_INVALID_QR_OPTIONS' });
   assert.throws(
-    () => k.piCount(0, -1, 1),
+    () => k.call('pi.range', undefined, 0, -1, 1),
     (err) => err.code === 'ERR_INVALID_SAMPLES' && !/QR|size/.test(err.message),
   );
 });

@@ -4,9 +4,11 @@
 //! x·x + y·y ≤ 1 in f64. Work is split with jump-ahead (a^k mod m), never with other
 //! seeds, so every method and every chunking returns the same `inside`.
 
+mod call;
 mod lanes;
 pub mod prng;
 
+pub use call::{CountFn, PiRange, RANGE, RANGE_REFERENCE, count_checked, run_range};
 pub use lanes::{count_in_slices, count_reference, lane_starts, settle_band, step_division_free};
 pub use prng::{MAX_SEED_MAGNITUDE, ParkMiller, jump_multiplier, normalize_seed};
 
@@ -142,30 +144,19 @@ pub fn estimate(
 }
 
 /// Work-stealing estimate on the current rayon pool (the caller's `install` scope),
-/// fast method, chunks of [`CHUNK_SAMPLES`] each checking `interrupt`.
+/// fast method, chunks of at most [`CHUNK_SAMPLES`] each checking `interrupt`.
 #[cfg(feature = "parallel")]
 pub fn estimate_parallel(
     opts: PiOptions,
     interrupt: &dyn Interrupt,
 ) -> Result<PiResult, KernelError> {
-    use rayon::prelude::*;
     let opts = opts.validate()?;
-    let threads = rayon::current_num_threads() as u64;
-    // Enough chunks to balance (8 per thread), none smaller than 64k samples.
-    let chunk = opts
-        .samples
-        .div_ceil(threads * 8)
-        .clamp(1 << 16, CHUNK_SAMPLES);
-    let chunks = opts.samples.div_ceil(chunk);
-    let inside = (0..chunks)
-        .into_par_iter()
-        .map(|i| {
-            interrupt.check()?;
-            let first = i * chunk;
-            let n = (opts.samples - first).min(chunk);
-            Ok(count_range(opts.seed, first, n, Method::Fast))
-        })
-        .try_reduce(|| 0, |a, b| Ok(a + b))?;
+    let range = PiRange {
+        first: 0,
+        count: opts.samples,
+        seed: opts.seed,
+    };
+    let inside = call::count_shared(range, lanes::count_inside, interrupt)?;
     Ok(result(opts, inside))
 }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { makeError } from '../errors.js';
 import type { BackendName, Host, NativeBinding, WorkerPort } from '../host.js';
+import { wasmImports } from '../wasm-client.js';
 import { ffiPiCount } from './ffi.js';
 
 /** Package root (this file is dist/node/host.js). */
@@ -145,7 +146,7 @@ export const nodeHost: Host = {
   },
   wasmInstance() {
     const m = this.wasmModule();
-    if (m && !instance) instance = new WebAssembly.Instance(m, {});
+    if (m && !instance) instance = new WebAssembly.Instance(m, wasmImports());
     return instance;
   },
   wasmError() {

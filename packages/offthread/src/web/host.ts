@@ -6,6 +6,7 @@
  */
 import { makeError } from '../errors.js';
 import { type BackendInfo, backendInfo, type Host, type WorkerPort } from '../host.js';
+import { wasmImports } from '../wasm-client.js';
 
 export interface InitOptions {
   /** Where offthread.wasm is (default: beside this module), or the compiled module. */
@@ -70,7 +71,7 @@ async function load(options: InitOptions): Promise<BackendInfo> {
   wasmUrl = options.wasm ? null : String(options.wasmUrl ?? defaultWasmUrl());
   try {
     compiled = options.wasm ?? (await compile(wasmUrl as string));
-    instance = await WebAssembly.instantiate(compiled, {});
+    instance = await WebAssembly.instantiate(compiled, wasmImports());
     wasmError = null;
   } catch (err) {
     compiled = null;
