@@ -110,7 +110,7 @@ export async function run(ctx) {
       "TS read: the generated reader (`TemperatureBatchReader.fromBytes(bytes).readings().value()`, a Float32Array view of the column) and one indexed loop, in the bench as the flatbuffers loop is. flatbuffers' JS reader checks no offset; ours checks every offset, count and column against the buffer (R codes) before it hands out the view: that fixed cost is what a 10-reading read spends.",
       "Writers check every value (W0007 wrong JS type, W0008 out of range, W0004 unsafe 64-bit number) inside the fill loops. `encodeTemperatureBatch(value)` without a builder writes in the runtime's reused scratch builder and returns an exact-size copy; its row is against flatbuffers with a new Builder(1024) per call.",
       'Read: the native kernel is `stats.temperatureSync(buf)` — napi borrows the Uint8Array, the generated Rust reader views the `value` column as `&[f32]` in place.',
-      "WASM read: the batch is placed once (64-byte aligned) in the instance's linear memory, as a WASM writer would leave it; the timed call is `stats_temperature(ptr, len, out)` plus reading 4 f64 back.",
+      "WASM read: the batch is placed once (64-byte aligned) in the instance's linear memory, as a WASM writer would leave it; the timed call is the registry kernel `stats.temperature` through the generic `kernel_call` plus reading 4 f64 back.",
       `Paper (Go, different machine): ${Object.entries(paper)
         .map(([k, v]) => `${k}: ${v}`)
         .join('; ')}.`,
