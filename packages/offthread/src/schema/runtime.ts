@@ -387,8 +387,10 @@ export interface ReadOptions {
 
 /** Items a decode may still visit (stops DAGs of shared offsets). */
 export class Budget {
-  private left: number;
-  constructor(readonly limit: number) {
+  declare private left: number;
+  declare readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
     this.left = limit;
   }
   spend(n: number): void {
@@ -496,25 +498,30 @@ function limitsOf(opts: unknown, size: number): [number, number, number] {
 
 /** The message a view reads: its bytes and limits. */
 export class Message {
-  readonly u8: Uint8Array;
-  private dataView: DataView | null = null;
-  readonly maxDepth: number;
-  readonly maxSoaColumns: number;
-  readonly maxTraversal: number;
+  declare readonly u8: Uint8Array;
+  /** `u8.byteOffset`, read once: V8 compiles the typed-array `byteOffset` and `byteLength`
+   * getters to calls here, `length` to a load (each check below uses `u8.length`). */
+  declare private readonly base: number;
+  declare private dataView: DataView | null;
+  declare readonly maxDepth: number;
+  declare readonly maxSoaColumns: number;
+  declare readonly maxTraversal: number;
 
   // Kept short (the options' safe copy is `limitsOf`): V8 inlines the whole read path
   // of a small message into its caller only while the inlined bytecode stays under a budget.
   constructor(bytes: Bytes, opts?: ReadOptions) {
     const u8 = asBytes(bytes);
     this.u8 = u8;
-    const limits = opts === undefined ? null : limitsOf(opts, u8.byteLength);
+    this.base = u8.byteOffset;
+    this.dataView = null;
+    const limits = opts === undefined ? null : limitsOf(opts, u8.length);
     this.maxDepth = limits === null ? 64 : limits[0];
     this.maxSoaColumns = limits === null ? 256 : limits[1];
-    this.maxTraversal = limits === null ? u8.byteLength * 8 + 1024 : limits[2];
+    this.maxTraversal = limits === null ? u8.length * 8 + 1024 : limits[2];
   }
 
   get length(): number {
-    return this.u8.byteLength;
+    return this.u8.length;
   }
 
   /**
@@ -542,7 +549,7 @@ export class Message {
 
   /** Throws R0001 unless `len` bytes at `offset` are inside the message. */
   range(offset: number, len: number): void {
-    if (!(offset + len <= this.u8.byteLength)) outOfRange(offset, len, this.u8.byteLength);
+    if (!(offset + len <= this.u8.length)) outOfRange(offset, len, this.u8.length);
   }
 
   aligned(offset: number, align: number): void {
@@ -558,7 +565,7 @@ export class Message {
   typed<K extends Kind>(kind: K, offset: number, count: number): KindArrays[K] {
     const size = SIZE_OF[kind];
     this.range(offset, count * size);
-    const at = this.u8.byteOffset + offset;
+    const at = this.base + offset;
     if (LITTLE_ENDIAN && at % size === 0) return new CTORS[kind](this.u8.buffer, at, count) as KindArrays[K];
     return this.copied(kind, offset, count);
   }
@@ -578,19 +585,24 @@ export class Message {
     this.range(at, 16);
     const count = this.at32(at);
     const capacity = this.at32(at + 4);
-    if (count > capacity || count > this.u8.byteLength) badCount(count, capacity, this.u8.byteLength);
+    if (count > capacity || count > this.u8.length) badCount(count, capacity, this.u8.length);
     return { count, a: this.at32(at + 8), b: this.at32(at + 12) };
   }
 }
 
 /** The bytes of one struct; fields past `used` read as zero (older writers). */
 export class StructView {
-  constructor(
-    readonly msg: Message,
-    readonly start: number,
-    readonly used: number,
-    readonly depth: number,
-  ) {}
+  declare readonly msg: Message;
+  declare readonly start: number;
+  declare readonly used: number;
+  declare readonly depth: number;
+
+  constructor(msg: Message, start: number, used: number, depth: number) {
+    this.msg = msg;
+    this.start = start;
+    this.used = used;
+    this.depth = depth;
+  }
 
   static rootDynamic(bytes: Bytes, opts?: ReadOptions): StructView {
     return StructView.dynamicAt(new Message(bytes, opts), 0, 0);
@@ -769,12 +781,17 @@ export function unionSoa<K extends TagKind>(view: StructView, off: number, tag: 
 
 /** The (tag, array offset) table of a BoVoA / BoVoS union slice. */
 export class VariantTable {
-  constructor(
-    readonly view: StructView,
-    readonly length: number,
-    readonly entries: number,
-    readonly variants: number,
-  ) {}
+  declare readonly view: StructView;
+  declare readonly length: number;
+  declare readonly entries: number;
+  declare readonly variants: number;
+
+  constructor(view: StructView, length: number, entries: number, variants: number) {
+    this.view = view;
+    this.length = length;
+    this.entries = entries;
+    this.variants = variants;
+  }
 
   static read(view: StructView, off: number): VariantTable {
     const ptr = view.u32(off);
@@ -816,13 +833,19 @@ function unshared(bytes: Uint8Array): Uint8Array {
 }
 
 export class AosView {
-  constructor(
-    readonly msg: Message,
-    readonly data: number,
-    readonly length: number,
-    readonly stride: number,
-    readonly depth: number,
-  ) {}
+  declare readonly msg: Message;
+  declare readonly data: number;
+  declare readonly length: number;
+  declare readonly stride: number;
+  declare readonly depth: number;
+
+  constructor(msg: Message, data: number, length: number, stride: number, depth: number) {
+    this.msg = msg;
+    this.data = data;
+    this.length = length;
+    this.stride = stride;
+    this.depth = depth;
+  }
 
   get(i: number): StructView | undefined {
     if (!(i >= 0 && i < this.length)) return undefined;
@@ -831,13 +854,19 @@ export class AosView {
 }
 
 export class SoaView {
-  constructor(
-    readonly msg: Message,
-    readonly length: number,
-    readonly columns: number,
-    readonly hashes: number,
-    readonly blocks: number,
-  ) {}
+  declare readonly msg: Message;
+  declare readonly length: number;
+  declare readonly columns: number;
+  declare readonly hashes: number;
+  declare readonly blocks: number;
+
+  constructor(msg: Message, length: number, columns: number, hashes: number, blocks: number) {
+    this.msg = msg;
+    this.length = length;
+    this.columns = columns;
+    this.hashes = hashes;
+    this.blocks = blocks;
+  }
 
   /** Column `hash` as `length × perItem` values; zeros when the writer had no such column. */
   column<K extends Kind>(hash: number, kind: K, perItem: number): KindArrays[K] {
@@ -886,8 +915,8 @@ export class SoaView {
 
 /** A variable-length SoA column: item `i` is `values[offsets[i] .. offsets[i + 1]]`. */
 export class VarColumn<K extends Kind> {
-  readonly offsets: Uint32Array;
-  readonly values: KindArrays[K];
+  declare readonly offsets: Uint32Array;
+  declare readonly values: KindArrays[K];
   constructor(offsets: Uint32Array, values: KindArrays[K]) {
     this.offsets = offsets;
     this.values = values;
@@ -906,7 +935,7 @@ export class VarColumn<K extends Kind> {
 
 /** A `#string` SoA column (UTF-8 bytes or UTF-16 units in `raw.values`). */
 export class StringColumn {
-  readonly raw: VarColumn<'u8' | 'u16'>;
+  declare readonly raw: VarColumn<'u8' | 'u16'>;
   constructor(raw: VarColumn<'u8' | 'u16'>) {
     this.raw = raw;
   }
