@@ -40,7 +40,12 @@ const CTORS: Record<Kind, AnyCtor> = {
   f64: Float64Array,
 } as unknown as Record<Kind, AnyCtor>;
 
-export const SIZES: Record<Kind, number> = {
+/**
+ * Bytes per value of each kind. The module itself uses these private constants: tsc
+ * compiles every use of an exported const to a load of `exports.X`, which V8 cannot fold
+ * into the code (`% 64` stays a division, `SIZES[kind]` a lookup): a third of a 10-item read.
+ */
+const SIZE_OF: Record<Kind, number> = {
   u8: 1,
   u16: 2,
   u32: 4,
@@ -70,8 +75,12 @@ const KIND_SLOT: Record<Kind, number> = {
 // Typed arrays use the host's byte order; the format is little-endian.
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-export const ARRAY_ALIGN = 64;
-export const STRUCT_ALIGN = 8;
+const ALIGN_ARRAY = 64;
+const ALIGN_STRUCT = 8;
+
+export const SIZES: Record<Kind, number> = SIZE_OF;
+export const ARRAY_ALIGN = ALIGN_ARRAY;
+export const STRUCT_ALIGN = ALIGN_STRUCT;
 
 export function alignUp(n: number, align: number): number {
   return Math.ceil(n / align) * align;
@@ -378,8 +387,10 @@ export interface ReadOptions {
 
 /** Items a decode may still visit (stops DAGs of shared offsets). */
 export class Budget {
-  private left: number;
-  constructor(readonly limit: number) {
+  declare private left: number;
+  declare readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
     this.left = limit;
   }
   spend(n: number): void {
@@ -395,6 +406,15 @@ export class Budget {
 function asBytes(input: unknown): Uint8Array {
   try {
     if (input instanceof Uint8Array) return input;
+  } catch {
+    // instanceof throws on a revoked Proxy: refused by otherBytes like any other non-bytes.
+  }
+  return otherBytes(input);
+}
+
+/** `asBytes` for anything but a Uint8Array (kept apart so `asBytes` inlines). */
+function otherBytes(input: unknown): Uint8Array {
+  try {
     if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
     if (input instanceof ArrayBuffer) return new Uint8Array(input);
     if (typeof SharedArrayBuffer !== 'undefined' && input instanceof SharedArrayBuffer) return new Uint8Array(input);
@@ -422,42 +442,86 @@ function describe(x: unknown): string {
 function limit(v: unknown, name: string, fallback: number): number {
   if (v === undefined) return fallback;
   if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
+  return badLimit(v, name);
+}
+
+function badLimit(v: unknown, name: string): never {
   throw makeError('ERR_INVALID_ARG', `${name} must be a non-negative integer, not ${describe(v)}`);
+}
+
+// The R-code errors of the hot checks, built out of line (see `Message.range`).
+function outOfRange(offset: number, len: number, size: number): never {
+  throw new SchemaReadError('R0001', `${len} bytes at offset ${offset} reach past the end of a ${size}-byte buffer`);
+}
+function misaligned(offset: number, align: number): never {
+  throw new SchemaReadError('R0003', `offset ${offset} is not ${align}-byte aligned`);
+}
+function badCount(count: number, capacity: number, size: number): never {
+  if (count > capacity) throw new SchemaReadError('R0004', `array count ${count} exceeds its capacity ${capacity}`);
+  throw new SchemaReadError('R0009', `array count ${count} is larger than the ${size}-byte buffer`);
+}
+function badStructHeader(header: number, at: number): never {
+  throw new SchemaReadError('R0002', `invalid dynamic struct header 0x${header.toString(16)} at offset ${at}`);
+}
+function tooDeep(maxDepth: number): never {
+  throw new SchemaReadError('R0006', `nesting deeper than ${maxDepth}`);
+}
+function tooManyColumns(columns: number, limit: number): never {
+  throw new SchemaReadError('R0005', `SoA table has ${columns} columns, the limit is ${limit}`);
+}
+function noColumns(count: number): never {
+  throw new SchemaReadError('R0009', `SoA count ${count} with no columns`);
+}
+
+/**
+ * [maxDepth, maxSoaColumns, maxTraversal] from the caller's read options, each getter
+ * read once (a copy first), or ERR_INVALID_ARG.
+ */
+function limitsOf(opts: unknown, size: number): [number, number, number] {
+  if (typeof opts !== 'object' || opts === null) {
+    throw makeError('ERR_INVALID_ARG', `read options must be an object, not ${describe(opts)}`);
+  }
+  let read: ReadOptions;
+  try {
+    const o = opts as ReadOptions;
+    read = { maxDepth: o.maxDepth, maxSoaColumns: o.maxSoaColumns, maxTraversal: o.maxTraversal };
+  } catch (err) {
+    // A getter or Proxy of the caller's threw: typed, with the error as the cause.
+    throw makeError('ERR_INVALID_ARG', 'read options cannot be read', err);
+  }
+  return [
+    limit(read.maxDepth, 'maxDepth', 64),
+    limit(read.maxSoaColumns, 'maxSoaColumns', 256),
+    limit(read.maxTraversal, 'maxTraversal', size * 8 + 1024),
+  ];
 }
 
 /** The message a view reads: its bytes and limits. */
 export class Message {
-  readonly u8: Uint8Array;
-  private dataView: DataView | null = null;
-  readonly maxDepth: number;
-  readonly maxSoaColumns: number;
-  readonly maxTraversal: number;
+  declare readonly u8: Uint8Array;
+  /** `u8.byteOffset`, read once: V8 compiles the typed-array `byteOffset` and `byteLength`
+   * getters to calls here, `length` to a load (each check below uses `u8.length`). */
+  declare private readonly base: number;
+  declare private dataView: DataView | null;
+  declare readonly maxDepth: number;
+  declare readonly maxSoaColumns: number;
+  declare readonly maxTraversal: number;
 
+  // Kept short (the options' safe copy is `limitsOf`): V8 inlines the whole read path
+  // of a small message into its caller only while the inlined bytecode stays under a budget.
   constructor(bytes: Bytes, opts?: ReadOptions) {
-    this.u8 = asBytes(bytes);
-    if (opts === undefined) {
-      this.maxDepth = 64;
-      this.maxSoaColumns = 256;
-      this.maxTraversal = this.u8.byteLength * 8 + 1024;
-      return;
-    }
-    if (typeof opts !== 'object' || opts === null) {
-      throw makeError('ERR_INVALID_ARG', `read options must be an object, not ${describe(opts)}`);
-    }
-    let read: ReadOptions;
-    try {
-      read = { maxDepth: opts.maxDepth, maxSoaColumns: opts.maxSoaColumns, maxTraversal: opts.maxTraversal };
-    } catch (err) {
-      // A getter or Proxy of the caller's threw: typed, with the error as the cause.
-      throw makeError('ERR_INVALID_ARG', 'read options cannot be read', err);
-    }
-    this.maxDepth = limit(read.maxDepth, 'maxDepth', 64);
-    this.maxSoaColumns = limit(read.maxSoaColumns, 'maxSoaColumns', 256);
-    this.maxTraversal = limit(read.maxTraversal, 'maxTraversal', this.u8.byteLength * 8 + 1024);
+    const u8 = asBytes(bytes);
+    this.u8 = u8;
+    this.base = u8.byteOffset;
+    this.dataView = null;
+    const limits = opts === undefined ? null : limitsOf(opts, u8.length);
+    this.maxDepth = limits === null ? 64 : limits[0];
+    this.maxSoaColumns = limits === null ? 256 : limits[1];
+    this.maxTraversal = limits === null ? u8.length * 8 + 1024 : limits[2];
   }
 
   get length(): number {
-    return this.u8.byteLength;
+    return this.u8.length;
   }
 
   /**
@@ -480,18 +544,16 @@ export class Message {
     return new Budget(this.maxTraversal);
   }
 
+  // The checks below stay a few bytecodes long (messages built in cold functions) so
+  // V8 inlines them into every caller: a 10-item read is mostly these checks.
+
   /** Throws R0001 unless `len` bytes at `offset` are inside the message. */
   range(offset: number, len: number): void {
-    if (!(offset + len <= this.u8.byteLength)) {
-      throw new SchemaReadError(
-        'R0001',
-        `${len} bytes at offset ${offset} reach past the end of a ${this.u8.byteLength}-byte buffer`,
-      );
-    }
+    if (!(offset + len <= this.u8.length)) outOfRange(offset, len, this.u8.length);
   }
 
   aligned(offset: number, align: number): void {
-    if (offset % align !== 0) throw new SchemaReadError('R0003', `offset ${offset} is not ${align}-byte aligned`);
+    if (offset % align !== 0) misaligned(offset, align);
   }
 
   word(offset: number): number {
@@ -501,11 +563,17 @@ export class Message {
 
   /** A zero-copy typed array when aligned (a copy otherwise) of `count` values at `offset`. */
   typed<K extends Kind>(kind: K, offset: number, count: number): KindArrays[K] {
-    const size = SIZES[kind];
+    const size = SIZE_OF[kind];
     this.range(offset, count * size);
+    const at = this.base + offset;
+    if (LITTLE_ENDIAN && at % size === 0) return new CTORS[kind](this.u8.buffer, at, count) as KindArrays[K];
+    return this.copied(kind, offset, count);
+  }
+
+  /** `typed` for values that are not aligned in memory: a copy (cold). */
+  private copied<K extends Kind>(kind: K, offset: number, count: number): KindArrays[K] {
+    const size = SIZE_OF[kind];
     const ctor = CTORS[kind];
-    const at = this.u8.byteOffset + offset;
-    if (LITTLE_ENDIAN && at % size === 0) return new ctor(this.u8.buffer, at, count) as KindArrays[K];
     const copy = new ctor(count) as KindArrays[K];
     new Uint8Array(copy.buffer).set(this.u8.subarray(offset, offset + count * size));
     if (!LITTLE_ENDIAN) throw new SchemaReadError('R0001', 'big-endian hosts are not supported');
@@ -513,26 +581,28 @@ export class Message {
   }
 
   arrayHeader(at: number): { count: number; a: number; b: number } {
-    this.aligned(at, ARRAY_ALIGN);
+    this.aligned(at, ALIGN_ARRAY);
     this.range(at, 16);
     const count = this.at32(at);
     const capacity = this.at32(at + 4);
-    if (count > capacity) throw new SchemaReadError('R0004', `array count ${count} exceeds its capacity ${capacity}`);
-    if (count > this.u8.byteLength) {
-      throw new SchemaReadError('R0009', `array count ${count} is larger than the ${this.u8.byteLength}-byte buffer`);
-    }
+    if (count > capacity || count > this.u8.length) badCount(count, capacity, this.u8.length);
     return { count, a: this.at32(at + 8), b: this.at32(at + 12) };
   }
 }
 
 /** The bytes of one struct; fields past `used` read as zero (older writers). */
 export class StructView {
-  constructor(
-    readonly msg: Message,
-    readonly start: number,
-    readonly used: number,
-    readonly depth: number,
-  ) {}
+  declare readonly msg: Message;
+  declare readonly start: number;
+  declare readonly used: number;
+  declare readonly depth: number;
+
+  constructor(msg: Message, start: number, used: number, depth: number) {
+    this.msg = msg;
+    this.start = start;
+    this.used = used;
+    this.depth = depth;
+  }
 
   static rootDynamic(bytes: Bytes, opts?: ReadOptions): StructView {
     return StructView.dynamicAt(new Message(bytes, opts), 0, 0);
@@ -545,19 +615,17 @@ export class StructView {
   }
 
   static dynamicAt(msg: Message, at: number, depth: number): StructView {
-    msg.aligned(at, STRUCT_ALIGN);
+    msg.aligned(at, ALIGN_STRUCT);
     const header = msg.word(at);
     const size = (header & 0x1fffffff) * 8;
     const wasted = header >>> 29;
-    if (size < 8 || size - wasted < 4) {
-      throw new SchemaReadError('R0002', `invalid dynamic struct header 0x${header.toString(16)} at offset ${at}`);
-    }
+    if (size < 8 || size - wasted < 4) badStructHeader(header, at);
     msg.range(at, size);
     return new StructView(msg, at, size - wasted, depth);
   }
 
   private childDepth(): number {
-    if (this.depth >= this.msg.maxDepth) throw new SchemaReadError('R0006', `nesting deeper than ${this.msg.maxDepth}`);
+    if (this.depth >= this.msg.maxDepth) tooDeep(this.msg.maxDepth);
     return this.depth + 1;
   }
 
@@ -618,7 +686,7 @@ export class StructView {
   derefInline(ptr: number, size: number): StructView | null {
     if (ptr === 0) return null;
     const depth = this.childDepth();
-    this.msg.aligned(ptr, STRUCT_ALIGN);
+    this.msg.aligned(ptr, ALIGN_STRUCT);
     this.msg.range(ptr, size);
     return new StructView(this.msg, ptr, size, depth);
   }
@@ -634,9 +702,9 @@ export class StructView {
     if (ptr === 0) return new CTORS[kind](0) as KindArrays[K];
     this.childDepth();
     const h = this.msg.arrayHeader(ptr);
-    if (h.b !== SIZES[kind])
-      throw new SchemaReadError('R0007', `array element size ${h.b}, the schema says ${SIZES[kind]}`);
-    this.msg.aligned(h.a, ARRAY_ALIGN);
+    if (h.b !== SIZE_OF[kind])
+      throw new SchemaReadError('R0007', `array element size ${h.b}, the schema says ${SIZE_OF[kind]}`);
+    this.msg.aligned(h.a, ALIGN_ARRAY);
     return this.msg.typed(kind, h.a, h.count);
   }
 
@@ -667,9 +735,9 @@ export class StructView {
     const depth = this.childDepth();
     if (ptr === 0) return new AosView(this.msg, 0, 0, itemSize, depth);
     const h = this.msg.arrayHeader(ptr);
-    const ok = evolving ? h.b >= 8 && h.b % STRUCT_ALIGN === 0 : h.b === itemSize;
+    const ok = evolving ? h.b >= 8 && h.b % ALIGN_STRUCT === 0 : h.b === itemSize;
     if (!ok) throw new SchemaReadError('R0007', `array element size ${h.b}, the schema says ${itemSize}`);
-    this.msg.aligned(h.a, ARRAY_ALIGN);
+    this.msg.aligned(h.a, ALIGN_ARRAY);
     this.msg.range(h.a, h.count * h.b);
     return new AosView(this.msg, h.a, h.count, h.b, depth);
   }
@@ -683,19 +751,18 @@ export class StructView {
     if (ptr === 0) return new SoaView(this.msg, 0, 0, 0, 0);
     this.childDepth();
     const h = this.msg.arrayHeader(ptr);
-    if (h.a > this.msg.maxSoaColumns) {
-      throw new SchemaReadError('R0005', `SoA table has ${h.a} columns, the limit is ${this.msg.maxSoaColumns}`);
-    }
-    this.msg.aligned(h.b, ARRAY_ALIGN);
-    this.msg.range(h.b, h.a * 4);
-    const blocks = h.b + alignUp(h.a * 4, ARRAY_ALIGN);
-    this.msg.range(blocks, h.a * 4);
+    const msg = this.msg;
+    if (h.a > msg.maxSoaColumns) tooManyColumns(h.a, msg.maxSoaColumns);
+    msg.aligned(h.b, ALIGN_ARRAY);
+    msg.range(h.b, h.a * 4);
+    const blocks = h.b + alignUp(h.a * 4, ALIGN_ARRAY);
+    msg.range(blocks, h.a * 4);
     // Every column a writer wrote holds >= 1 byte per item (structs are never empty), so a
     // count no column can hold is forged: an empty table would otherwise make `count`
     // zero-filled items out of nothing, decode work and allocation unbounded by the input.
-    if (h.count > 0 && h.a === 0) throw new SchemaReadError('R0009', `SoA count ${h.count} with no columns`);
-    for (let i = 0; i < h.a; i++) this.msg.range(this.msg.at32(blocks + i * 4) * ARRAY_ALIGN, h.count);
-    return new SoaView(this.msg, h.count, h.a, h.b, blocks);
+    if (h.count > 0 && h.a === 0) noColumns(h.count);
+    for (let i = 0; i < h.a; i++) msg.range(msg.at32(blocks + i * 4) * ALIGN_ARRAY, h.count);
+    return new SoaView(msg, h.count, h.a, h.b, blocks);
   }
 }
 
@@ -707,19 +774,24 @@ export function unionSoa<K extends TagKind>(view: StructView, off: number, tag: 
   if (ptr === 0) return [new CTORS[tag](0) as KindArrays[K], new Uint32Array(0)];
   if (view.depth >= view.msg.maxDepth) throw new SchemaReadError('R0006', `nesting deeper than ${view.msg.maxDepth}`);
   const h = view.msg.arrayHeader(ptr);
-  view.msg.aligned(h.a, ARRAY_ALIGN);
-  view.msg.aligned(h.b, ARRAY_ALIGN);
+  view.msg.aligned(h.a, ALIGN_ARRAY);
+  view.msg.aligned(h.b, ALIGN_ARRAY);
   return [view.msg.typed(tag, h.a, h.count), view.msg.typed('u32', h.b, h.count)];
 }
 
 /** The (tag, array offset) table of a BoVoA / BoVoS union slice. */
 export class VariantTable {
-  constructor(
-    readonly view: StructView,
-    readonly length: number,
-    readonly entries: number,
-    readonly variants: number,
-  ) {}
+  declare readonly view: StructView;
+  declare readonly length: number;
+  declare readonly entries: number;
+  declare readonly variants: number;
+
+  constructor(view: StructView, length: number, entries: number, variants: number) {
+    this.view = view;
+    this.length = length;
+    this.entries = entries;
+    this.variants = variants;
+  }
 
   static read(view: StructView, off: number): VariantTable {
     const ptr = view.u32(off);
@@ -729,7 +801,7 @@ export class VariantTable {
     if (h.a > view.msg.maxSoaColumns) {
       throw new SchemaReadError('R0005', `SoA table has ${h.a} columns, the limit is ${view.msg.maxSoaColumns}`);
     }
-    view.msg.aligned(h.b, ARRAY_ALIGN);
+    view.msg.aligned(h.b, ALIGN_ARRAY);
     view.msg.range(h.b, h.a * 8);
     return new VariantTable(view, h.count, h.b, h.a);
   }
@@ -761,13 +833,19 @@ function unshared(bytes: Uint8Array): Uint8Array {
 }
 
 export class AosView {
-  constructor(
-    readonly msg: Message,
-    readonly data: number,
-    readonly length: number,
-    readonly stride: number,
-    readonly depth: number,
-  ) {}
+  declare readonly msg: Message;
+  declare readonly data: number;
+  declare readonly length: number;
+  declare readonly stride: number;
+  declare readonly depth: number;
+
+  constructor(msg: Message, data: number, length: number, stride: number, depth: number) {
+    this.msg = msg;
+    this.data = data;
+    this.length = length;
+    this.stride = stride;
+    this.depth = depth;
+  }
 
   get(i: number): StructView | undefined {
     if (!(i >= 0 && i < this.length)) return undefined;
@@ -776,13 +854,19 @@ export class AosView {
 }
 
 export class SoaView {
-  constructor(
-    readonly msg: Message,
-    readonly length: number,
-    readonly columns: number,
-    readonly hashes: number,
-    readonly blocks: number,
-  ) {}
+  declare readonly msg: Message;
+  declare readonly length: number;
+  declare readonly columns: number;
+  declare readonly hashes: number;
+  declare readonly blocks: number;
+
+  constructor(msg: Message, length: number, columns: number, hashes: number, blocks: number) {
+    this.msg = msg;
+    this.length = length;
+    this.columns = columns;
+    this.hashes = hashes;
+    this.blocks = blocks;
+  }
 
   /** Column `hash` as `length × perItem` values; zeros when the writer had no such column. */
   column<K extends Kind>(hash: number, kind: K, perItem: number): KindArrays[K] {
@@ -795,7 +879,7 @@ export class SoaView {
   private columnStart(hash: number): number {
     for (let i = 0; i < this.columns; i++) {
       if (this.msg.at32(this.hashes + i * 4) === hash) {
-        return this.msg.at32(this.blocks + i * 4) * ARRAY_ALIGN;
+        return this.msg.at32(this.blocks + i * 4) * ALIGN_ARRAY;
       }
     }
     return -1;
@@ -819,7 +903,7 @@ export class SoaView {
       }
       prev = o;
     }
-    const values = this.msg.typed(kind, alignUp(start + n * 4, ARRAY_ALIGN), prev);
+    const values = this.msg.typed(kind, alignUp(start + n * 4, ALIGN_ARRAY), prev);
     return new VarColumn(offsets, values);
   }
 
@@ -831,8 +915,8 @@ export class SoaView {
 
 /** A variable-length SoA column: item `i` is `values[offsets[i] .. offsets[i + 1]]`. */
 export class VarColumn<K extends Kind> {
-  readonly offsets: Uint32Array;
-  readonly values: KindArrays[K];
+  declare readonly offsets: Uint32Array;
+  declare readonly values: KindArrays[K];
   constructor(offsets: Uint32Array, values: KindArrays[K]) {
     this.offsets = offsets;
     this.values = values;
@@ -851,7 +935,7 @@ export class VarColumn<K extends Kind> {
 
 /** A `#string` SoA column (UTF-8 bytes or UTF-16 units in `raw.values`). */
 export class StringColumn {
-  readonly raw: VarColumn<'u8' | 'u16'>;
+  declare readonly raw: VarColumn<'u8' | 'u16'>;
   constructor(raw: VarColumn<'u8' | 'u16'>) {
     this.raw = raw;
   }
@@ -972,7 +1056,7 @@ function copyBools(out: Uint8Array, values: ArrayLike<unknown>): void {
 
 /** The header word of a dynamic struct whose fields end at `used`. */
 export function dynamicHeader(used: number): number {
-  const size = alignUp(used, STRUCT_ALIGN);
+  const size = alignUp(used, ALIGN_STRUCT);
   return ((size / 8) | ((size - used) << 29)) >>> 0;
 }
 
@@ -1106,17 +1190,17 @@ export class Builder {
   }
 
   dynamicStruct(used: number): number {
-    const at = this.alloc(alignUp(used, STRUCT_ALIGN), STRUCT_ALIGN);
+    const at = this.alloc(alignUp(used, ALIGN_STRUCT), ALIGN_STRUCT);
     this.u32(at, dynamicHeader(used));
     return at;
   }
 
   inlineStruct(size: number): number {
-    return this.alloc(size, STRUCT_ALIGN);
+    return this.alloc(size, ALIGN_STRUCT);
   }
 
   private arrayHeader(count: number, a: number, b: number): number {
-    const at = this.alloc(16, ARRAY_ALIGN);
+    const at = this.alloc(16, ALIGN_ARRAY);
     this.u32(at, count);
     this.u32(at + 4, count);
     this.u32(at + 8, a);
@@ -1134,7 +1218,7 @@ export class Builder {
     const slot = KIND_SLOT[kind];
     const cached = this.wholeViews[slot];
     if (cached !== undefined) return cached as KindArrays[K];
-    const size = SIZES[kind];
+    const size = SIZE_OF[kind];
     if (!LITTLE_ENDIAN || this.buf.byteOffset % size !== 0) {
       throw new SchemaWriteError('W0003', `output at byte ${this.buf.byteOffset} is not aligned for ${kind}`);
     }
@@ -1146,16 +1230,17 @@ export class Builder {
   /** A typed-array view of `count` values at `at` (valid until the next allocation). */
   view<K extends Kind>(kind: K, at: number, count: number): KindArrays[K] {
     const abs = this.buf.byteOffset + at;
-    if (LITTLE_ENDIAN && abs % SIZES[kind] === 0) return new CTORS[kind](this.buf.buffer, abs, count) as KindArrays[K];
+    if (LITTLE_ENDIAN && abs % SIZE_OF[kind] === 0)
+      return new CTORS[kind](this.buf.buffer, abs, count) as KindArrays[K];
     throw new SchemaWriteError('W0003', `column at byte ${abs} is not aligned for ${kind}`);
   }
 
   /** Reserves a scalar slice of `count` values; returns [header (0 if empty), data]. */
   scalarSlice(kind: Kind, count: number): [number, number] {
     if (count === 0) return [0, 0];
-    const size = SIZES[kind];
+    const size = SIZE_OF[kind];
     const header = this.arrayHeader(count, 0, size);
-    const data = this.alloc(alignUp(count * size, ARRAY_ALIGN), ARRAY_ALIGN);
+    const data = this.alloc(alignUp(count * size, ALIGN_ARRAY), ALIGN_ARRAY);
     this.u32(header + 8, data);
     return [header, data];
   }
@@ -1197,7 +1282,7 @@ export class Builder {
   aos(count: number, stride: number): [number, number] {
     if (count === 0) return [0, 0];
     const header = this.arrayHeader(count, 0, stride);
-    const data = this.alloc(alignUp(count * stride, ARRAY_ALIGN), ARRAY_ALIGN);
+    const data = this.alloc(alignUp(count * stride, ALIGN_ARRAY), ALIGN_ARRAY);
     this.u32(header + 8, data);
     return [header, data];
   }
@@ -1214,17 +1299,17 @@ export class Builder {
     if (count === 0) return null;
     const n = columns.length;
     const header = this.arrayHeader(count, n, 0);
-    const tableBytes = alignUp(n * 4, ARRAY_ALIGN);
-    const table = this.alloc(2 * tableBytes, ARRAY_ALIGN);
+    const tableBytes = alignUp(n * 4, ALIGN_ARRAY);
+    const table = this.alloc(2 * tableBytes, ALIGN_ARRAY);
     this.u32(header + 12, table);
     const offsets: number[] = [];
     const values: number[] = [];
     columns.forEach((c, i) => {
       const bytes = c.length === 3 ? (count + 1) * 4 : count * c[1];
-      const at = this.alloc(alignUp(bytes, ARRAY_ALIGN), ARRAY_ALIGN);
-      values.push(c.length === 3 ? this.alloc(alignUp(c[1] * c[2], ARRAY_ALIGN), ARRAY_ALIGN) : 0);
+      const at = this.alloc(alignUp(bytes, ALIGN_ARRAY), ALIGN_ARRAY);
+      values.push(c.length === 3 ? this.alloc(alignUp(c[1] * c[2], ALIGN_ARRAY), ALIGN_ARRAY) : 0);
       this.u32(table + i * 4, c[0]);
-      this.u32(table + tableBytes + i * 4, at / ARRAY_ALIGN);
+      this.u32(table + tableBytes + i * 4, at / ALIGN_ARRAY);
       offsets.push(at);
     });
     return { header, columns: offsets, values };
@@ -1240,8 +1325,8 @@ export class Builder {
   unionSoa(count: number, tagSize: number): { header: number; tags: number; ptrs: number } | null {
     if (count === 0) return null;
     const header = this.arrayHeader(count, 0, 0);
-    const tags = this.alloc(alignUp(count * tagSize, ARRAY_ALIGN), ARRAY_ALIGN);
-    const ptrs = this.alloc(alignUp(count * 4, ARRAY_ALIGN), ARRAY_ALIGN);
+    const tags = this.alloc(alignUp(count * tagSize, ALIGN_ARRAY), ALIGN_ARRAY);
+    const ptrs = this.alloc(alignUp(count * 4, ALIGN_ARRAY), ALIGN_ARRAY);
     this.u32(header + 8, tags);
     this.u32(header + 12, ptrs);
     return { header, tags, ptrs };
@@ -1251,7 +1336,7 @@ export class Builder {
   variantTable(count: number, variants: number): [number, number] {
     if (count === 0) return [0, 0];
     const header = this.arrayHeader(count, variants, 0);
-    const table = this.alloc(variants * 8, ARRAY_ALIGN);
+    const table = this.alloc(variants * 8, ALIGN_ARRAY);
     this.u32(header + 12, table);
     return [header, table];
   }
@@ -1329,11 +1414,11 @@ export function resizeArray(
   } else {
     const table = h.b;
     msg.range(table, h.a * 4);
-    const blocks = table + alignUp(h.a * 4, ARRAY_ALIGN);
+    const blocks = table + alignUp(h.a * 4, ALIGN_ARRAY);
     msg.range(blocks, h.a * 4);
     for (let i = 0; i < h.a; i++) {
       const known = columns.find((c) => c[0] === msg.at32(table + i * 4));
-      if (known) parts.push([msg.at32(blocks + i * 4) * ARRAY_ALIGN, known[1]]);
+      if (known) parts.push([msg.at32(blocks + i * 4) * ALIGN_ARRAY, known[1]]);
       else if (count > h.count) beyond(h.count);
     }
   }
@@ -1342,7 +1427,7 @@ export function resizeArray(
     msg.range(start, capacity * size);
     const end = start + count * size;
     if (count < h.count)
-      u8.fill(0, end, Math.max(end, Math.min(start + alignUp(count * size, ARRAY_ALIGN), start + capacity * size)));
+      u8.fill(0, end, Math.max(end, Math.min(start + alignUp(count * size, ALIGN_ARRAY), start + capacity * size)));
     else u8.fill(0, start + h.count * size, end);
   }
   msg.dv.setUint32(header, count, true);

@@ -124,11 +124,13 @@ fn escape(n: String, taken: &[&str]) -> String {
 }
 
 /// Readonly fields and a constructor that assigns them. Not TS parameter properties:
-/// generated code stays erasable (`erasableSyntaxOnly`, Node's type stripping).
+/// generated code stays erasable (`erasableSyntaxOnly`, Node's type stripping). The fields
+/// are `declare`d (no emitted class field): an ES2022 field would be defined as undefined,
+/// then assigned, on every reader object a small read makes.
 pub(crate) fn fields_and_ctor(params: &[(&str, &str)]) -> String {
     let mut out = String::new();
     for (name, ty) in params {
-        out += &format!("  readonly {name}: {ty};\n");
+        out += &format!("  declare readonly {name}: {ty};\n");
     }
     let args: Vec<String> = params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
     out += &format!("\n  constructor({}) {{\n", args.join(", "));

@@ -11,7 +11,7 @@ export interface PiArgs {
 
 /** Zero-copy reader for `pi_args`. */
 export class PiArgsReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -53,8 +53,8 @@ export class PiArgsWriter {
   static readonly SIZE = 32;
   static readonly USED = 32;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
@@ -139,7 +139,7 @@ export interface PiResult {
 
 /** Zero-copy reader for `pi_result`. */
 export class PiResultReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -169,8 +169,8 @@ export class PiResultWriter {
   static readonly SIZE = 16;
   static readonly USED = 16;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
@@ -243,7 +243,7 @@ export interface Md5IterateArgs {
 
 /** Zero-copy reader for `md5_iterate_args`. */
 export class Md5IterateArgsReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -289,8 +289,8 @@ export class Md5IterateArgsWriter {
   static readonly SIZE = 16;
   static readonly USED = 16;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
@@ -375,7 +375,7 @@ export interface Md5HexArgs {
 
 /** Zero-copy reader for `md5_hex_args`. */
 export class Md5HexArgsReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -407,8 +407,8 @@ export class Md5HexArgsWriter {
   static readonly SIZE = 8;
   static readonly USED = 8;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
@@ -488,7 +488,7 @@ export interface DigestResult {
 
 /** Zero-copy reader for `digest_result`. */
 export class DigestResultReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -520,8 +520,8 @@ export class DigestResultWriter {
   static readonly SIZE = 8;
   static readonly USED = 8;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
@@ -595,7 +595,7 @@ export interface QrArgs {
 
 /** Zero-copy reader for `qr_args`. */
 export class QrArgsReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -645,8 +645,8 @@ export class QrArgsWriter {
   static readonly SIZE = 16;
   static readonly USED = 13;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
@@ -738,7 +738,7 @@ export interface BytesResult {
 
 /** Zero-copy reader for `bytes_result`. */
 export class BytesResultReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -770,8 +770,8 @@ export class BytesResultWriter {
   static readonly SIZE = 8;
   static readonly USED = 8;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;

@@ -10,7 +10,7 @@ export interface Scooter {
 
 /** Zero-copy reader for `scooter`. */
 export class ScooterReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -46,8 +46,8 @@ export class ScooterWriter {
   static readonly SIZE = 8;
   static readonly USED = 8;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
@@ -92,7 +92,7 @@ export class ScooterWriter {
 
 /** Struct-of-arrays of `scooter`: each column a typed-array view (zeros if the writer's schema lacked it). */
 export class ScooterSoaReader {
-  readonly soa: rt.SoaView;
+  declare readonly soa: rt.SoaView;
 
   constructor(soa: rt.SoaView) {
     this.soa = soa;
@@ -131,10 +131,10 @@ export class ScooterSoaReader {
 export class ScooterSoaWriter {
   static readonly COLUMNS: ReadonlyArray<readonly [number, number]> = [[0x7c3c3420, 4], [0xcc687331, 4]];
 
-  readonly builder: rt.Builder;
-  readonly header: number;
-  readonly length: number;
-  readonly columns: ReadonlyArray<number>;
+  declare readonly builder: rt.Builder;
+  declare readonly header: number;
+  declare readonly length: number;
+  declare readonly columns: ReadonlyArray<number>;
 
   constructor(builder: rt.Builder, header: number, length: number, columns: ReadonlyArray<number>) {
     this.builder = builder;
@@ -187,7 +187,7 @@ export class ScooterSoaWriter {
 
 /** `scooter` items stored one after another. */
 export class ScooterAosReader {
-  readonly aos: rt.AosView;
+  declare readonly aos: rt.AosView;
 
   constructor(aos: rt.AosView) {
     this.aos = aos;
@@ -216,10 +216,10 @@ export class ScooterAosReader {
 
 /** Writes an AoS array of `scooter`. */
 export class ScooterAosWriter {
-  readonly builder: rt.Builder;
-  readonly header: number;
-  readonly data: number;
-  readonly length: number;
+  declare readonly builder: rt.Builder;
+  declare readonly header: number;
+  declare readonly data: number;
+  declare readonly length: number;
 
   constructor(builder: rt.Builder, header: number, data: number, length: number) {
     this.builder = builder;
@@ -281,7 +281,7 @@ export interface ScooterFleet {
 
 /** Zero-copy reader for `scooter_fleet`. */
 export class ScooterFleetReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -317,8 +317,8 @@ export class ScooterFleetWriter {
   static readonly SIZE = 16;
   static readonly USED = 12;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;

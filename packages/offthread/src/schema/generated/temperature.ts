@@ -10,7 +10,7 @@ export interface TemperatureReading {
 
 /** Zero-copy reader for `temperature_reading`. */
 export class TemperatureReadingReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -46,8 +46,8 @@ export class TemperatureReadingWriter {
   static readonly SIZE = 24;
   static readonly USED = 20;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
@@ -92,7 +92,7 @@ export class TemperatureReadingWriter {
 
 /** Struct-of-arrays of `temperature_reading`: each column a typed-array view (zeros if the writer's schema lacked it). */
 export class TemperatureReadingSoaReader {
-  readonly soa: rt.SoaView;
+  declare readonly soa: rt.SoaView;
 
   constructor(soa: rt.SoaView) {
     this.soa = soa;
@@ -131,10 +131,10 @@ export class TemperatureReadingSoaReader {
 export class TemperatureReadingSoaWriter {
   static readonly COLUMNS: ReadonlyArray<readonly [number, number]> = [[0x7c3c3420, 8], [0xcc687331, 4]];
 
-  readonly builder: rt.Builder;
-  readonly header: number;
-  readonly length: number;
-  readonly columns: ReadonlyArray<number>;
+  declare readonly builder: rt.Builder;
+  declare readonly header: number;
+  declare readonly length: number;
+  declare readonly columns: ReadonlyArray<number>;
 
   constructor(builder: rt.Builder, header: number, length: number, columns: ReadonlyArray<number>) {
     this.builder = builder;
@@ -223,7 +223,7 @@ export interface TemperatureBatch {
 
 /** Zero-copy reader for `temperature_batch`. */
 export class TemperatureBatchReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -253,8 +253,8 @@ export class TemperatureBatchWriter {
   static readonly SIZE = 8;
   static readonly USED = 8;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
@@ -337,7 +337,7 @@ export interface AnalysisResult {
 
 /** Zero-copy reader for `analysis_result`. */
 export class AnalysisResultReader {
-  readonly view: rt.StructView;
+  declare readonly view: rt.StructView;
 
   constructor(view: rt.StructView) {
     this.view = view;
@@ -379,8 +379,8 @@ export class AnalysisResultWriter {
   static readonly SIZE = 16;
   static readonly USED = 16;
 
-  readonly builder: rt.Builder;
-  readonly offset: number;
+  declare readonly builder: rt.Builder;
+  declare readonly offset: number;
 
   constructor(builder: rt.Builder, offset: number) {
     this.builder = builder;
