@@ -49,6 +49,16 @@ func run(wasmPath string, n, reps uint64, minTime time.Duration) error {
 	// The optimising compiler (wazero's default on amd64), as in the paper's setting.
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
 	defer rt.Close(ctx)
+	// offthread.wasm imports offthread.interrupted() -> i32, how a running kernel asks its
+	// host whether to stop (crates/offthread-wasm/src/registry.rs); nothing stops here.
+	_, err = rt.NewHostModuleBuilder("offthread").
+		NewFunctionBuilder().
+		WithFunc(func() int32 { return 0 }).
+		Export("interrupted").
+		Instantiate(ctx)
+	if err != nil {
+		return err
+	}
 	mod, err := rt.Instantiate(ctx, bin)
 	if err != nil {
 		return err
