@@ -20,11 +20,28 @@ const ENGINE_ROWS = {
   wasmWorkers1: { engine: 'wasm', threads: 1 },
 };
 
+/**
+ * The paper's non-bitwise off-thread variants (addonAsync, addonConAsync and the pool):
+ * the same async forms running the definition as written (`kernel: 'plain'`).
+ */
+const PLAIN_ROWS = {
+  nativeAsyncPlain: 'nativeAsync',
+  nativeChunkedPlain: 'nativeChunked',
+  parallelAsyncPlain: 'parallelAsync',
+};
+
+/** The options of one row's calls. */
+function rowOptions(variant, seed, pool) {
+  if (ENGINE_ROWS[variant]) return { seed, variant: 'wasmWorkers', pool };
+  if (PLAIN_ROWS[variant]) return { seed, variant: PLAIN_ROWS[variant], kernel: 'plain' };
+  return { seed, variant };
+}
+
 export async function measureVariant({ variant, sizes, quick, seed = 1 }) {
   const engineRow = ENGINE_ROWS[variant];
   const pool = engineRow ? new Pool(engineRow) : undefined;
-  const isAsync = engineRow !== undefined || pi.asyncVariants.includes(variant);
-  const options = engineRow ? { seed, variant: 'wasmWorkers', pool } : { seed, variant };
+  const isAsync = engineRow !== undefined || variant in PLAIN_ROWS || pi.asyncVariants.includes(variant);
+  const options = rowOptions(variant, seed, pool);
   const rows = [];
   for (const samples of sizes) {
     const call = isAsync ? () => pi.estimate(samples, options) : () => pi.estimateSync(samples, options);

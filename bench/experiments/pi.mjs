@@ -12,16 +12,29 @@ const VARIANTS = [
   'native',
   'nativeBitwise',
   'nativeAsync',
+  'nativeAsyncPlain',
   'nativeChunked',
+  'nativeChunkedPlain',
   'parallel',
   'parallelAsync',
+  'parallelAsyncPlain',
   'wasm',
   'wasmWorkers',
   'wasmWorkers1',
   'auto',
 ];
 /** Variants too slow for the largest sizes in --quick (seconds per call). */
-const SLOW = new Set(['js', 'jsBitwise', 'native', 'wasm', 'wasmWorkers', 'wasmWorkers1']);
+const SLOW = new Set([
+  'js',
+  'jsBitwise',
+  'native',
+  'nativeAsyncPlain',
+  'nativeChunkedPlain',
+  'parallelAsyncPlain',
+  'wasm',
+  'wasmWorkers',
+  'wasmWorkers1',
+]);
 const child = fileURLToPath(new URL('./pi-child.mjs', import.meta.url));
 
 function sizesFor(variant, { quick, full }) {
@@ -68,6 +81,21 @@ export function report(rows, ctx) {
     ratio(rows, 'parallel / nativeBitwise at 10^8 (2 cores)', 'parallel', 'nativeBitwise', 1e8, 1.8),
     ratio(rows, 'parallelAsync / nativeChunked at 10^8', 'parallelAsync', 'nativeChunked', 1e8),
     ratio(rows, 'wasm / jsBitwise at 10^7', 'wasm', 'jsBitwise', 1e7),
+    // The paper's point, side by side: one optimised thread against every core unoptimised.
+    ratio(
+      rows,
+      'nativeBitwise (1 thread) / parallelAsyncPlain (all cores) at 10^8',
+      'nativeBitwise',
+      'parallelAsyncPlain',
+      1e8,
+    ),
+    ratio(
+      rows,
+      'parallelAsync / parallelAsyncPlain at 10^8 (bitwise vs plain kernel)',
+      'parallelAsync',
+      'parallelAsyncPlain',
+      1e8,
+    ),
     ratio(rows, 'wasm engine: 2 workers / 1 worker at 10^8 (wasmWorkers)', 'wasmWorkers', 'wasmWorkers1', 1e8, 1.8),
   ].filter(Boolean);
   for (const samples of sizes) {
