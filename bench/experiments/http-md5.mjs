@@ -18,6 +18,11 @@ const MD5_LIKE = new URL('./http-md5-like.mjs', import.meta.url);
 const MD5_LIKE_ITERATIONS = 20_000_000;
 /** Timeline rows: the loop on the event loop (blocking), on the pool, and the mixed row. */
 const TIMELINE_IMPLS = ['native', 'native-async', 'mixed'];
+const TIMELINE_LABELS = {
+  native: 'native loop, sync (blocks the loop)',
+  'native-async': 'native loop, async (pool)',
+  mixed: 'mixed async/sync',
+};
 const TIMELINE_USERS = [1, 2, 4];
 /** Rows in the blog's order, then the two Node answers. */
 const ROWS = [
@@ -126,7 +131,7 @@ export async function run(ctx) {
       }
     }
     for (const impl of TIMELINE_IMPLS) {
-      const label = /** @type {string} */ (ROWS.find(([i]) => i === impl)?.[1]);
+      const label = TIMELINE_LABELS[/** @type {keyof TIMELINE_LABELS} */ (impl)];
       const url = `${server.url}/md5/${impl}?text=${TEXT}&rounds=${ROUNDS}`;
       for (const users of TIMELINE_USERS) {
         ctx.progress(`timeline ${impl}: ${users} user(s) × ${perUser} requests`);

@@ -118,7 +118,15 @@ export function timelineSpec(chart) {
   };
   /** @type {Record<string, unknown>} */
   const facetEnc = {};
-  if (facet.row) facetEnc.row = { field: facet.row, type: 'nominal', title: null, sort: order(facet.row) };
+  if (facet.row)
+    facetEnc.row = {
+      field: facet.row,
+      type: 'nominal',
+      title: null,
+      sort: order(facet.row),
+      // above each row of panels, horizontal: row names are phrases, not single words
+      header: { labelOrient: 'top', labelAngle: 0, labelAnchor: 'start', labelFontWeight: 'bold' },
+    };
   if (facet.column) facetEnc.column = { field: facet.column, type: 'nominal', title: null, sort: order(facet.column) };
   const spec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
