@@ -14,7 +14,10 @@ pub extern "C" fn md5_like(n: u32) -> u32 {
     let (mut a, mut b, mut c, mut d) = (0x67452301u32, 0xefcdab89u32, 0x98badcfeu32, 0x10325476u32);
     for i in 0..n {
         let f = (b & c) | (!b & d);
-        let x = a.wrapping_add(f).wrapping_add(K[(i & 15) as usize]).wrapping_add(i);
+        let x = a
+            .wrapping_add(f)
+            .wrapping_add(K[(i & 15) as usize])
+            .wrapping_add(i);
         let t = d;
         d = c;
         c = b;
