@@ -400,9 +400,9 @@ export async function run(ctx) {
         unit: 'ms',
       },
       {
-        label: `max sustained rate (p99 ≤ ${P99_LIMIT_MS} ms): offload / blocking${ceilingHit ? ' (offload hit the top of the ladder: a lower bound)' : ''}${maxRate('blocking') === 0 ? ` (blocking failed even ${LADDER[0]} req/s: no ratio)` : ''}`,
-        // blocking passing no step would make this Infinity, which "passes" any target
-        value: maxRate('blocking') > 0 ? maxRate('offload') / maxRate('blocking') : Number.NaN,
+        label: `max sustained rate (p99 ≤ ${P99_LIMIT_MS} ms): offload / blocking${ceilingHit ? ' (offload hit the top of the ladder: a lower bound)' : ''}${maxRate('blocking') === 0 ? ` (blocking failed even ${LADDER[0]} req/s, the lowest step: offload / ${LADDER[0]}, a lower bound)` : ''}`,
+        // blocking passing no step: its maximum is below the lowest step (not 0, which made this Infinity)
+        value: maxRate('offload') / (maxRate('blocking') || LADDER[0]),
         target: 10,
       },
       { label: 'max sustained rate, offload (req/s)', value: maxRate('offload'), unit: 'req/s' },
