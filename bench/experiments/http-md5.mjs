@@ -1,14 +1,29 @@
 // Experiment `http-md5` (docs/experiments.md): sync vs async vs language, after "Node vs. JS".
 // Every implementation of the MD5 loop (200,000 rounds per request) behind
 // GET /md5/:impl of the service (services/http, its own process), at 1, 2 and 4
-// concurrent users (autocannon connections, closed loop), plus ns/round in-process and
-// the blog's model for the mixed row: response ≈ T + (N−1)·S·W.
+// concurrent users (autocannon connections, closed loop; the mixed row also at 3, as in
+// the blog's table), plus ns/round in-process and the blog's model for the mixed row:
+// response ≈ T + (N−1)·S·W. Then the blog's request timelines (one bar per request, 1/2/4
+// users, a sync row and offloaded rows) and its "MD5-like" stripped loop, JS vs Rust.
 import { runInChild, timeFn } from '../lib/measure.mjs';
 import { startServer } from './http-server.mjs';
 
 const LOAD = new URL('./http-load.mjs', import.meta.url);
 const ROUNDS = 200_000;
 const USERS = [1, 2, 4];
+/** The blog's mixed-request table has a 3-user row too. */
+const MIXED_USERS = [1, 2, 3, 4];
+const usersFor = (/** @type {string} */ impl) => (impl === 'mixed' ? MIXED_USERS : USERS);
+const MD5_LIKE = new URL('./http-md5-like.mjs', import.meta.url);
+const MD5_LIKE_ITERATIONS = 20_000_000;
+/** Timeline rows: the loop on the event loop (blocking), on the pool, and the mixed row. */
+const TIMELINE_IMPLS = ['native', 'native-async', 'mixed'];
+const TIMELINE_LABELS = {
+  native: 'native loop, sync (blocks the loop)',
+  'native-async': 'native loop, async (pool)',
+  mixed: 'mixed async/sync',
+};
+const TIMELINE_USERS = [1, 2, 4];
 /** Rows in the blog's order, then the two Node answers. */
 const ROWS = [
   ['js', '1. JS loop, JS MD5 (blueimp) — sync'],
@@ -69,6 +84,9 @@ export async function run(ctx) {
 
   const server = await startServer({ mode: 'offload', env: { EXPERIMENT_ROUTES: '1' } });
   const http = [];
+  /** @type {Record<string, unknown>[]} */
+  const timeline = [];
+  const perUser = ctx.quick ? 3 : 6;
   try {
     for (const [impl, label] of ROWS) {
       // --quick: the per-round async row at a tenth of the rounds (it costs a pool round trip per round).
@@ -83,7 +101,7 @@ export async function run(ctx) {
       // instead (autocannon drops requests in flight when a timed run stops).
       const warmS = (performance.now() - t0) / 1000;
       const singleS = Math.max(warmS, (perRound.find((r) => r.impl === impl).nsPerRound * rounds) / 1e9);
-      for (const users of USERS) {
+      for (const users of usersFor(impl)) {
         const byAmount = 1.5 * singleS * users > base;
         const load = byAmount
           ? { amount: users * Math.max(1, Math.floor(base / (singleS * users))) }
@@ -112,9 +130,30 @@ export async function run(ctx) {
         });
       }
     }
+    for (const impl of TIMELINE_IMPLS) {
+      const label = TIMELINE_LABELS[/** @type {keyof TIMELINE_LABELS} */ (impl)];
+      const url = `${server.url}/md5/${impl}?text=${TEXT}&rounds=${ROUNDS}`;
+      for (const users of TIMELINE_USERS) {
+        ctx.progress(`timeline ${impl}: ${users} user(s) × ${perUser} requests`);
+        const { value } = await runInChild(LOAD, 'closedLoopTimeline', [{ url, users, perUser }], {
+          timeoutMs: 300_000,
+        });
+        for (const r of value) timeline.push({ impl, label, users: `${users} user${users > 1 ? 's' : ''}`, ...r });
+      }
+    }
   } finally {
     await server.stop();
   }
+
+  ctx.progress(
+    `MD5-like stripped loop, ${MD5_LIKE_ITERATIONS.toLocaleString('en-US')} iterations: JS, Rust native, Rust wasm`,
+  );
+  const md5Like = (
+    await runInChild(MD5_LIKE, 'measureMd5Like', [{ iterations: MD5_LIKE_ITERATIONS, minTime: timing.minTime }], {
+      timeoutMs: 300_000,
+    })
+  ).value;
+  const likeMs = (/** @type {string} */ impl) => md5Like.find((r) => r.impl === impl)?.medianMs ?? Number.NaN;
 
   const ns = (/** @type {string} */ impl) => perRound.find((r) => r.impl === impl)?.nsPerRound ?? Number.NaN;
   const row = (/** @type {string} */ impl, /** @type {number} */ users) =>
@@ -123,7 +162,7 @@ export async function run(ctx) {
   const T = row('mixed', 1)?.avgMs ?? Number.NaN;
   const S = (ns('native') * (ROUNDS / 4)) / 1e6;
   const W = 2;
-  const model = USERS.map((n) => {
+  const model = MIXED_USERS.map((n) => {
     const predicted = T + (n - 1) * S * W;
     const measured = row('mixed', n)?.avgMs ?? Number.NaN;
     return {
@@ -141,7 +180,17 @@ export async function run(ctx) {
 
   return {
     title: 'http-md5: the MD5 loop (200,000 rounds) per request — sync vs async vs language',
-    params: { rounds: ROUNDS, text: TEXT, users: USERS, durationS: base, timing, quick: ctx.quick },
+    params: {
+      rounds: ROUNDS,
+      text: TEXT,
+      users: USERS,
+      mixedUsers: MIXED_USERS,
+      durationS: base,
+      timing,
+      quick: ctx.quick,
+      timeline: { impls: TIMELINE_IMPLS, users: TIMELINE_USERS, perUser },
+      md5LikeIterations: MD5_LIKE_ITERATIONS,
+    },
     notes: [
       'Server: services/http in its own process, offload mode (GET /md5/:impl picks the row; offthread pool and piscina: one thread per core); autocannon in another process, `connections` = users, closed loop.',
       `Each cell runs ${base} s; when 1.5 × (expected single-request time) × users exceeds that, it sends a fixed number of requests instead (a multiple of users), because autocannon does not count requests in flight when a timed run stops.` +
@@ -150,6 +199,8 @@ export async function run(ctx) {
           : ''),
       'Latency stats from each response in fractional ms (autocannon rounds to whole ms). Throughput = 2xx responses / autocannon duration.',
       `Mixed-row model (the blog's): response ≈ T + (N−1)·S·W with T the 1-user mean, S one sync segment (${ROUNDS / 4} native rounds, from ns/round in-process: ${S.toFixed(2)} ms) and W = ${W} sync segments per request.`,
+      `Request timelines: for each of ${TIMELINE_IMPLS.join(', ')} (${ROUNDS.toLocaleString('en-US')} rounds) and ${TIMELINE_USERS.join('/')} users, each user sends ${perUser} requests one after another over its own keep-alive connection (http-load.mjs closedLoopTimeline); one bar per request from when it was sent to when its response ended, coloured by user, ms since the first request. A sync row serves one request at a time, so with N users the bars queue end to end; offloaded rows overlap.`,
+      `"MD5-like" stripped loop: ${MD5_LIKE_ITERATIONS.toLocaleString('en-US')} iterations of one MD5 F-round step (f = (b & c) | (~b & d); b += rotl(a + f + K[i mod 16] + i, s[i mod 4]); rotate a, b, c, d), no message or padding: our reconstruction of the blog's reduced kernel. JS: http-md5-like.mjs (int32 arithmetic). Rust: http-md5-like.rs built with plain rustc (opt-level 3, panic=abort; not through the addon) as a shared library called through koffi ("native") and as wasm32 in V8; all three return the same value (checked). tinybench median of whole calls, in a child process.`,
       'ns/round in-process: tinybench (bench/lib timeFn) median per call / rounds; 20,000 rounds per call (per-round async: 2,000). Blog figures (4 cores): JS 610 ms/req; native sync 78 ms; native async 80/82/91 ms at 1/2/4 users; per-round async 2,994 ms.',
     ],
     tables: [
@@ -180,6 +231,16 @@ export async function run(ctx) {
         rows: perRound,
       },
       {
+        title: `"MD5-like" stripped loop, ${MD5_LIKE_ITERATIONS.toLocaleString('en-US')} iterations, in-process`,
+        columns: [
+          { key: 'impl', label: 'implementation' },
+          { key: 'medianMs', label: 'median ms', format: 'sig3' },
+          { key: 'nsPerIteration', label: 'ns/iteration', format: 'sig3' },
+          { key: 'result', label: 'result (a^b^c^d)', format: 'int' },
+        ],
+        rows: md5Like,
+      },
+      {
         title: 'Mixed row: the blog model vs measured',
         columns: [
           { key: 'users', label: 'users (N)', format: 'int' },
@@ -199,6 +260,18 @@ export async function run(ctx) {
         series: 'impl',
         data: http,
       },
+      {
+        kind: 'timeline',
+        suffix: 'timeline',
+        title: 'Request timelines: one bar per request',
+        subtitle: `${ROUNDS.toLocaleString('en-US')} MD5 rounds per request; each user sends ${perUser} requests back to back`,
+        x: { field: 'startMs', label: 'ms since the first request' },
+        x2: { field: 'endMs' },
+        y: { field: 'seq', label: 'request' },
+        series: 'user',
+        facet: { row: 'label', column: 'users' },
+        data: timeline,
+      },
     ],
     ratios: [
       { label: 'native loop vs blueimp-md5 loop (ns/round)', value: ns('js') / ns('native'), target: 10 },
@@ -209,8 +282,22 @@ export async function run(ctx) {
         target: 1.5,
       },
       { label: 'native async throughput, 2 users / 1 user', value: scale2, target: 1.8 },
-      { label: 'mixed-row model, worst error at 2 and 4 users', value: worstModel, target: 0.15, op: '<=', unit: '' },
+      {
+        label: `MD5-like loop (${MD5_LIKE_ITERATIONS / 1e6} M): JS / Rust native (time)`,
+        value: likeMs('js') / likeMs('native'),
+      },
+      {
+        label: `MD5-like loop (${MD5_LIKE_ITERATIONS / 1e6} M): JS / Rust wasm (time)`,
+        value: likeMs('js') / likeMs('wasm'),
+      },
+      {
+        label: 'mixed-row model, worst error at 2, 3 and 4 users',
+        value: worstModel,
+        target: 0.15,
+        op: '<=',
+        unit: '',
+      },
     ],
-    raw: { perRound, http, model },
+    raw: { perRound, http, model, timeline, md5Like },
   };
 }

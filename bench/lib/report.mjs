@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vega from 'vega';
 import { compile } from 'vega-lite';
+import { kindSpec } from './chart-kinds.mjs';
 import { formatSig, formatters } from './format.mjs';
 import { machineInfo, machineLine } from './machine.mjs';
 
@@ -49,6 +50,11 @@ export const DEFAULT_OUT_DIR = fileURLToPath(new URL('../results/', import.meta.
  * @property {string} series    property naming the line a row belongs to, e.g. 'variant'
  * @property {string} [seriesLabel]  legend title (default: the series field)
  * @property {Record<string, unknown>[]} data  one row per point
+ * @property {'line' | 'bar' | 'timeline'} [kind]  default 'line'; the others are drawn by
+ *   chart-kinds.mjs (bar: x names the category, series the bar in it; timeline: x → x2
+ *   per row on lane y, optional facet { row, column })
+ * @property {{ field: string }} [x2]  timeline: where each bar ends
+ * @property {{ row?: string, column?: string }} [facet]  timeline: panels
  */
 
 /**
@@ -233,6 +239,7 @@ const SERIES_SHAPES = [
  *   or not a number)
  */
 export function chartSpec(chart) {
+  if (chart.kind !== undefined && chart.kind !== 'line') return kindSpec(chart);
   const { x, y, series } = chart;
   const ok = (/** @type {Axis} */ a, /** @type {unknown} */ v) =>
     typeof v === 'number' && Number.isFinite(v) && (!a.log || v > 0);
