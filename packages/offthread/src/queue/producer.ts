@@ -72,9 +72,13 @@ export interface QueueCounts {
 const CALL_KEYS = ['signal', 'timeout', 'onProgress'] as const;
 const SWEEP_MS = 1000;
 const SWEEP_BATCH = 5000;
-/** A pending job's own state is read after 2 s, then 4, 8 … 64 s (a net under the event stream). */
-const RECHECK_FIRST_MS = 2000;
-const RECHECK_MAX_MS = 64_000;
+/**
+ * A pending job's own state is read after 30 s, then 60, 120 … 480 s: a net under the event
+ * stream for losses nothing detected. Not sooner: jobs queued behind busy workers wait that
+ * long, and reading each of them every second cost the producer more than the jobs did.
+ */
+const RECHECK_FIRST_MS = 30_000;
+const RECHECK_MAX_MS = 480_000;
 /** Jobs per addBulk pipeline: one round trip per tick of calls, in pieces Redis digests quickly. */
 const BULK_MAX = 1000;
 const MAX_CHUNKS = 4096;
@@ -209,7 +213,7 @@ export class QueueClient {
     this.#ready.catch(() => {});
     // BullMQ's event stream is trimmed (~10,000 events): a reader that falls behind under a
     // burst misses events, as may one whose connection dropped. The sweep reads the jobs'
-    // own hashes then, and otherwise only now and again per job (2 s, 4 s … 64 s).
+    // own hashes then, and otherwise only now and again per job (30 s, 60 s … 8 min).
     this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_MS);
     this.#sweeper.unref();
   }
@@ -379,13 +383,17 @@ export class QueueClient {
       const size = Math.max(1, Math.ceil(n / chunks));
       const ranges: { first: number; count: number }[] = [];
       for (let first = 0; first < n; first += size) ranges.push({ first, count: Math.min(size, n - first) });
-      // One signal for the siblings: the first failure stops the rest.
-      const siblings = new AbortController();
-      const signal = call.signal ? AbortSignal.any([call.signal, siblings.signal]) : siblings.signal;
+      // One signal for the siblings: the first failure stops the rest (one job needs none).
+      const siblings = ranges.length > 1 ? new AbortController() : undefined;
+      const signal = !siblings
+        ? call.signal
+        : call.signal
+          ? AbortSignal.any([call.signal, siblings.signal])
+          : siblings.signal;
       let finished = 0;
       const parts = ranges.map(async (r) => {
         const res = await this.#run('pi', encode.pi({ ...r, seed }), {
-          signal,
+          ...(signal ? { signal } : {}),
           ...(call.timeout ? { timeout: call.timeout } : {}),
         });
         finished++;
@@ -396,7 +404,7 @@ export class QueueClient {
       try {
         for (const c of await Promise.all(parts)) inside += c;
       } catch (err) {
-        siblings.abort(err);
+        siblings?.abort(err);
         for (const p of parts) p.catch(() => {});
         throw err;
       }
