@@ -78,7 +78,9 @@ export async function run(ctx) {
   }
   const ten = JOBS.find((j) => j.label === '10 ms');
   const ms = await kernelMs(ten.samples, q ? 5 : 15);
-  ctx.progress(`queue-redis-cost: the 10 ms job here: ${sig(ms.nativeCpu)} ms CPU (native, 1 thread; wall p50 ${sig(ms.nativeP50)} ms)`);
+  ctx.progress(
+    `queue-redis-cost: the 10 ms job here: ${sig(ms.nativeCpu)} ms CPU (native, 1 thread; wall p50 ${sig(ms.nativeP50)} ms)`,
+  );
   const names = [...new Set(rows.flatMap((r) => Object.keys(r.byCommand)))].sort();
   const breakdown = names.map((command) => {
     const r = { command };
