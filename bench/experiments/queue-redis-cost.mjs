@@ -110,7 +110,6 @@ export async function run(ctx) {
           { key: 'jobsPerSec', label: 'jobs/s', format: 'sig3' },
           { key: 'commandsPerJob', label: 'Redis commands', format: 'sig3' },
           { key: 'scriptsPerJob', label: 'of them scripts', format: 'sig3' },
-          { key: 'commandUsPerJob', label: 'command µs', format: 'sig3' },
           { key: 'redisCpuUsPerJob', label: 'Redis CPU µs', format: 'sig3' },
           { key: 'netInPerJob', label: 'bytes in', format: 'int' },
           { key: 'netOutPerJob', label: 'bytes out', format: 'int' },

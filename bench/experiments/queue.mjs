@@ -147,8 +147,9 @@ export async function redisInfo(db) {
   const fields = {};
   const commands = {};
   for (const line of String(text).split('\r\n')) {
-    const m = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line);
-    if (m) commands[m[1]] = { calls: Number(m[2]), usec: Number(m[3]) };
+    // (usec is not summed: an EVALSHA's includes the commands its script ran, counted too)
+    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
+    if (m) commands[m[1]] = { calls: Number(m[2]) };
     else if (line.includes(':')) {
       const [k, v] = line.split(':');
       fields[k] = Number(v);
@@ -174,20 +175,17 @@ export async function redisInfo(db) {
 export function redisCost(before, after, jobs) {
   const byCommand = {};
   let calls = 0;
-  let usec = 0;
   for (const [name, c] of Object.entries(after.commands)) {
     if (name === 'info') continue; // the readings themselves
-    const b = before.commands[name] ?? { calls: 0, usec: 0 };
+    const b = before.commands[name] ?? { calls: 0 };
     if (c.calls === b.calls) continue;
     byCommand[name] = (c.calls - b.calls) / jobs;
     calls += c.calls - b.calls;
-    usec += c.usec - b.usec;
   }
   const cpuUsPerJob = ((after.cpuS - before.cpuS) * 1e6) / jobs;
   return {
     commandsPerJob: calls / jobs,
     scriptsPerJob: byCommand.evalsha ?? 0,
-    commandUsPerJob: usec / jobs,
     redisCpuUsPerJob: cpuUsPerJob,
     jobsPerSecAtOneRedisCore: 1e6 / cpuUsPerJob,
     netInPerJob: (after.netIn - before.netIn) / jobs,
