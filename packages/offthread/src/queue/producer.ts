@@ -150,7 +150,7 @@ export class QueueClient {
   #closed = false;
   readonly #sweeper: ReturnType<typeof setInterval>;
   #sweeping = false;
-  /** Id of the last completion event read: the stream trimmed past it means events were lost. */
+  /** Id of the last event read: the stream trimmed past it means events were lost. */
   #lastEventId: string | undefined;
   /** A connection dropped: events may have been missed, every pending job is read once. */
   #suspect = false;
@@ -205,6 +205,11 @@ export class QueueClient {
       this.#lastEventId = id;
       this.#settle(jobId, (p) => p.reject(errorFromReason(failedReason)));
     });
+    // Any event read moves the mark the trim check compares with (a burst's first events
+    // are its adds).
+    this.#events.on('waiting', (_args, id) => {
+      this.#lastEventId = id;
+    });
     this.#events.on('progress', ({ jobId, data }) => {
       const p = this.#pending.get(jobId);
       if (p?.onProgress && typeof data === 'number') p.onProgress(data);
@@ -218,7 +223,7 @@ export class QueueClient {
     this.#sweeper.unref();
   }
 
-  /** True when the event stream was trimmed past the last completion this client read. */
+  /** True when the event stream was trimmed past the last event this client read. */
   async #eventsLost(): Promise<boolean> {
     if (this.#lastEventId === undefined) return false;
     const first = await this.#blobs.xrange(`${this.prefix}:${this.name}:events`, '-', '+', 'COUNT', 1);
