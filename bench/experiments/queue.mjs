@@ -91,7 +91,8 @@ export async function startWorker(kind, redis, name) {
  */
 export async function openProducer(kind, redis, name) {
   if (kind === 'offthread') {
-    const client = createQueue({ url: redis.url, name });
+    // One call, one job: the "100 ms" job is above the default split size (2^28 samples).
+    const client = createQueue({ url: redis.url, name, piChunkSamples: 2 ** 30 });
     await client.ready();
     return {
       async run(count, samples) {
