@@ -1,18 +1,20 @@
 // offthread/queue vs BullMQ's sandboxed processor, on one real redis-server of our own:
-// jobs/s for tiny, 10 ms and 100 ms π jobs with 1, 2 and 4 worker processes (each
-// offthread worker a pool of 1 thread; each BullMQ worker one sandbox child: one core
-// each), per-worker CPU, end-to-end latency at 1 in flight, and Redis bytes per job.
+// jobs/s for tiny and fixed-size π jobs with 1, 2 and 4 worker processes (each offthread
+// worker a pool of 1 thread; each BullMQ worker one sandbox child: one core each), each
+// worker's CPU, Redis's own cost per job, end-to-end latency at 1 in flight, and Redis
+// bytes per job.
 //
 //   npm run bench -- queue [--quick]
 //
-// "10 ms" is the offthread kernel's time for the job on one thread; the BullMQ processor
-// does the same samples in JS (offthread's jsBitwise: the same `inside`), as its users do.
+// Job sizes are fixed sample counts (comparable between machines); the run measures and
+// reports what one job costs here: the kernel alone on a pool of 1 thread (the worker's
+// path), and the same samples in JS (what the BullMQ processor runs; same `inside`).
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { md5, pi } from 'offthread';
+import { md5, Pool, pi } from 'offthread';
 import { createQueue } from 'offthread/queue';
 import { startRedis } from '../../scripts/redis-server.mjs';
 import { summarize } from '../lib/measure.mjs';
@@ -20,6 +22,18 @@ import { summarize } from '../lib/measure.mjs';
 const BIN = fileURLToPath(new URL('../../packages/offthread/bin/offthread.js', import.meta.url));
 const BULLMQ_WORKER = fileURLToPath(new URL('./queue-bullmq-worker.cjs', import.meta.url));
 const TICKS = 100; // /proc's clock ticks per second (USER_HZ) on Linux
+
+/**
+ * The job sizes: fixed sample counts. "10 ms" and "100 ms" name the native kernel's CPU
+ * time for them on one thread of the 2-core AMD EPYC these figures come from: 9.8 ms for
+ * 25 M and 80 ms for 250 M samples (`kernelMs`: CPU ms, load average 8.5 from other work,
+ * wall time twice that). Each run measures them again and reports the figures ("Job sizes").
+ */
+export const JOBS = [
+  { label: 'tiny', samples: 1 },
+  { label: '10 ms', samples: 25_000_000 },
+  { label: '100 ms', samples: 300_000_000 },
+];
 
 /** user + system CPU ms of `pid` and every process below it (sandbox children included). */
 function treeCpuMs(pid) {
@@ -43,8 +57,8 @@ function treeCpuMs(pid) {
   return (total * 1000) / TICKS;
 }
 
-/** Starts a worker process; resolves once it says it is ready. */
-async function startWorker(kind, redis, name) {
+/** Starts a worker process (one core's worth); resolves once it says it is ready. */
+export async function startWorker(kind, redis, name) {
   const args =
     kind === 'offthread'
       ? [BIN, 'worker', '--redis', redis.url, '--queue', name, '--threads', '1', '--concurrency', '2', '--nice', '0']
@@ -61,6 +75,7 @@ async function startWorker(kind, redis, name) {
   }
   return {
     pid: child.pid,
+    cpuMs: () => treeCpuMs(child.pid),
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
@@ -68,55 +83,144 @@ async function startWorker(kind, redis, name) {
   };
 }
 
-/** Runs `count` π jobs of `samples` through `kind`'s producer; resolves with the wall ms. */
-async function runJobs(kind, ctx, count, samples) {
-  const t0 = performance.now();
+/**
+ * The producer side of one row. offthread: `queue.pi.estimate` calls (batched into
+ * addBulk per tick by the client). BullMQ: `addBulk` and a QueueEvents listener counting
+ * completions, as its users wait for a burst (the completed count is read every 250 ms
+ * too: the event stream is trimmed under bursts).
+ */
+export async function openProducer(kind, redis, name) {
   if (kind === 'offthread') {
-    const calls = [];
-    for (let i = 0; i < count; i++) calls.push(ctx.client.pi.estimate(samples, { seed: i + 1 }));
-    const results = await Promise.all(calls);
-    ctx.check(results[0].inside, samples, 1);
-  } else {
-    // Done when the queue's completed count says so (its event stream is trimmed under
-    // bursts, so counting events could wait forever).
-    const base = await ctx.raw.getCompletedCount();
-    const jobs = await ctx.raw.addBulk(
-      Array.from({ length: count }, (_, i) => ({ name: 'pi', data: { samples, seed: i + 1 } })),
-    );
-    for (;;) {
-      const [completed, failed] = await Promise.all([ctx.raw.getCompletedCount(), ctx.raw.getFailedCount()]);
-      if (failed > 0) throw new Error('bullmq: a job failed');
-      if (completed - base >= count) break;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    const first = await ctx.raw.getJob(jobs[0].id);
-    ctx.check(Number(first.returnvalue), samples, 1);
+    // One call, one job: the "100 ms" job is above the default split size (2^28 samples).
+    const client = createQueue({ url: redis.url, name, piChunkSamples: 2 ** 30 });
+    await client.ready();
+    return {
+      async run(count, samples) {
+        const calls = [];
+        for (let i = 0; i < count; i++) calls.push(client.pi.estimate(samples, { seed: i + 1 }));
+        return (await Promise.all(calls))[0].inside;
+      },
+      close: () => client.close(),
+    };
   }
-  return performance.now() - t0;
+  const connection = { host: '127.0.0.1', port: redis.port };
+  const raw = new Queue(name, { connection });
+  const events = new QueueEvents(name, { connection });
+  await Promise.all([raw.waitUntilReady(), events.waitUntilReady()]);
+  // Job ids carry the run's number: a late event of the warm-up is not counted.
+  let runNo = 0;
+  let completed = 0;
+  let failed = 0;
+  events.on('completed', ({ jobId }) => {
+    if (jobId.startsWith(`r${runNo}-`)) completed++;
+  });
+  events.on('failed', () => failed++);
+  return {
+    async run(count, samples) {
+      const base = await raw.getCompletedCount();
+      runNo++;
+      completed = 0;
+      const jobs = await raw.addBulk(
+        Array.from({ length: count }, (_, i) => ({
+          name: 'pi',
+          data: { samples, seed: i + 1 },
+          opts: { jobId: `r${runNo}-${i}` },
+        })),
+      );
+      for (let t = 0; ; t++) {
+        if (failed > 0) throw new Error('bullmq: a job failed');
+        if (completed >= count) break;
+        if (t % 50 === 49 && (await raw.getCompletedCount()) - base >= count) break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return Number((await raw.getJob(jobs[0].id)).returnvalue);
+    },
+    close: async () => {
+      await events.close();
+      await raw.close();
+    },
+  };
+}
+
+/** INFO commandstats, cpu, stats and memory of `db`, parsed. */
+export async function redisInfo(db) {
+  const text = await db.call('INFO', 'commandstats', 'cpu', 'stats', 'memory');
+  const fields = {};
+  const commands = {};
+  for (const line of String(text).split('\r\n')) {
+    // (usec is not summed: an EVALSHA's includes the commands its script ran, counted too)
+    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
+    if (m) commands[m[1]] = { calls: Number(m[2]) };
+    else if (line.includes(':')) {
+      const [k, v] = line.split(':');
+      fields[k] = Number(v);
+    }
+  }
+  const cpuS =
+    'used_cpu_user_main_thread' in fields
+      ? fields.used_cpu_user_main_thread + fields.used_cpu_sys_main_thread
+      : fields.used_cpu_user + fields.used_cpu_sys;
+  return {
+    commands,
+    cpuS,
+    netIn: fields.total_net_input_bytes,
+    netOut: fields.total_net_output_bytes,
+  };
+}
+
+/**
+ * Redis's cost per job between two INFO readings: commands (commandstats counts those
+ * Lua scripts call as well as the EVALSHAs running the scripts), main-thread CPU, network
+ * bytes.
+ */
+export function redisCost(before, after, jobs) {
+  const byCommand = {};
+  let calls = 0;
+  for (const [name, c] of Object.entries(after.commands)) {
+    if (name === 'info') continue; // the readings themselves
+    const b = before.commands[name] ?? { calls: 0 };
+    if (c.calls === b.calls) continue;
+    byCommand[name] = (c.calls - b.calls) / jobs;
+    calls += c.calls - b.calls;
+  }
+  const cpuUsPerJob = ((after.cpuS - before.cpuS) * 1e6) / jobs;
+  return {
+    commandsPerJob: calls / jobs,
+    scriptsPerJob: byCommand.evalsha ?? 0,
+    redisCpuUsPerJob: cpuUsPerJob,
+    jobsPerSecAtOneRedisCore: 1e6 / cpuUsPerJob,
+    netInPerJob: (after.netIn - before.netIn) / jobs,
+    netOutPerJob: (after.netOut - before.netOut) / jobs,
+    byCommand,
+  };
 }
 
 /** One row: `workers` processes of `kind`, `count` jobs of `samples` (after a warm-up). */
-async function measureRow(redis, kind, job, workers, count) {
+export async function measureRow(redis, kind, job, workers, count) {
   const name = `bench-${kind}-${job.label.replace(/\W/g, '')}-${workers}`;
   const procs = [];
   for (let i = 0; i < workers; i++) procs.push(await startWorker(kind, redis, name));
-  const ctx = {
-    check(inside, samples, seed) {
-      const want = pi.estimateSync(samples, { seed }).inside;
-      if (inside !== want) throw new Error(`${kind}: inside ${inside} ≠ ${want}`);
-    },
-  };
-  if (kind === 'offthread') ctx.client = createQueue({ url: redis.url, name });
-  else {
-    const connection = { host: '127.0.0.1', port: redis.port };
-    ctx.raw = new Queue(name, { connection });
-    await ctx.raw.waitUntilReady();
-  }
+  const producer = await openProducer(kind, redis, name);
+  const db = new Redis(redis.url);
+  const want = pi.estimateSync(job.samples, { seed: 1 }).inside;
   try {
-    await runJobs(kind, ctx, 2 * workers, job.samples); // warm-up: sandbox children forked, JIT warm
-    const cpu0 = procs.map((p) => treeCpuMs(p.pid));
-    const wallMs = await runJobs(kind, ctx, count, job.samples);
-    const cpu = procs.map((p, i) => (treeCpuMs(p.pid) - cpu0[i]) / wallMs);
+    await producer.run(2 * workers, job.samples); // warm-up: sandbox children forked, JIT warm
+    const info0 = await redisInfo(db);
+    const cpu0 = procs.map((p) => p.cpuMs());
+    const self0 = process.cpuUsage();
+    const t0 = performance.now();
+    const inside = await producer.run(count, job.samples);
+    const wallMs = performance.now() - t0;
+    const selfMs = (({ user, system }) => (user + system) / 1000)(process.cpuUsage(self0));
+    const cpuMs = procs.map((p, i) => p.cpuMs() - cpu0[i]);
+    const cost = redisCost(info0, await redisInfo(db), count);
+    // What a finished job keeps in Redis until it is removed (offthread: 10,000 jobs for
+    // 10 min; BullMQ's default: all): MEMORY USAGE of the last ones' hashes.
+    const done = await db.zrange(`bull:${name}:completed`, -20, -1);
+    let kept = 0;
+    for (const id of done) kept += Number(await db.memory('USAGE', `bull:${name}:${id}`, 'SAMPLES', '0'));
+    if (inside !== want) throw new Error(`${kind}: inside ${inside} ≠ ${want}`);
+    const cpuEach = cpuMs.map((ms) => ms / wallMs);
     return {
       kind,
       job: job.label,
@@ -125,12 +229,16 @@ async function measureRow(redis, kind, job, workers, count) {
       jobs: count,
       wallMs,
       jobsPerSec: (count * 1000) / wallMs,
-      cpuPerWorker: cpu.reduce((a, b) => a + b, 0) / cpu.length,
-      cpuEach: cpu,
+      cpuEach,
+      cpuPerWorker: cpuEach.reduce((a, b) => a + b, 0) / workers,
+      workerCpuMsPerJob: cpuMs.reduce((a, b) => a + b, 0) / count,
+      producerCpuMsPerJob: selfMs / count,
+      keptBytesPerJob: done.length ? kept / done.length : Number.NaN,
+      ...cost,
     };
   } finally {
-    if (ctx.client) await ctx.client.close();
-    if (ctx.raw) await ctx.raw.close();
+    db.disconnect();
+    await producer.close();
     await Promise.all(procs.map((p) => p.stop()));
   }
 }
@@ -199,37 +307,80 @@ async function payloadBytes(redis, n) {
   return rows.map((r) => ({ ...r, logicalPerByte: r.logical / n, memoryPerByte: r.memoryUsage / n }));
 }
 
-/** Samples the native kernel does in `ms` on one thread. */
-function samplesFor(ms) {
-  const n = 2 ** 24;
-  let perSample = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < 7; i++) {
-    // The fastest of several: on a shared machine a slow reading is someone else's time.
-    const t0 = performance.now();
-    pi.estimateSync(n, { variant: 'nativeBitwise' });
-    perSample = Math.min(perSample, (performance.now() - t0) / n);
+/**
+ * What one job of `samples` costs on this machine, measured alone: the native kernel on a
+ * pool of 1 thread at nice 0 (the offthread worker's path), and the JS loop the BullMQ
+ * processor runs. Wall ms (median and fastest of several runs after a warm-up) and CPU ms
+ * per run (this process's user + system: the pool thread's work; on a shared machine the
+ * CPU figure is the job's size, the wall figure adds the waits for a core).
+ */
+export async function kernelMs(samples, runs) {
+  const pool = new Pool({ threads: 1, nice: 0 });
+  const time = async (fn, n, warm = true) => {
+    if (warm) await fn();
+    const t = [];
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      await fn();
+      t.push(performance.now() - t0);
+    }
+    const { user, system } = process.cpuUsage(cpu0);
+    return { ...summarize(t), cpu: (user + system) / 1000 / n };
+  };
+  try {
+    const native = await time(() => pi.estimate(samples, { seed: 1, pool }), runs);
+    // The JS loop takes seconds at the larger size: one reading there (it warms up early on).
+    const jsFn = () => pi.estimateSync(samples, { seed: 1, variant: 'jsBitwise' });
+    const js = samples > 1e8 ? await time(jsFn, 1, false) : await time(jsFn, Math.max(3, runs / 5));
+    return {
+      nativeP50: native.p50,
+      nativeMin: native.min,
+      nativeCpu: native.cpu,
+      jsP50: js.p50,
+      jsMin: js.min,
+      jsCpu: js.cpu,
+    };
+  } finally {
+    await pool.close();
   }
-  return Math.round(ms / perSample);
 }
+
+const sig = (v) => (Number.isFinite(v) ? Number(v.toPrecision(3)).toLocaleString('en-US') : '–');
 
 /** @param {import('../run.mjs').ExperimentContext} ctx */
 export async function run(ctx) {
+  const q = ctx.quick;
+  const count = {
+    tiny: { offthread: q ? 500 : 4000, bullmq: q ? 300 : 2000 },
+    '10 ms': { offthread: q ? 40 : 150, bullmq: q ? 3 : 8 },
+    '100 ms': { offthread: q ? 6 : 20, bullmq: 2 },
+  };
+  const jobs = [];
+  for (const job of JOBS) {
+    const ms = job.samples > 1 ? await kernelMs(job.samples, q ? 5 : 15) : {};
+    if (job.samples > 1) {
+      ctx.progress(
+        `queue: ${job.label} job = ${job.samples.toLocaleString('en-US')} samples: native kernel on 1 thread ` +
+          `${sig(ms.nativeCpu)} ms CPU (wall p50 ${sig(ms.nativeP50)}, fastest ${sig(ms.nativeMin)}), ` +
+          `JS ${sig(ms.jsCpu)} ms CPU`,
+      );
+    }
+    jobs.push({ ...job, ...ms });
+  }
   const redis = await startRedis();
   try {
-    const q = ctx.quick;
-    const jobs = [
-      { label: 'tiny', samples: 1, count: { offthread: q ? 300 : 2000, bullmq: q ? 200 : 1000 } },
-      { label: '10 ms', samples: samplesFor(10), count: { offthread: q ? 40 : 150, bullmq: q ? 4 : 12 } },
-      { label: '100 ms', samples: samplesFor(100), count: { offthread: q ? 6 : 20, bullmq: 2 } },
-    ];
     const rows = [];
     for (const job of jobs) {
       for (const workers of [1, 2, 4]) {
         for (const kind of ['offthread', 'bullmq']) {
-          const count = job.count[kind] * workers;
-          ctx.progress(`queue: ${kind}, ${job.label} jobs, ${workers} worker(s), ${count} jobs`);
-          const row = await measureRow(redis, kind, job, workers, count);
-          ctx.progress(`queue:   ${row.jobsPerSec.toFixed(1)} jobs/s, CPU per worker ${row.cpuPerWorker.toFixed(2)}`);
+          const n = count[job.label][kind] * workers;
+          ctx.progress(`queue: ${kind}, ${job.label} jobs, ${workers} worker(s), ${n} jobs`);
+          const row = await measureRow(redis, kind, job, workers, n);
+          ctx.progress(
+            `queue:   ${sig(row.jobsPerSec)} jobs/s, CPU of each worker ${row.cpuEach.map(sig).join(' / ')}, ` +
+              `Redis ${sig(row.redisCpuUsPerJob)} µs and ${sig(row.commandsPerJob)} commands a job`,
+          );
           rows.push(row);
         }
       }
@@ -239,98 +390,132 @@ export async function run(ctx) {
     ctx.progress('queue: Redis bytes per job');
     const bytes = [...(await payloadBytes(redis, 1_100_000)), ...(await payloadBytes(redis, 100_000))];
     md5.hex('x'); // the kernels are loaded in this process too (the results were checked against them)
-
-    const row = (kind, label, w) => rows.find((r) => r.kind === kind && r.job === label && r.workers === w);
-    const ratio = (a, b) => a.jobsPerSec / b.jobsPerSec;
-    const ratios = [
-      {
-        label: '10 ms jobs: offthread 2 workers / 1 worker (pool of 1 thread each)',
-        value: ratio(row('offthread', '10 ms', 2), row('offthread', '10 ms', 1)),
-        target: 1.8,
-      },
-      {
-        label: '10 ms jobs, 1 worker: offthread / BullMQ sandboxed processor (same samples in JS)',
-        value: ratio(row('offthread', '10 ms', 1), row('bullmq', '10 ms', 1)),
-        target: 3,
-      },
-      {
-        label: '10 ms jobs, 2 workers: offthread / BullMQ sandboxed processor',
-        value: ratio(row('offthread', '10 ms', 2), row('bullmq', '10 ms', 2)),
-        target: 3,
-      },
-      {
-        label: 'tiny jobs, 1 worker: offthread / BullMQ sandboxed processor',
-        value: ratio(row('offthread', 'tiny', 1), row('bullmq', 'tiny', 1)),
-      },
-      {
-        label: 'Redis bytes for a 1.1 MB Buffer, offthread (logical) / n',
-        value: bytes[0].logicalPerByte,
-        target: 1.05,
-        op: '<=',
-      },
-      { label: 'Redis bytes for a 1.1 MB Buffer, BullMQ JSON (logical) / n', value: bytes[1].logicalPerByte },
-    ];
-    return {
-      title: 'offthread/queue vs BullMQ sandboxed processors (π jobs on one Redis)',
-      params: { jobs: jobs.map(({ label, samples }) => ({ label, samples })), quick: q },
-      notes: [
-        'Each offthread worker: `offthread worker --threads 1 --concurrency 2 --nice 0` (a pool of one native thread, at the sandbox children’s priority). Each BullMQ worker: a Worker with a sandboxed processor file at concurrency 1 (one child process). Both count one core per worker process.',
-        '"10 ms" / "100 ms" is the native kernel on one thread; the BullMQ processor computes the same samples in JS (jsBitwise; `inside` checked equal), so its jobs take ~20× longer: that is the comparison the issue asks for (the processor doing the work in JS, as BullMQ users do).',
-        'This machine has 2 cores shared with other work: rows with 4 worker processes cannot scale past 2 cores; CPU per worker (cores used per process, sandbox children included) shows how the figures extend to one core per worker.',
-        'Latency: one job in flight through one worker, enqueue → result at the producer (offthread: `queue.pi.estimate(1)`; BullMQ: `add` + `waitUntilFinished`).',
-        'Redis bytes: "logical" is what Redis stores (string lengths, hash fields and values); MEMORY USAGE adds the allocator’s size classes (jemalloc rounds a 1.1 MB value up to 1.25 MiB).',
-      ],
-      tables: [
-        {
-          title: 'Throughput',
-          columns: [
-            { key: 'job', label: 'job' },
-            { key: 'kind', label: 'workers run' },
-            { key: 'workers', label: 'processes', format: 'int' },
-            { key: 'jobs', label: 'jobs', format: 'int' },
-            { key: 'jobsPerSec', label: 'jobs/s', format: 'sig3' },
-            { key: 'cpuPerWorker', label: 'CPU per worker (cores)', format: 'sig3' },
-          ],
-          rows: rows.map(({ cpuEach, ...r }) => r),
-        },
-        {
-          title: 'End-to-end latency, 1 in flight (ms)',
-          columns: [
-            { key: 'kind', label: 'workers run' },
-            { key: 'count', label: 'jobs', format: 'int' },
-            { key: 'p50', label: 'p50 ms', format: 'sig3' },
-            { key: 'p99', label: 'p99 ms', format: 'sig3' },
-            { key: 'max', label: 'max ms', format: 'sig3' },
-          ],
-          rows: lat,
-        },
-        {
-          title: 'Redis bytes per job with a Buffer payload',
-          columns: [
-            { key: 'encoding', label: 'encoding' },
-            { key: 'n', label: 'Buffer bytes', format: 'int' },
-            { key: 'logical', label: 'stored bytes', format: 'int' },
-            { key: 'logicalPerByte', label: 'stored / n', format: 'sig3' },
-            { key: 'memoryUsage', label: 'MEMORY USAGE', format: 'int' },
-            { key: 'memoryPerByte', label: 'MEMORY USAGE / n', format: 'sig3' },
-          ],
-          rows: bytes,
-        },
-      ],
-      charts: [
-        {
-          title: 'Jobs per second by worker processes',
-          subtitle: 'π jobs; each worker process one core',
-          x: { field: 'workers', label: 'worker processes' },
-          y: { field: 'jobsPerSec', label: 'jobs/s', log: true },
-          series: 'series',
-          data: rows.map((r) => ({ workers: r.workers, jobsPerSec: r.jobsPerSec, series: `${r.kind} ${r.job}` })),
-        },
-      ],
-      ratios,
-      raw: { rows, latency: lat, bytes },
-    };
+    return report(q, jobs, rows, lat, bytes);
   } finally {
     await redis.stop();
   }
+}
+
+function report(quick, jobs, rows, lat, bytes) {
+  const row = (kind, label, w) => rows.find((r) => r.kind === kind && r.job === label && r.workers === w);
+  const ratio = (a, b) => a.jobsPerSec / b.jobsPerSec;
+  const ratios = [
+    {
+      label: '10 ms jobs: offthread 2 workers / 1 worker (pool of 1 thread each)',
+      value: ratio(row('offthread', '10 ms', 2), row('offthread', '10 ms', 1)),
+      target: 1.8,
+    },
+    {
+      label: '10 ms jobs, 1 worker: offthread / BullMQ sandboxed processor (same samples in JS)',
+      value: ratio(row('offthread', '10 ms', 1), row('bullmq', '10 ms', 1)),
+      target: 3,
+    },
+    {
+      label: '10 ms jobs, 2 workers: offthread / BullMQ sandboxed processor',
+      value: ratio(row('offthread', '10 ms', 2), row('bullmq', '10 ms', 2)),
+      target: 3,
+    },
+    {
+      label: 'tiny jobs, 1 worker: offthread / BullMQ sandboxed processor',
+      value: ratio(row('offthread', 'tiny', 1), row('bullmq', 'tiny', 1)),
+    },
+    {
+      label: 'Redis bytes for a 1.1 MB Buffer, offthread (logical) / n',
+      value: bytes[0].logicalPerByte,
+      target: 1.05,
+      op: '<=',
+    },
+    { label: 'Redis bytes for a 1.1 MB Buffer, BullMQ JSON (logical) / n', value: bytes[1].logicalPerByte },
+  ];
+  const each = (v) => v.map(sig).join(' / ');
+  return {
+    title: 'offthread/queue vs BullMQ sandboxed processors (π jobs on one Redis)',
+    params: { jobs: jobs.map(({ label, samples }) => ({ label, samples })), quick },
+    notes: [
+      'Each offthread worker: `offthread worker --threads 1 --concurrency 2 --nice 0` (a pool of one native thread, at the sandbox children’s priority). Each BullMQ worker: a Worker with a sandboxed processor file at concurrency 1 (one child process). Both count one core per worker process.',
+      'Job sizes are fixed sample counts; "Job sizes" gives what one job took here, measured alone before the rows (native: a Pool of 1 thread, the worker’s path; JS: offthread’s jsBitwise, the BullMQ processor’s loop, same `inside`, checked). The BullMQ processor doing the work in JS, as its users do, is the comparison the issue asks for.',
+      'CPU of each worker: cores used by each worker process over the row (user + system from /proc, sandbox children included); worker CPU ms per job: all workers’ CPU over the jobs. On 2 shared cores rows with 4 workers cannot scale; one core per worker elsewhere gives ≈ 1000 / (worker CPU ms per job) jobs/s per worker.',
+      'Redis per job (INFO deltas around the timed jobs): commands counts those Lua scripts run as well as the EVALSHAs (scripts) that run them (commandstats); Redis CPU is the main thread’s user + system. See docs/scale-out.md and `node bench/run.mjs queue-redis-cost`.',
+      'Latency: one job in flight through one worker, enqueue → result at the producer (offthread: `queue.pi.estimate(1)`; BullMQ: `add` + `waitUntilFinished`).',
+      'Redis bytes: "logical" is what Redis stores (string lengths, hash fields and values); MEMORY USAGE adds the allocator’s size classes (jemalloc rounds a 1.1 MB value up to 1.25 MiB).',
+    ],
+    tables: [
+      {
+        title: 'Job sizes (measured alone, one thread)',
+        columns: [
+          { key: 'label', label: 'job' },
+          { key: 'samples', label: 'π samples', format: 'int' },
+          { key: 'nativeCpu', label: 'native kernel CPU ms', format: 'sig3' },
+          { key: 'nativeP50', label: 'wall ms (p50)', format: 'sig3' },
+          { key: 'nativeMin', label: 'wall ms (fastest)', format: 'sig3' },
+          { key: 'jsCpu', label: 'JS processor CPU ms', format: 'sig3' },
+          { key: 'jsP50', label: 'JS wall ms (p50)', format: 'sig3' },
+        ],
+        rows: jobs.filter((j) => j.samples > 1),
+      },
+      {
+        title: 'Throughput',
+        columns: [
+          { key: 'job', label: 'job' },
+          { key: 'kind', label: 'workers run' },
+          { key: 'workers', label: 'processes', format: 'int' },
+          { key: 'jobs', label: 'jobs', format: 'int' },
+          { key: 'jobsPerSec', label: 'jobs/s', format: 'sig3' },
+          { key: 'cpuEach', label: 'CPU of each worker (cores)', format: each },
+          { key: 'workerCpuMsPerJob', label: 'worker CPU ms / job', format: 'sig3' },
+        ],
+        rows,
+      },
+      {
+        title: 'Redis and producer per job',
+        columns: [
+          { key: 'job', label: 'job' },
+          { key: 'kind', label: 'workers run' },
+          { key: 'workers', label: 'processes', format: 'int' },
+          { key: 'commandsPerJob', label: 'Redis commands', format: 'sig3' },
+          { key: 'scriptsPerJob', label: 'of them scripts', format: 'sig3' },
+          { key: 'redisCpuUsPerJob', label: 'Redis CPU µs', format: 'sig3' },
+          { key: 'netInPerJob', label: 'bytes to Redis', format: 'int' },
+          { key: 'netOutPerJob', label: 'bytes from Redis', format: 'int' },
+          { key: 'producerCpuMsPerJob', label: 'producer CPU ms', format: 'sig3' },
+        ],
+        rows,
+      },
+      {
+        title: 'End-to-end latency, 1 in flight (ms)',
+        columns: [
+          { key: 'kind', label: 'workers run' },
+          { key: 'count', label: 'jobs', format: 'int' },
+          { key: 'p50', label: 'p50 ms', format: 'sig3' },
+          { key: 'p99', label: 'p99 ms', format: 'sig3' },
+          { key: 'max', label: 'max ms', format: 'sig3' },
+        ],
+        rows: lat,
+      },
+      {
+        title: 'Redis bytes per job with a Buffer payload',
+        columns: [
+          { key: 'encoding', label: 'encoding' },
+          { key: 'n', label: 'Buffer bytes', format: 'int' },
+          { key: 'logical', label: 'stored bytes', format: 'int' },
+          { key: 'logicalPerByte', label: 'stored / n', format: 'sig3' },
+          { key: 'memoryUsage', label: 'MEMORY USAGE', format: 'int' },
+          { key: 'memoryPerByte', label: 'MEMORY USAGE / n', format: 'sig3' },
+        ],
+        rows: bytes,
+      },
+    ],
+    charts: [
+      {
+        title: 'Jobs per second by worker processes',
+        subtitle: 'π jobs; each worker process one core',
+        x: { field: 'workers', label: 'worker processes' },
+        y: { field: 'jobsPerSec', label: 'jobs/s', log: true },
+        series: 'series',
+        data: rows.map((r) => ({ workers: r.workers, jobsPerSec: r.jobsPerSec, series: `${r.kind} ${r.job}` })),
+      },
+    ],
+    ratios,
+    raw: { jobs, rows, latency: lat, bytes },
+  };
 }

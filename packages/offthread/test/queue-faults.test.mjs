@@ -1,13 +1,15 @@
 // offthread/queue under faults, with `offthread worker` processes on a real redis-server:
 // a worker SIGKILLed mid-job (its jobs run again on another, none lost, none twice), Redis
 // killed and restarted under load (everyone reconnects, accepted jobs complete), and no
-// stalled job while the kernels keep every core busy (the event loop renews the locks).
+// stalled job while the kernels keep every core busy (the event loop renews the locks), and
+// a producer whose unread events were trimmed away (it notices and reads the outcomes).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
 import { md5, pi } from 'offthread';
 import { createQueue } from 'offthread/queue';
 import { startRedis } from '../../../scripts/redis-server.mjs';
@@ -150,6 +152,42 @@ test('no stalled job while the kernels keep every core busy (locks of 1 s, check
     assert.equal((await w.stop()).completed, texts.length);
   } finally {
     await events.close();
+    await queue.close();
+    await redis.stop();
+  }
+});
+
+test('events trimmed away before the producer read them: it notices and reads the outcome', async () => {
+  const redis = await startRedis();
+  const queue = createQueue({ url: redis.url, name: 'trim' });
+  const db = new Redis(redis.url);
+  const w = await spawnWorker(redis.url, '--queue', 'trim', '--threads', '1');
+  try {
+    assert.equal(await queue.md5.iterate('warm', 10), md5.iterateSync('warm', 10)); // its reader has read events
+    // Long enough to checkpoint (progress events) between its start and its end.
+    const rounds = 3_500_000;
+    const call = queue.md5.iterate('trimmed', rounds, { timeout: 20_000 });
+    while ((await db.llen('bull:trim:active')) === 0) await new Promise((r) => setTimeout(r, 5));
+    // This loop, and the producer's event reader with it, stops while a helper waits for the
+    // job to complete, then trims the stream past its events (BullMQ trims at ~10,000 under
+    // a burst) and adds one event after them. The reader never sees the job's 'completed'.
+    const helper = `
+      const { Redis } = require(${JSON.stringify(fileURLToPath(import.meta.resolve('ioredis')))});
+      const db = new Redis(process.argv[1]);
+      (async () => {
+        while ((await db.zcard('bull:trim:completed')) < 2) await new Promise((r) => setTimeout(r, 5));
+        await db.xtrim('bull:trim:events', 'MAXLEN', 0);
+        await db.xadd('bull:trim:events', '*', 'event', 'unrelated');
+        db.disconnect();
+      })();`;
+    const r = spawnSync(process.execPath, ['-e', helper, redis.url], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    // The 30 s net per job would come after the call's 20 s timeout: only the trim check settles it.
+    assert.equal(await call, md5.iterateSync('trimmed', rounds));
+    await w.stop();
+  } finally {
+    if (w.child.exitCode === null && w.child.signalCode === null) await w.kill();
+    db.disconnect();
     await queue.close();
     await redis.stop();
   }

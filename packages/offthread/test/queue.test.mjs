@@ -84,6 +84,41 @@ test('QR over the queue: the same PNG bytes as the local call, and it decodes', 
   assert.deepEqual(large, await qr.toPNG('x'.repeat(2000), { size: 4096 }));
 });
 
+test('many calls in one tick: each gets its own result; one aborted in the tick never reaches Redis', async () => {
+  const events = 'bull:offthread:events';
+  const mark = (await client.xrevrange(events, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
+  const ac = new AbortController();
+  const n = 400;
+  const big = (i) => new Uint8Array(3000).map((_, j) => (i * 131 + j * 7) & 255); // blob-sized payloads
+  const pis = Array.from({ length: n }, (_, i) => queue.pi.estimate(1000 + i, { seed: i + 1 }));
+  const hexes = Array.from({ length: 20 }, (_, i) => queue.md5.hex(i % 2 ? `m${i}` : big(i)));
+  const loops = Array.from({ length: 20 }, (_, i) => queue.md5.iterate(`t${i}`, 50 + i));
+  const aborted = queue.md5.iterate('never runs', 1e9, { signal: ac.signal });
+  ac.abort(); // same tick: before the batch goes to Redis
+  const pngs = [queue.qr.toPNG('tick', { size: 64 }), queue.qr.toPNG('tock', { size: 64, ecc: 'H' })];
+  await assert.rejects(aborted, { code: 'ERR_ABORTED' });
+  const results = await Promise.all(pis);
+  results.forEach((r, i) => {
+    assert.equal(r.inside, pi.estimateSync(1000 + i, { seed: i + 1 }).inside, `call ${i}`);
+    assert.equal(r.samples, 1000 + i);
+  });
+  assert.deepEqual(
+    await Promise.all(hexes),
+    Array.from({ length: 20 }, (_, i) => md5.hex(i % 2 ? `m${i}` : big(i))),
+  );
+  assert.deepEqual(
+    await Promise.all(loops),
+    Array.from({ length: 20 }, (_, i) => md5.iterateSync(`t${i}`, 50 + i)),
+  );
+  const [tick, tock] = await Promise.all(pngs);
+  assert.deepEqual(tick, await qr.toPNG('tick', { size: 64 }));
+  assert.deepEqual(tock, await qr.toPNG('tock', { size: 64, ecc: 'H' }));
+  // Every job of the tick was added once, the aborted one never.
+  const added = (await client.xrange(events, `(${mark}`, '+')).filter(([, f]) => f[1] === 'waiting');
+  assert.equal(new Set(added.map(([, f]) => f[3])).size, n + 20 + 20 + 2);
+  assert.equal(queue.pending, 0);
+});
+
 test('bad calls reject with the local codes and never reach Redis', async () => {
   const before = await queue.counts();
   const cases = [

@@ -5,7 +5,7 @@
  * bad call never reaches Redis.
  */
 import { randomUUID } from 'node:crypto';
-import { Queue, QueueEvents } from 'bullmq';
+import { type JobsOptions, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, makeError } from '../errors.js';
 import type { PiResult } from '../pi.js';
@@ -72,14 +72,40 @@ export interface QueueCounts {
 const CALL_KEYS = ['signal', 'timeout', 'onProgress'] as const;
 const SWEEP_MS = 1000;
 const SWEEP_BATCH = 5000;
+/**
+ * A pending job's own state is read after 30 s, then 60, 120 … 480 s: a net under the event
+ * stream for losses nothing detected. Not sooner: jobs queued behind busy workers wait that
+ * long, and reading each of them every second cost the producer more than the jobs did.
+ */
+const RECHECK_FIRST_MS = 30_000;
+const RECHECK_MAX_MS = 480_000;
+/** Jobs per addBulk pipeline: one round trip per tick of calls, in pieces Redis digests quickly. */
+const BULK_MAX = 1000;
 const MAX_CHUNKS = 4096;
 
 interface Pending {
-  /** When the job was added (ms, performance.now): the sweep looks at jobs older than a second. */
-  since: number;
+  /** When the job's own hash is next read if no event came (ms, performance.now). */
+  check: number;
+  /** The gap before the following read (doubles up to RECHECK_MAX_MS). */
+  gap: number;
   resolve: (ret: JobReturn) => void;
   reject: (err: Error) => void;
   onProgress: ((done: number) => void) | undefined;
+}
+
+/** A job waiting for this tick's addBulk. */
+interface Add {
+  name: JobName;
+  data: JobData;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** `ms-seq` stream ids in order. */
+function streamIdLess(a: string, b: string): boolean {
+  const [am = '0', as = '0'] = a.split('-');
+  const [bm = '0', bs = '0'] = b.split('-');
+  return am.length !== bm.length ? am.length < bm.length : am !== bm ? am < bm : Number(as) < Number(bs);
 }
 
 function checkCall(opts: Partial<QueueCallOptions>): QueueCallOptions {
@@ -113,14 +139,21 @@ export class QueueClient {
   readonly #queue: Queue;
   readonly #events: QueueEvents;
   readonly #blobs: Redis;
-  readonly #attempts: number;
+  readonly #jobOpts: JobsOptions;
   readonly #piChunk: number;
   readonly #blobTtl: number;
   readonly #pending = new Map<string, Pending>();
+  /** Jobs of this tick, added together by one addBulk (one pipeline, one round trip). */
+  #batch = new Map<string, Add>();
+  #flushQueued = false;
   readonly #ready: Promise<unknown>;
   #closed = false;
   readonly #sweeper: ReturnType<typeof setInterval>;
   #sweeping = false;
+  /** Id of the last event read: the stream trimmed past it means events were lost. */
+  #lastEventId: string | undefined;
+  /** A connection dropped: events may have been missed, every pending job is read once. */
+  #suspect = false;
 
   constructor(options: QueueClientOptions) {
     const opts = toOptions<QueueClientOptions>(options ?? {}, [
@@ -141,22 +174,41 @@ export class QueueClient {
     }
     this.name = opts.name ?? 'offthread';
     this.prefix = opts.prefix ?? 'bull';
-    this.#attempts = positiveInt(opts.attempts, 'attempts', 3, 100);
+    this.#jobOpts = {
+      attempts: positiveInt(opts.attempts, 'attempts', 3, 100),
+      backoff: { type: 'fixed', delay: 100 },
+      // Kept a while so a producer that missed the event can still read the outcome.
+      removeOnComplete: { age: 600, count: 10_000 },
+      removeOnFail: { age: 24 * 3600, count: 10_000 },
+    };
     this.#piChunk = positiveInt(opts.piChunkSamples, 'piChunkSamples', 2 ** 28);
     this.#blobTtl = positiveInt(opts.blobTtlMs, 'blobTtlMs', 24 * 3600_000);
     this.#queue = new Queue(this.name, { connection, prefix: this.prefix });
     this.#events = new QueueEvents(this.name, { connection, prefix: this.prefix });
     this.#blobs = new Redis({ ...connection, lazyConnect: false });
     // Errors surface through the calls (ioredis reconnects by itself); unhandled 'error'
-    // events would crash the process during a Redis restart.
+    // events would crash the process during a Redis restart. An error on the event
+    // stream's connection may have cost events: the next sweep reads every pending job.
     this.#queue.on('error', () => {});
-    this.#events.on('error', () => {});
-    this.#blobs.on('error', () => {});
-    this.#events.on('completed', ({ jobId, returnvalue }) => {
+    this.#events.on('error', () => {
+      this.#suspect = true;
+    });
+    this.#blobs.on('error', () => {
+      this.#suspect = true;
+    });
+    // One listener for every call, dispatching by job id (no per-job subscription).
+    this.#events.on('completed', ({ jobId, returnvalue }, id) => {
+      this.#lastEventId = id;
       this.#settle(jobId, (p) => p.resolve(returnvalue as unknown as JobReturn));
     });
-    this.#events.on('failed', ({ jobId, failedReason }) => {
+    this.#events.on('failed', ({ jobId, failedReason }, id) => {
+      this.#lastEventId = id;
       this.#settle(jobId, (p) => p.reject(errorFromReason(failedReason)));
+    });
+    // Any event read moves the mark the trim check compares with (a burst's first events
+    // are its adds).
+    this.#events.on('waiting', (_args, id) => {
+      this.#lastEventId = id;
     });
     this.#events.on('progress', ({ jobId, data }) => {
       const p = this.#pending.get(jobId);
@@ -165,21 +217,35 @@ export class QueueClient {
     this.#ready = Promise.all([this.#events.waitUntilReady(), this.#queue.waitUntilReady()]);
     this.#ready.catch(() => {});
     // BullMQ's event stream is trimmed (~10,000 events): a reader that falls behind under a
-    // burst, or reconnects after a Redis restart, misses events. Jobs waiting over a second
-    // are looked up in their hash instead.
+    // burst misses events, as may one whose connection dropped. The sweep reads the jobs'
+    // own hashes then, and otherwise only now and again per job (30 s, 60 s … 8 min).
     this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_MS);
     this.#sweeper.unref();
+  }
+
+  /** True when the event stream was trimmed past the last event this client read. */
+  async #eventsLost(): Promise<boolean> {
+    if (this.#lastEventId === undefined) return false;
+    const first = await this.#blobs.xrange(`${this.prefix}:${this.name}:events`, '-', '+', 'COUNT', 1);
+    const firstId = first[0]?.[0];
+    return firstId !== undefined && streamIdLess(this.#lastEventId, firstId);
   }
 
   async #sweep(): Promise<void> {
     if (this.#sweeping || this.#pending.size === 0) return;
     this.#sweeping = true;
     try {
-      const old = performance.now() - SWEEP_MS;
-      const ids = [...this.#pending]
-        .filter(([, p]) => p.since < old)
-        .map(([id]) => id)
-        .slice(0, SWEEP_BATCH);
+      const now = performance.now();
+      const all = this.#suspect || (await this.#eventsLost());
+      this.#suspect = false;
+      const ids: string[] = [];
+      for (const [id, p] of this.#pending) {
+        if (ids.length >= SWEEP_BATCH) break;
+        if (!all && p.check > now) continue;
+        ids.push(id);
+        p.check = now + p.gap;
+        p.gap = Math.min(2 * p.gap, RECHECK_MAX_MS);
+      }
       if (ids.length === 0) return;
       const pipe = this.#blobs.pipeline();
       for (const id of ids)
@@ -199,7 +265,8 @@ export class QueueClient {
         else if (finishedOn) this.#settle(id, (p) => p.reject(errorFromReason(failedReason ?? 'unknown')));
       });
     } catch {
-      // Redis away: the next tick tries again.
+      // Redis away: read everything once it is back.
+      this.#suspect = true;
     } finally {
       this.#sweeping = false;
     }
@@ -212,6 +279,36 @@ export class QueueClient {
     fn(p);
   }
 
+  /** Queues the job for this tick's addBulk; resolves once Redis has it. */
+  #add(id: string, name: JobName, data: JobData): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#batch.set(id, { name, data, resolve, reject });
+      if (this.#flushQueued) return;
+      this.#flushQueued = true;
+      // setImmediate, not a microtask: every call made in this tick (and the awaits in
+      // between) is in the batch by then.
+      setImmediate(() => this.#flush());
+    });
+  }
+
+  #flush(): void {
+    this.#flushQueued = false;
+    const adds = [...this.#batch];
+    this.#batch = new Map();
+    for (let i = 0; i < adds.length; i += BULK_MAX) {
+      const part = adds.slice(i, i + BULK_MAX);
+      const jobs = part.map(([id, a]) => ({ name: a.name, data: a.data, opts: { ...this.#jobOpts, jobId: id } }));
+      this.#queue.addBulk(jobs).then(
+        () => {
+          for (const [, a] of part) a.resolve();
+        },
+        (err: unknown) => {
+          for (const [, a] of part) a.reject(err);
+        },
+      );
+    }
+  }
+
   /** Adds one job and resolves with its result message. */
   async #run(name: JobName, payload: Uint8Array, call: QueueCallOptions): Promise<Uint8Array> {
     if (this.#closed) throw makeError('ERR_QUEUE_CLOSED', 'the queue client is closed');
@@ -221,8 +318,10 @@ export class QueueClient {
     if (call.timeout !== undefined) data.dl = Date.now() + call.timeout;
     const inKey = blobKey(this.prefix, this.name, `${id}:in`);
     const blobs: string[] = [];
+    let gaveUp = false;
     const done = new Promise<JobReturn>((resolve, reject) => {
-      this.#pending.set(id, { since: performance.now(), resolve, reject, onProgress: call.onProgress });
+      const p = { check: performance.now() + RECHECK_FIRST_MS, gap: RECHECK_FIRST_MS };
+      this.#pending.set(id, { ...p, resolve, reject, onProgress: call.onProgress });
     });
     const work = (async () => {
       if (payload.byteLength <= INLINE_MAX) data.b = toBase64(payload);
@@ -237,14 +336,9 @@ export class QueueClient {
         data.k = inKey;
       }
       await this.#ready;
-      await this.#queue.add(name, data, {
-        jobId: id,
-        attempts: this.#attempts,
-        backoff: { type: 'fixed', delay: 100 },
-        // Kept a while so a producer that missed the event can still read the outcome.
-        removeOnComplete: { age: 600, count: 10_000 },
-        removeOnFail: { age: 24 * 3600, count: 10_000 },
-      });
+      // The caller may have given up while the blob was written: then the job never exists.
+      if (gaveUp) throw makeError('ERR_ABORTED', 'The operation was aborted');
+      await this.#add(id, name, data);
       const ret = await done;
       if (ret.k !== undefined) blobs.push(ret.k);
       if (ret.b !== undefined) return fromBase64(ret.b);
@@ -256,11 +350,20 @@ export class QueueClient {
     try {
       return await raceAbort(work, call);
     } catch (err) {
+      gaveUp = true;
       work.catch(() => {});
       if (this.#pending.delete(id)) {
-        // Gave up before the job finished: drop it if it has not started, stop it if it has.
-        this.#queue.remove(id).catch(() => {});
-        this.#blobs.publish(cancelChannel(this.prefix, this.name), id).catch(() => {});
+        const queued = this.#batch.get(id);
+        if (queued) {
+          // Still in this tick's batch: it never reaches Redis.
+          this.#batch.delete(id);
+          queued.reject(err);
+        } else {
+          // Gave up after the add: drop the job if it has not started, stop it if it has.
+          // (The remove follows the addBulk on the same connection, so it finds the job.)
+          this.#queue.remove(id).catch(() => {});
+          this.#blobs.publish(cancelChannel(this.prefix, this.name), id).catch(() => {});
+        }
       }
       throw err;
     } finally {
@@ -285,13 +388,17 @@ export class QueueClient {
       const size = Math.max(1, Math.ceil(n / chunks));
       const ranges: { first: number; count: number }[] = [];
       for (let first = 0; first < n; first += size) ranges.push({ first, count: Math.min(size, n - first) });
-      // One signal for the siblings: the first failure stops the rest.
-      const siblings = new AbortController();
-      const signal = call.signal ? AbortSignal.any([call.signal, siblings.signal]) : siblings.signal;
+      // One signal for the siblings: the first failure stops the rest (one job needs none).
+      const siblings = ranges.length > 1 ? new AbortController() : undefined;
+      const signal = !siblings
+        ? call.signal
+        : call.signal
+          ? AbortSignal.any([call.signal, siblings.signal])
+          : siblings.signal;
       let finished = 0;
       const parts = ranges.map(async (r) => {
         const res = await this.#run('pi', encode.pi({ ...r, seed }), {
-          signal,
+          ...(signal ? { signal } : {}),
           ...(call.timeout ? { timeout: call.timeout } : {}),
         });
         finished++;
@@ -302,7 +409,7 @@ export class QueueClient {
       try {
         for (const c of await Promise.all(parts)) inside += c;
       } catch (err) {
-        siblings.abort(err);
+        siblings?.abort(err);
         for (const p of parts) p.catch(() => {});
         throw err;
       }
@@ -365,6 +472,10 @@ export class QueueClient {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#sweeper);
+    // Jobs of this tick not yet sent are never added.
+    const closed = makeError('ERR_QUEUE_CLOSED', 'the queue client was closed before the job was added');
+    for (const [, a] of this.#batch) a.reject(closed);
+    this.#batch = new Map();
     for (const [id, p] of this.#pending) {
       this.#pending.delete(id);
       p.reject(makeError('ERR_QUEUE_CLOSED', 'the queue client was closed before the job finished'));
