@@ -101,6 +101,7 @@ test('a worker SIGKILLed mid-job: its jobs run again on another worker, none los
 test('Redis killed and restarted under load: producers and workers reconnect, accepted jobs complete once', async () => {
   const redis = await startRedis({ persist: true });
   const queue = createQueue({ url: redis.url, piChunkSamples: 2 ** 24 });
+  const events = await watch(redis.url);
   try {
     const w = await spawnWorker(redis.url, '--concurrency', '4', '--threads', '2');
     const md5Calls = Array.from({ length: 40 }, (_, i) => queue.md5.iterate(`r${i}`, 20_000 + i));
@@ -118,9 +119,18 @@ test('Redis killed and restarted under load: producers and workers reconnect, ac
     });
     assert.equal(p.inside, (await pi.estimate(2 ** 27, { seed: 5 })).inside);
     const stats = await w.stop();
-    assert.equal(stats.completed, 40 + 8 + 10, 'every job ran exactly once');
-    assert.equal(stats.failed, 0);
+    // Exactly once as Redis recorded it: the 'completed' event is written by the same
+    // script that completes the job (and the AOF syncs every write). The worker's own
+    // count may be lower, never higher: a completion done in Redis whose reply was lost
+    // with the connection is never acknowledged to the worker (56 or 57 of 58 in about
+    // 1 run of 5 when it asserted that count).
+    const jobs = 40 + 8 + 10;
+    assert.equal(events.seen.completed.size, jobs, 'every job completed');
+    for (const [id, n] of events.seen.completed) assert.equal(n, 1, `job ${id} completed ${n} times`);
+    assert.equal(events.seen.failed.size, 0);
+    assert.ok(stats.completed <= jobs, `the worker completed ${stats.completed} of ${jobs}`);
   } finally {
+    await events.close();
     await queue.close();
     await redis.stop();
   }
