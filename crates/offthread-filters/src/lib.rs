@@ -9,6 +9,7 @@
 //! first step, so their work items are independent and may run in parallel; the other
 //! filters are sequential (one work item in flight at a time, [`BUSY`] otherwise).
 
+mod columns;
 mod compress;
 mod digest;
 mod error;
@@ -18,10 +19,11 @@ mod records;
 mod spec;
 mod transcode;
 
+pub use columns::{ColumnType, RecordColumn};
 pub use compress::{Compressor, Decompressor, Format};
 pub use digest::{Digest, DigestKind};
 pub use error::*;
 pub use handle::{Filter, FilterHandle, Work};
-pub use records::{ColumnType, CsvOptions, RecordColumn, RecordFormat, RecordParser};
+pub use records::{CsvOptions, RecordFormat, RecordParser};
 pub use spec::FilterSpec;
 pub use transcode::{Conversion, Encoding, Piece, Transcoder, utf8_boundary, utf16_boundary};

@@ -16,7 +16,7 @@
 //!   first such column in the schema's order is reported;
 //! - skipped values are scanned iteratively: no nesting limit.
 
-use crate::records::{ColumnData, ColumnType, RecordColumn};
+use crate::columns::{ColumnData, ColumnType, RecordColumn};
 
 /// Why a line gives no row.
 pub(crate) enum LineError {

@@ -3,10 +3,11 @@
 
 use serde_json::{Map, Value};
 
+use crate::columns::{ColumnType, RecordColumn};
 use crate::compress::Format;
 use crate::digest::DigestKind;
 use crate::error::{FilterError, FilterResult, INVALID_SPEC};
-use crate::records::{ColumnType, CsvOptions, RecordColumn, RecordFormat};
+use crate::records::{CsvOptions, RecordFormat};
 use crate::transcode::{Conversion, Encoding};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
