@@ -5,7 +5,7 @@
 //   npm run bench -- browser [--quick] [--no-isolation]
 // --no-isolation serves the page without COOP/COEP (no SharedArrayBuffer; timers 100 µs).
 import { fileURLToPath } from 'node:url';
-import { launchChromium, startServer } from '../../packages/offthread/test/browser-server.mjs';
+import { launchChromium, startServer } from '../../scripts/browser-server.mjs';
 import { firefoxPath, runPageInFirefox } from '../lib/firefox.mjs';
 import { runInChild } from '../lib/measure.mjs';
 import { opsRatio } from '../lib/report.mjs';

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
-import { launchChromium, startServer } from './browser-server.mjs';
+import { launchChromium, startServer } from '../../../scripts/browser-server.mjs';
 
 const require = createRequire(import.meta.url);
 const node = require('offthread');

@@ -88,6 +88,8 @@ interface Pending {
   check: number;
   /** The gap before the following read (doubles up to RECHECK_MAX_MS). */
   gap: number;
+  /** Redis has the job (before that, a missing hash means "not added yet", not "expired"). */
+  added: boolean;
   resolve: (ret: JobReturn) => void;
   reject: (err: Error) => void;
   onProgress: ((done: number) => void) | undefined;
@@ -177,9 +179,12 @@ export class QueueClient {
     this.#jobOpts = {
       attempts: positiveInt(opts.attempts, 'attempts', 3, 100),
       backoff: { type: 'fixed', delay: 100 },
-      // Kept a while so a producer that missed the event can still read the outcome.
-      removeOnComplete: { age: 600, count: 10_000 },
-      removeOnFail: { age: 24 * 3600, count: 10_000 },
+      // Kept a while so a producer that missed the event can still read the outcome: by
+      // age only. A count bound lost results: with more jobs finishing than it kept before
+      // the producer read their events (16,000 tiny jobs, 4 workers), the oldest outcomes
+      // were deleted unread and their calls never settled.
+      removeOnComplete: { age: 600 },
+      removeOnFail: { age: 3600 },
     };
     this.#piChunk = positiveInt(opts.piChunkSamples, 'piChunkSamples', 2 ** 28);
     this.#blobTtl = positiveInt(opts.blobTtlMs, 'blobTtlMs', 24 * 3600_000);
@@ -241,7 +246,7 @@ export class QueueClient {
       const ids: string[] = [];
       for (const [id, p] of this.#pending) {
         if (ids.length >= SWEEP_BATCH) break;
-        if (!all && p.check > now) continue;
+        if (!p.added || (!all && p.check > now)) continue;
         ids.push(id);
         p.check = now + p.gap;
         p.gap = Math.min(2 * p.gap, RECHECK_MAX_MS);
@@ -249,12 +254,19 @@ export class QueueClient {
       if (ids.length === 0) return;
       const pipe = this.#blobs.pipeline();
       for (const id of ids)
-        pipe.hmget(`${this.prefix}:${this.name}:${id}`, 'finishedOn', 'returnvalue', 'failedReason');
+        pipe.hmget(`${this.prefix}:${this.name}:${id}`, 'finishedOn', 'returnvalue', 'failedReason', 'name');
       const replies = (await pipe.exec()) ?? [];
       replies.forEach(([err, fields], i) => {
         const id = ids[i] as string;
         if (err || !Array.isArray(fields)) return;
-        const [finishedOn, returnvalue, failedReason] = fields as (string | null)[];
+        const [finishedOn, returnvalue, failedReason, jobName] = fields as (string | null)[];
+        if (jobName === null) {
+          // Added, and now gone: its outcome outlived the retention unread. Say so, never hang.
+          this.#settle(id, (p) =>
+            p.reject(errorFromReason('its outcome expired from Redis before this producer read it')),
+          );
+          return;
+        }
         let ret: JobReturn | null = null;
         try {
           ret = returnvalue ? (JSON.parse(returnvalue) as JobReturn | null) : null;
@@ -321,7 +333,7 @@ export class QueueClient {
     let gaveUp = false;
     const done = new Promise<JobReturn>((resolve, reject) => {
       const p = { check: performance.now() + RECHECK_FIRST_MS, gap: RECHECK_FIRST_MS };
-      this.#pending.set(id, { ...p, resolve, reject, onProgress: call.onProgress });
+      this.#pending.set(id, { ...p, added: false, resolve, reject, onProgress: call.onProgress });
     });
     const work = (async () => {
       if (payload.byteLength <= INLINE_MAX) data.b = toBase64(payload);
@@ -339,6 +351,8 @@ export class QueueClient {
       // The caller may have given up while the blob was written: then the job never exists.
       if (gaveUp) throw makeError('ERR_ABORTED', 'The operation was aborted');
       await this.#add(id, name, data);
+      const pending = this.#pending.get(id);
+      if (pending) pending.added = true;
       const ret = await done;
       if (ret.k !== undefined) blobs.push(ret.k);
       if (ret.b !== undefined) return fromBase64(ret.b);

@@ -4,7 +4,7 @@
 //                           offthread.wasm: the browser entry as the package ships it)
 // With `isolated`, every response carries COOP/COEP, so the page is cross-origin
 // isolated (SharedArrayBuffer available); without, it is not. Run by hand:
-//   node packages/offthread/test/browser-server.mjs [--isolated] [--port 8080]
+//   node scripts/browser-server.mjs [--isolated] [--port 8080]
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -14,7 +14,7 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
+const root = fileURLToPath(new URL('../', import.meta.url));
 const MOUNTS = [
   ['/offthread/', join(root, 'packages/offthread/dist/browser')],
   ['/', join(root, 'bench/browser')],
