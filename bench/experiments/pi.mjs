@@ -67,6 +67,8 @@ export async function run(ctx) {
 
 /** The report for measured `rows` (also re-renders a committed pi.json's samples). */
 export function report(rows, ctx) {
+  // The variants this run measured (a re-render of an older pi.json has fewer rows).
+  const measured = VARIANTS.filter((v) => rows.some((r) => r.variant === v));
   // Identity: every variant returned the same `inside` at every size it ran.
   const mismatches = [];
   for (const r of rows) {
@@ -123,7 +125,7 @@ export function report(rows, ctx) {
       { key: 'variant', label: 'variant' },
       ...sizes.map((s) => ({ key: String(s), label: `10^${Math.log10(s)}`, format })),
     ],
-    rows: VARIANTS.map((variant) =>
+    rows: measured.map((variant) =>
       Object.fromEntries([
         ['variant', variant],
         ...sizes.map((s) => [String(s), at(rows, variant, s)?.[metric] ?? null]),
@@ -133,7 +135,7 @@ export function report(rows, ctx) {
 
   return {
     title: 'Monte Carlo π: every variant, ops/s by sample count',
-    params: { variants: VARIANTS, sizes, quick: ctx.quick, full: ctx.full, seed: 1 },
+    params: { variants: measured, sizes, quick: ctx.quick, full: ctx.full, seed: 1 },
     notes: [
       'ops/s = completed estimations per second (median of runs); async variants: one awaited call at a time.',
       'cores used = process CPU time / wall time while timing; peak RSS = the child process maxRSS after that size.',
