@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import * as msg from '../dist/schema/generated/fixtures/guests.js';
 import { launchChromium, startServer } from '../../../scripts/browser-server.mjs';
+import * as msg from '../dist/schema/generated/fixtures/guests.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const MOUNTS = [
