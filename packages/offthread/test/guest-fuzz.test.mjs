@@ -27,6 +27,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { errorRegistry, guests } from 'offthread';
 import { ABI_EXPORTS, H, HF, hostile, INPUT, instr, OPS } from '../../../tests/guests/hostile/hostile.mjs';
+import { uleb } from '../../../tests/guests/wasm-encode.mjs';
 import * as msg from '../dist/schema/generated/fixtures/guests.js';
 
 const RUNS = Number(process.env.OFFTHREAD_FUZZ_RUNS ?? 40);
@@ -93,16 +94,6 @@ const typed = (err, what) =>
 
 // ---- malformed modules --------------------------------------------------------------------
 
-function uleb(n) {
-  const out = [];
-  do {
-    let b = n & 0x7f;
-    n = Math.floor(n / 128);
-    if (n > 0) b |= 0x80;
-    out.push(b);
-  } while (n > 0);
-  return out;
-}
 /** The sections of `bytes` as far as they parse: [{ id, start, body, end }]. */
 function sections(bytes) {
   const out = [];

@@ -8,6 +8,8 @@
 // Its `offthread_call` runs a program from its input: 9-byte instructions (op, a: u32,
 // b: u32, little-endian), op taken mod OPS.length, until one ends the call or the input
 // runs out (then an empty result).
+import { I32, I64, section, sleb, str, uleb, vec } from '../wasm-encode.mjs';
+
 const enc = new TextEncoder();
 
 export const OPS = [
@@ -47,37 +49,6 @@ export function instr(op, a = 0, b = 0) {
   return out;
 }
 
-function uleb(n) {
-  const out = [];
-  do {
-    let b = n & 0x7f;
-    n = Math.floor(n / 128);
-    if (n > 0) b |= 0x80;
-    out.push(b);
-  } while (n > 0);
-  return out;
-}
-
-function sleb(v) {
-  let n = BigInt(v);
-  const out = [];
-  for (;;) {
-    const b = Number(n & 0x7fn);
-    n >>= 7n;
-    if ((n === 0n && (b & 0x40) === 0) || (n === -1n && (b & 0x40) !== 0)) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
-}
-
-const str = (s) => [...uleb(enc.encode(s).length), ...enc.encode(s)];
-const section = (id, body) => [id, ...uleb(body.length), ...body];
-const vec = (items) => [...uleb(items.length), ...items.flat()];
-
-const I32 = 0x7f;
-const I64 = 0x7e;
 const TYPES = [
   [[], [I32]], // 0: abi, init
   [[I32], [I64]], // 1: export, import
