@@ -91,6 +91,23 @@ export async function autocannonLoad(o) {
 }
 
 /**
+ * The keep-alive pool and request path of an open-loop run against a loopback `url`.
+ * @param {{ url: string, maxSockets?: number, timeoutMs?: number }} o
+ */
+function openLoopPool(o) {
+  checkLocal(o.url);
+  const { origin, pathname, search } = new URL(o.url);
+  const timeoutMs = o.timeoutMs ?? 10_000;
+  const pool = new Pool(origin, {
+    connections: o.maxSockets ?? 512,
+    pipelining: 1,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  return { pool, path: pathname + search };
+}
+
+/**
  * Open-loop load at a constant arrival rate: request i is due at i/rate s; each
  * response's latency counts from when it was due (no coordinated omission), over a
  * keep-alive undici pool that opens connections as needed (up to maxSockets).
@@ -101,17 +118,8 @@ export async function autocannonLoad(o) {
  * @returns {Promise<LoadResult>}
  */
 export async function openLoopLoad(o) {
-  checkLocal(o.url);
-  const { origin, pathname, search } = new URL(o.url);
-  const timeoutMs = o.timeoutMs ?? 10_000;
-  const pool = new Pool(origin, {
-    connections: o.maxSockets ?? 512,
-    pipelining: 1,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
+  const { pool, path } = openLoopPool(o);
   try {
-    const path = pathname + search;
     if (o.warmup) await openLoop(pool, path, o.rate, o.warmup);
     return await openLoop(pool, path, o.rate, o.duration);
   } finally {
@@ -246,18 +254,10 @@ export function arrivalSchedule(phases) {
  * @returns {Promise<LoadResult & { phases: { name: string, sent: number, ok: number, latencyMs: ReturnType<typeof latencyStats> }[] }>}
  */
 export async function phasedLoad(o) {
-  checkLocal(o.url);
-  const { origin, pathname, search } = new URL(o.url);
-  const timeoutMs = o.timeoutMs ?? 10_000;
   const { dueMs, phaseOf, counts } = arrivalSchedule(o.phases);
-  const pool = new Pool(origin, {
-    connections: o.maxSockets ?? 512,
-    pipelining: 1,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
+  const { pool, path } = openLoopPool(o);
   try {
-    const { result, latByIndex } = await scheduledLoop(pool, pathname + search, dueMs);
+    const { result, latByIndex } = await scheduledLoop(pool, path, dueMs);
     const phases = o.phases.map((p, j) => {
       const lat = [];
       for (let i = 0; i < latByIndex.length; i++)
