@@ -16,14 +16,13 @@
 // OFFTHREAD_FUZZ_SEED and OFFTHREAD_FUZZ_STATS (a JSON file: executions and slowest call
 // per property).
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
 import { all, Emitter, errorRegistry, md5, monitorLoopDelay, Pool, pi, qr, schema, stats } from 'offthread';
+import { fuzzStats } from './fuzz-stats.mjs';
 
 const RUNS = Number(process.env.OFFTHREAD_FUZZ_RUNS ?? 60);
 const SEED = Number(process.env.OFFTHREAD_FUZZ_SEED ?? 0xa91);
-const STATS = process.env.OFFTHREAD_FUZZ_STATS;
 /** Generous: a loaded CI machine must not make a slow-but-settling call look like a hang. */
 const HANG_MS = 20_000;
 
@@ -311,33 +310,19 @@ const describeArgs = (args) =>
     }
   });
 
-/** Per property: executions, failures and the slowest call (the shape schema-fuzz writes too). */
-const report = new Map();
-after(() => {
-  if (!STATS) return;
-  const properties = [...report.values()];
-  const executions = properties.reduce((a, p) => a + p.executions, 0);
-  writeFileSync(STATS, `${JSON.stringify({ seed: SEED, runsPerProperty: RUNS, executions, properties }, null, 2)}\n`);
-});
+/** Per property: executions, failures and the slowest call's arguments. */
+const fuzzed = fuzzStats({ seed: SEED, runs: RUNS, blank: { slowestArgs: [] } });
 
 for (const [name, arbitraries, fn, check, tameArgs = (a) => a] of FUNCTIONS) {
   test(`fuzz ${name}: a result of the right shape or a registry code, never a hang`, async () => {
-    const stat = {
-      name: `api: ${name}`,
-      executions: 0,
-      failures: 0,
-      slowestMs: 0,
-      slowestArgs: /** @type {string[]} */ ([]),
-    };
-    report.set(name, stat);
+    const prop = `api: ${name}`;
     await fc
       .assert(
         fc.asyncProperty(fc.tuple(...arbitraries), async (args) => {
-          stat.executions++;
           const t0 = performance.now();
           const outcome = await settle(fn, tameArgs(materialize(args)));
           const ms = performance.now() - t0;
-          if (ms > stat.slowestMs) Object.assign(stat, { slowestMs: ms, slowestArgs: describeArgs(args) });
+          fuzzed.record(prop, ms, ms > fuzzed.slowestMs(prop) ? { slowestArgs: describeArgs(args) } : {});
           assert.notEqual(outcome, 'hang', `${name} did not settle in ${HANG_MS} ms`);
           if (outcome.ok) {
             assert.ok(check(outcome.value), `${name} succeeded with a result of the wrong shape`);
@@ -353,7 +338,7 @@ for (const [name, arbitraries, fn, check, tameArgs = (a) => a] of FUNCTIONS) {
         { numRuns: RUNS, seed: SEED, endOnFailure: true },
       )
       .catch((err) => {
-        stat.failures++;
+        fuzzed.failed(prop);
         throw err;
       });
   });

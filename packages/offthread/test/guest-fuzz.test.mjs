@@ -22,17 +22,17 @@
 // OFFTHREAD_FUZZ_RUNS, OFFTHREAD_FUZZ_SEED and OFFTHREAD_FUZZ_STATS. Loading starts a
 // worker, so the load properties run RUNS / LOAD_SHARE cases (see `budget`).
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { errorRegistry, guests } from 'offthread';
 import { ABI_EXPORTS, H, HF, hostile, INPUT, instr, OPS } from '../../../tests/guests/hostile/hostile.mjs';
 import { uleb } from '../../../tests/guests/wasm-encode.mjs';
 import * as msg from '../dist/schema/generated/fixtures/guests.js';
+import { fuzzStats } from './fuzz-stats.mjs';
 
 const RUNS = Number(process.env.OFFTHREAD_FUZZ_RUNS ?? 40);
 const SEED = Number(process.env.OFFTHREAD_FUZZ_SEED ?? 0x6e57);
-const STATS = process.env.OFFTHREAD_FUZZ_STATS;
 /** Generous: a loaded CI machine must not make a slow-but-settling call look like a hang. */
 const HANG_MS = 20_000;
 /** A load starts a worker (tens of ms): these properties run 1 case per LOAD_SHARE runs. */
@@ -47,29 +47,16 @@ const dec = new TextDecoder('utf-8', { fatal: false });
 
 // ---- statistics, for `npm run fuzz` (the shape schema-fuzz writes) ------------------------
 
-const stats = new Map();
-function record(prop, ms, bytes) {
-  const s = stats.get(prop) ?? { name: prop, executions: 0, failures: 0, slowestMs: 0, slowestBytes: 0 };
-  s.executions++;
-  if (ms > s.slowestMs) Object.assign(s, { slowestMs: ms, slowestBytes: bytes });
-  stats.set(prop, s);
-}
+const stats = fuzzStats({ seed: SEED, runs: RUNS, blank: { slowestBytes: 0 } });
+const record = (prop, ms, bytes) => stats.record(prop, ms, { slowestBytes: bytes });
 async function check(prop, property, runs = RUNS) {
   const r = await fc.check(property, { numRuns: runs, seed: SEED });
   if (r.failed) {
-    const s = stats.get(prop) ?? { name: prop, executions: 0, failures: 0, slowestMs: 0, slowestBytes: 0 };
-    s.failures++;
-    stats.set(prop, s);
+    stats.failed(prop);
     throw new Error(`${fc.defaultReportMessage(r)}\n${r.errorInstance?.message ?? ''}`);
   }
 }
 const budget = () => Math.max(8, Math.ceil(RUNS / LOAD_SHARE));
-after(() => {
-  if (!STATS) return;
-  const properties = [...stats.values()];
-  const executions = properties.reduce((a, p) => a + p.executions, 0);
-  writeFileSync(STATS, `${JSON.stringify({ seed: SEED, runsPerProperty: RUNS, executions, properties }, null, 2)}\n`);
-});
 
 /** Settles `promise` or fails the property after HANG_MS: {value} or {error}. */
 async function settle(promise, what) {

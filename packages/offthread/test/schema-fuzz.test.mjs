@@ -9,8 +9,8 @@
 // OFFTHREAD_FUZZ_RUNS (runs per property), OFFTHREAD_FUZZ_SEED, and OFFTHREAD_FUZZ_STATS (a
 // JSON file for executions and the slowest input per property).
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { after, test } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
 import fc from 'fast-check';
 import { errorRegistry } from '../dist/errors.js';
 import * as v1 from '../dist/schema/generated/fixtures/evolution_v1.js';
@@ -22,10 +22,10 @@ import * as un from '../dist/schema/generated/fixtures/unions.js';
 import * as scooter from '../dist/schema/generated/scooter.js';
 import * as temperature from '../dist/schema/generated/temperature.js';
 import { SchemaReadError, SchemaWriteError } from '../dist/schema/runtime.js';
+import { fuzzStats } from './fuzz-stats.mjs';
 
 const RUNS = Number(process.env.OFFTHREAD_FUZZ_RUNS ?? 150);
 const SEED = Number(process.env.OFFTHREAD_FUZZ_SEED ?? 0x0ff7);
-const STATS = process.env.OFFTHREAD_FUZZ_STATS;
 /** Work per input is bounded: generous, so a loaded CI machine does not flake. */
 const CEILING_MS = 1000;
 
@@ -60,13 +60,7 @@ const MODULES = [
 
 // ---- statistics, for `npm run fuzz` ------------------------------------------------------
 
-const stats = new Map();
-function record(prop, ms, bytes) {
-  const s = stats.get(prop) ?? { name: prop, executions: 0, failures: 0, slowestMs: 0, slowestBytes: 0 };
-  s.executions++;
-  if (ms > s.slowestMs) Object.assign(s, { slowestMs: ms, slowestBytes: bytes });
-  stats.set(prop, s);
-}
+const stats = fuzzStats({ seed: SEED, runs: RUNS, blank: { slowestBytes: 0 } });
 function timed(prop, bytes, fn) {
   const once = () => {
     const t0 = performance.now();
@@ -76,24 +70,17 @@ function timed(prop, bytes, fn) {
   let ms = once();
   // A new slowest input is timed twice (the faster counts), so a GC pause or a busy
   // machine is not reported as the input's own cost.
-  if (ms > (stats.get(prop)?.slowestMs ?? 0)) ms = Math.min(ms, once());
-  record(prop, ms, bytes);
+  if (ms > stats.slowestMs(prop)) ms = Math.min(ms, once());
+  stats.record(prop, ms, { slowestBytes: bytes });
   assert.ok(ms < CEILING_MS, `${prop}: one input took ${ms.toFixed(1)} ms (${bytes} bytes)`);
 }
 function check(prop, property) {
   const r = fc.check(property, { numRuns: RUNS, seed: SEED });
   if (r.failed) {
-    const s = stats.get(prop);
-    if (s) s.failures++;
+    stats.failed(prop);
     throw new Error(fc.defaultReportMessage(r));
   }
 }
-after(() => {
-  if (!STATS) return;
-  const properties = [...stats.values()];
-  const executions = properties.reduce((a, p) => a + p.executions, 0);
-  writeFileSync(STATS, JSON.stringify({ seed: SEED, runsPerProperty: RUNS, executions, properties }, null, 2));
-});
 
 // ---- readers -----------------------------------------------------------------------------
 
