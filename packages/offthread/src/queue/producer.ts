@@ -5,7 +5,7 @@
  * bad call never reaches Redis.
  */
 import { randomUUID } from 'node:crypto';
-import { type JobsOptions, Queue, QueueEvents } from 'bullmq';
+import { type JobsOptions, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, makeError } from '../errors.js';
 import type { PiResult } from '../pi.js';
@@ -13,6 +13,7 @@ import { raceAbort } from '../pool.js';
 import type { QrOptions } from '../qr.js';
 import { MAX_SAMPLES, toCount, toOptions, toSeed } from '../validate.js';
 import { blobKey, type ConnectionChoice, cancelChannel, type RedisConnection, redisOptions } from './connection.js';
+import { EventStream, type StreamEvent } from './events.js';
 import { checkMd5Args, checkQrArgs } from './validate.js';
 import {
   decode,
@@ -103,13 +104,6 @@ interface Add {
   reject: (err: unknown) => void;
 }
 
-/** `ms-seq` stream ids in order. */
-function streamIdLess(a: string, b: string): boolean {
-  const [am = '0', as = '0'] = a.split('-');
-  const [bm = '0', bs = '0'] = b.split('-');
-  return am.length !== bm.length ? am.length < bm.length : am !== bm ? am < bm : Number(as) < Number(bs);
-}
-
 function checkCall(opts: Partial<QueueCallOptions>): QueueCallOptions {
   const { signal, timeout, onProgress } = opts;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
@@ -139,7 +133,7 @@ export class QueueClient {
   readonly name: string;
   readonly prefix: string;
   readonly #queue: Queue;
-  readonly #events: QueueEvents;
+  readonly #events: EventStream;
   readonly #blobs: Redis;
   readonly #jobOpts: JobsOptions;
   readonly #piChunk: number;
@@ -152,9 +146,7 @@ export class QueueClient {
   #closed = false;
   readonly #sweeper: ReturnType<typeof setInterval>;
   #sweeping = false;
-  /** Id of the last event read: the stream trimmed past it means events were lost. */
-  #lastEventId: string | undefined;
-  /** A connection dropped: events may have been missed, every pending job is read once. */
+  /** Events were lost (trimmed unread, or a connection dropped): every pending job is read once. */
   #suspect = false;
 
   constructor(options: QueueClientOptions) {
@@ -189,51 +181,65 @@ export class QueueClient {
     this.#piChunk = positiveInt(opts.piChunkSamples, 'piChunkSamples', 2 ** 28);
     this.#blobTtl = positiveInt(opts.blobTtlMs, 'blobTtlMs', 24 * 3600_000);
     this.#queue = new Queue(this.name, { connection, prefix: this.prefix });
-    this.#events = new QueueEvents(this.name, { connection, prefix: this.prefix });
     this.#blobs = new Redis({ ...connection, lazyConnect: false });
     // Errors surface through the calls (ioredis reconnects by itself); unhandled 'error'
-    // events would crash the process during a Redis restart. An error on the event
-    // stream's connection may have cost events: the next sweep reads every pending job.
+    // events would crash the process during a Redis restart. A dropped connection may have
+    // cost events: the next sweep reads every pending job.
     this.#queue.on('error', () => {});
-    this.#events.on('error', () => {
-      this.#suspect = true;
-    });
     this.#blobs.on('error', () => {
       this.#suspect = true;
     });
-    // One listener for every call, dispatching by job id (no per-job subscription).
-    this.#events.on('completed', ({ jobId, returnvalue }, id) => {
-      this.#lastEventId = id;
-      this.#settle(jobId, (p) => p.resolve(returnvalue as unknown as JobReturn));
+    // One reader for every call, dispatching by job id (no per-job subscription). It knows
+    // when BullMQ trimmed events it had not read (a burst of more than ~10,000): then the
+    // sweep reads the outcomes from the jobs themselves.
+    const reader = new Redis({ ...connection, lazyConnect: false });
+    reader.on('error', () => {
+      this.#suspect = true;
     });
-    this.#events.on('failed', ({ jobId, failedReason }, id) => {
-      this.#lastEventId = id;
-      this.#settle(jobId, (p) => p.reject(errorFromReason(failedReason)));
-    });
-    // Any event read moves the mark the trim check compares with (a burst's first events
-    // are its adds).
-    this.#events.on('waiting', (_args, id) => {
-      this.#lastEventId = id;
-    });
-    this.#events.on('progress', ({ jobId, data }) => {
-      const p = this.#pending.get(jobId);
-      if (p?.onProgress && typeof data === 'number') p.onProgress(data);
-    });
-    this.#ready = Promise.all([this.#events.waitUntilReady(), this.#queue.waitUntilReady()]);
+    this.#events = new EventStream(
+      reader,
+      `${this.prefix}:${this.name}:events`,
+      (event) => this.#onEvent(event),
+      () => {
+        this.#suspect = true;
+        void this.#sweep();
+      },
+    );
+    this.#ready = Promise.all([this.#events.start(), this.#queue.waitUntilReady()]);
     this.#ready.catch(() => {});
-    // BullMQ's event stream is trimmed (~10,000 events): a reader that falls behind under a
-    // burst misses events, as may one whose connection dropped. The sweep reads the jobs'
-    // own hashes then, and otherwise only now and again per job (30 s, 60 s … 8 min).
+    // The sweep also reads each pending job's own hash now and again (30 s, 60 s … 8 min):
+    // a net for losses nothing detected.
     this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_MS);
     this.#sweeper.unref();
   }
 
-  /** True when the event stream was trimmed past the last event this client read. */
-  async #eventsLost(): Promise<boolean> {
-    if (this.#lastEventId === undefined) return false;
-    const first = await this.#blobs.xrange(`${this.prefix}:${this.name}:events`, '-', '+', 'COUNT', 1);
-    const firstId = first[0]?.[0];
-    return firstId !== undefined && streamIdLess(this.#lastEventId, firstId);
+  /** One entry of the event stream: settles or reports progress to the call waiting on it. */
+  #onEvent(event: StreamEvent): void {
+    const { jobId } = event;
+    if (jobId === undefined) return;
+    switch (event.event) {
+      case 'completed': {
+        let ret: JobReturn | undefined;
+        try {
+          ret = JSON.parse(event.returnvalue ?? 'null') as JobReturn;
+        } catch {}
+        this.#settle(jobId, (p) =>
+          ret && typeof ret === 'object'
+            ? p.resolve(ret)
+            : p.reject(makeError('ERR_QUEUE_PAYLOAD', `job ${jobId} completed with a malformed result`)),
+        );
+        break;
+      }
+      case 'failed':
+        this.#settle(jobId, (p) => p.reject(errorFromReason(event.failedReason ?? 'unknown')));
+        break;
+      case 'progress': {
+        const p = this.#pending.get(jobId);
+        const done = Number(event.data);
+        if (p?.onProgress && Number.isFinite(done)) p.onProgress(done);
+        break;
+      }
+    }
   }
 
   async #sweep(): Promise<void> {
@@ -241,12 +247,15 @@ export class QueueClient {
     this.#sweeping = true;
     try {
       const now = performance.now();
-      const all = this.#suspect || (await this.#eventsLost());
-      this.#suspect = false;
+      if (this.#suspect) {
+        // Events were lost: every pending job is due now (SWEEP_BATCH per sweep, in order).
+        this.#suspect = false;
+        for (const p of this.#pending.values()) p.check = 0;
+      }
       const ids: string[] = [];
       for (const [id, p] of this.#pending) {
         if (ids.length >= SWEEP_BATCH) break;
-        if (!p.added || (!all && p.check > now)) continue;
+        if (!p.added || p.check > now) continue;
         ids.push(id);
         p.check = now + p.gap;
         p.gap = Math.min(2 * p.gap, RECHECK_MAX_MS);
