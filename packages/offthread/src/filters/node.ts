@@ -6,8 +6,10 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { makeError } from '../errors.js';
+import type { GuestHost } from '../guests/load.js';
 import { builders, type FilterBuilders, type StreamOptions } from './builders.js';
 import { type FilterCore, OrderedPushes, openFilter } from './core.js';
+import { type GuestFilterOptions, guestFilter } from './guest.js';
 import { fileSink, fileSource, Source, source } from './nexus.js';
 import { emitsBatches, type FilterSpec } from './spec.js';
 import { web } from './web.js';
@@ -18,10 +20,11 @@ export class FilterTransform extends Transform {
   /** The filter's spec (what runs in Rust). */
   readonly spec: FilterSpec;
 
-  constructor(spec: FilterSpec, run: StreamOptions = {}) {
+  /** `core`: a filter already opened elsewhere (a guest filter); by default `spec` is opened on the pool. */
+  constructor(spec: FilterSpec, run: StreamOptions = {}, core?: FilterCore) {
     super({ readableObjectMode: emitsBatches(spec) });
     this.spec = spec;
-    this.#core = openFilter(spec, run);
+    this.#core = core ?? openFilter(spec, run);
     this.#pushes = new OrderedPushes(this.#core, (out) =>
       this.push(Buffer.from(out.buffer, out.byteOffset, out.length)),
     );
@@ -63,4 +66,17 @@ const node: FilterBuilders<FilterTransform> = builders((spec, run) => new Filter
  * `filters.gzip()`, `filters.transcode('utf8', 'utf16le')`, … as Node Transforms;
  * `filters.web.*` as TransformStreams; `filters.source(readable)` the Nexus shape.
  */
-export const filters = { ...node, web, source, fileSource, fileSink, Source, FilterTransform };
+export const filters = {
+  ...node,
+  /** A user's WebAssembly guest function per chunk (filters/guest.ts), on the host's workers. */
+  guest(host: GuestHost, options: GuestFilterOptions): FilterTransform {
+    const [spec, core] = guestFilter(host, options);
+    return new FilterTransform(spec, {}, core);
+  },
+  web,
+  source,
+  fileSource,
+  fileSink,
+  Source,
+  FilterTransform,
+};

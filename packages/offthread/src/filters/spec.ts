@@ -56,7 +56,10 @@ export type FilterSpec =
   | ({ kind: 'gzip' | 'deflate' | 'deflateRaw' } & DeflateOptions)
   | { kind: 'gunzip' | 'inflate' | 'inflateRaw' | 'sha256' | 'md5' }
   | ({ kind: 'csv' } & CsvOptions)
-  | ({ kind: 'ndjson' } & NdjsonOptions);
+  | ({ kind: 'ndjson' } & NdjsonOptions)
+  // A user's guest function per chunk (filters/guest.ts): runs on a GuestHost's workers and
+  // never reaches the Rust side.
+  | { kind: 'guest'; interface: string; fn: string; finish?: string };
 
 /** Pushes of these filters are independent once cut at a character boundary. */
 export function isParallel(spec: FilterSpec): boolean {

@@ -2,13 +2,18 @@
  * Filters as WHATWG TransformStreams (browsers, Deno, Node's stream/web): the same
  * filters, ordering and backpressure as the Node Transforms. Host-neutral.
  */
+import type { GuestHost } from '../guests/load.js';
 import { host } from '../host.js';
 import { builders, type FilterBuilders, type StreamOptions } from './builders.js';
-import { OrderedPushes, openFilter } from './core.js';
+import { type FilterCore, OrderedPushes, openFilter } from './core.js';
+import { type GuestFilterOptions, guestFilter } from './guest.js';
 import type { FilterSpec } from './spec.js';
 
-export function filterStream(spec: FilterSpec, run: StreamOptions = {}): TransformStream<Uint8Array, Uint8Array> {
-  const core = openFilter(spec, run);
+export function filterStream(
+  spec: FilterSpec,
+  run: StreamOptions = {},
+  core: FilterCore = openFilter(spec, run),
+): TransformStream<Uint8Array, Uint8Array> {
   let pushes: OrderedPushes;
   return new TransformStream<Uint8Array, Uint8Array>(
     {
@@ -24,5 +29,13 @@ export function filterStream(spec: FilterSpec, run: StreamOptions = {}): Transfo
   );
 }
 
-/** `web.gzip()`, `web.transcode('utf8', 'utf16le')`, …: TransformStreams. */
-export const web: FilterBuilders<TransformStream<Uint8Array, Uint8Array>> = builders(filterStream);
+/** `web.gzip()`, `web.transcode('utf8', 'utf16le')`, …, `web.guest(host, …)`: TransformStreams. */
+export const web: FilterBuilders<TransformStream<Uint8Array, Uint8Array>> & {
+  guest(host: GuestHost, options: GuestFilterOptions): TransformStream<Uint8Array, Uint8Array>;
+} = {
+  ...builders((spec, run) => filterStream(spec, run)),
+  guest(guestHost, options) {
+    const [spec, core] = guestFilter(guestHost, options);
+    return filterStream(spec, {}, core);
+  },
+};

@@ -239,6 +239,11 @@ export class GuestHost {
     this.#table = table;
   }
 
+  /** Workers the guests run on (`threads` of `guests.load`). */
+  get threads(): number {
+    return this.#engine.threads;
+  }
+
   /** Every interface a loaded module exports or imports. */
   get interfaces(): GuestInterface[] {
     return [...this.#table.values()].map(({ decl, exporters }) => ({
