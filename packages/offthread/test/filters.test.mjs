@@ -79,6 +79,44 @@ test('transcoding equals Buffer.from at every chunk size, in order', async () =>
   assert.deepEqual(await run(filters.validateUtf8(), chunked(BYTES, 77)), BYTES);
 });
 
+test('transcoding into a fresh Buffer per chunk: outputs stay intact while later chunks run', async () => {
+  const latin = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7) % 256));
+  for (const [from, to, input, expected] of [
+    ['utf8', 'utf16le', BYTES, Buffer.from(TEXT, 'utf16le')],
+    ['latin1', 'utf16le', latin, Buffer.from(latin.toString('latin1'), 'utf16le')],
+    ['latin1', 'latin1', latin, latin],
+  ]) {
+    const outs = [];
+    // Kept until the end: a buffer reused for a later chunk would change an earlier one.
+    await pipeline(Readable.from(chunked(input, 999)), filters.transcode(from, to, { inFlight: 8 }), collect(outs));
+    assert.deepEqual(Buffer.concat(outs), expected, `${from} → ${to}`);
+    assert.equal(new Set(outs.map((o) => o.buffer)).size, outs.length, 'one ArrayBuffer per output chunk');
+  }
+});
+
+test('the binding checks the output room a transcoding push is given', async () => {
+  const require = createRequire(import.meta.url);
+  const binding = require('../native/offthread.linux-x64-gnu.node');
+  const spec = (s) => JSON.stringify(s);
+  const f = new binding.NativeFilter(spec({ kind: 'transcode', from: 'utf8', to: 'utf16le' }));
+  assert.equal(f.outputBound(10), 22);
+  assert.equal(new binding.NativeFilter(spec({ kind: 'transcode', from: 'latin1', to: 'latin1' })).outputBound(10), 10);
+  for (const other of [{ kind: 'gzip' }, { kind: 'transcode', from: 'utf16le', to: 'utf8' }])
+    assert.equal(new binding.NativeFilter(spec(other)).outputBound(10) ?? null, null, other.kind);
+  const pool = new binding.NativePool(1, 0, 0, () => {});
+  try {
+    assert.throws(() => pool.submitFilterPushInto(0, f, Buffer.from('hello'), Buffer.alloc(11)), {
+      code: 'ERR_INVALID_ARG',
+    });
+    const gzip = new binding.NativeFilter(spec({ kind: 'gzip' }));
+    assert.throws(() => pool.submitFilterPushInto(0, gzip, Buffer.from('hello'), Buffer.alloc(1 << 16)), {
+      code: 'ERR_INVALID_ARG',
+    });
+  } finally {
+    pool.destroy();
+  }
+});
+
 test('invalid UTF-8: replaced like TextDecoder, or rejected in strict mode with its offset', async () => {
   const bad = Buffer.concat([
     Buffer.from('ok '),
