@@ -186,7 +186,13 @@ impl NativePool {
             let out = unsafe { dst.bytes() };
             let result = work.run(out);
             Ok(match result {
-                Ok(n) => Outcome::Number(n as f64),
+                Ok(n) => {
+                    // The output chunk is a view of `out`'s first n bytes, but its
+                    // ArrayBuffer is all of `out`: clear the uninitialised rest (a few
+                    // bytes for ASCII, at most a third for CJK) so it shows no old heap.
+                    out[n..].fill(0);
+                    Outcome::Number(n as f64)
+                }
                 Err(e) => Outcome::Error {
                     code: e.code,
                     message: e.message,

@@ -92,6 +92,17 @@ test('transcoding into a fresh Buffer per chunk: outputs stay intact while later
     assert.deepEqual(Buffer.concat(outs), expected, `${from} → ${to}`);
     assert.equal(new Set(outs.map((o) => o.buffer)).size, outs.length, 'one ArrayBuffer per output chunk');
   }
+  // CJK: 3 bytes in, 2 out, so a third of each output buffer is room the chunk does not
+  // use; it must be zeros, not whatever the allocator had there (the view's ArrayBuffer
+  // reaches it).
+  const cjk = Buffer.from('日本語の文章'.repeat(20000));
+  const outs = [];
+  await pipeline(Readable.from(chunked(cjk, 65536)), filters.transcode('utf8', 'utf16le'), collect(outs));
+  assert.deepEqual(Buffer.concat(outs), Buffer.from(cjk.toString(), 'utf16le'));
+  for (const o of outs) {
+    const rest = new Uint8Array(o.buffer, o.byteOffset + o.length);
+    assert.ok(rest.length > 0 && rest.every((b) => b === 0), 'the unused room is cleared');
+  }
 });
 
 test('the binding checks the output room a transcoding push is given', async () => {
