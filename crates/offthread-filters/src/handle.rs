@@ -165,11 +165,14 @@ impl FilterHandle {
         }
     }
 
-    /// Like [`prepare_push`](Self::prepare_push), for a work item that writes into a
-    /// buffer of at least [`output_bound`](Self::output_bound) bytes. No allocation on
-    /// either side once the stream is warm: the copied input returns to the stream
-    /// for a later chunk. Fails with TOO_LARGE when the filter has no bound.
-    pub fn prepare_push_into(&mut self, chunk: &[u8]) -> FilterResult<WorkInto> {
+    /// Like [`prepare_push`](Self::prepare_push), for a work item that writes into
+    /// `out`, a buffer of at least [`output_bound`](Self::output_bound) bytes that the
+    /// host hands to [`WorkInto::run`] again. Conversions to UTF-16LE copy the input
+    /// into a buffer the stream recycles; in-place ones (latin1 → latin1, validation)
+    /// copy it into `out` right here and the work item only checks it. No allocation
+    /// either way once the stream is warm. Fails with TOO_LARGE when the filter has no
+    /// bound.
+    pub fn prepare_push_into(&mut self, chunk: &[u8], out: &mut [u8]) -> FilterResult<WorkInto> {
         self.check_open()?;
         let failed = Arc::clone(&self.failed);
         let State::Parallel(t) = &mut self.state else {
@@ -178,14 +181,28 @@ impl FilterHandle {
                 "this filter returns its output; it cannot write into a given buffer",
             ));
         };
-        if t.conversion.output_bound(0).is_none() {
+        let conversion = t.conversion;
+        if conversion.output_bound(0).is_none() {
             return Err(FilterError::new(
                 TOO_LARGE,
                 "this conversion returns its output; it cannot write into a given buffer",
             ));
         }
+        if conversion.in_place() {
+            let (n, offset) = t.cut_into(chunk, out)?;
+            return Ok(WorkInto(Box::new(move |out| {
+                let checked = match out.get(..n) {
+                    Some(piece) => conversion.check_in_place(piece, offset),
+                    None => Err(FilterError::new(TOO_LARGE, "the output buffer shrank")),
+                };
+                if checked.is_err() {
+                    failed.store(true, Ordering::Release);
+                }
+                checked.map(|()| n)
+            })));
+        }
         let piece = t.cut(chunk);
-        let (conversion, spares) = (t.conversion, t.spares());
+        let spares = t.spares();
         Ok(WorkInto(Box::new(move |out| {
             let n = conversion.run_into(&piece, out);
             if n.is_err() {

@@ -193,7 +193,8 @@ fn run_into_chunks(
         let bound = h.output_bound(c.len()).expect("a bound");
         // Garbage where the output goes: run_into must not depend on zeroed memory.
         let mut buf = vec![0xA5u8; shift + bound];
-        let n = h.prepare_push_into(c)?.run(&mut buf[shift..])?;
+        let work = h.prepare_push_into(c, &mut buf[shift..])?;
+        let n = work.run(&mut buf[shift..])?;
         assert!(n <= bound);
         all.extend_from_slice(&buf[shift..shift + n]);
     }
@@ -210,8 +211,14 @@ fn writing_into_a_given_buffer_gives_the_same_bytes_at_every_split() {
         (TO_UTF16, invalid_utf8().concat()),
         (
             r#"{"kind":"transcode","from":"latin1","to":"utf16le"}"#,
+            latin1.clone(),
+        ),
+        // In place: the input copied into the given buffer, then checked there.
+        (
+            r#"{"kind":"transcode","from":"latin1","to":"latin1"}"#,
             latin1,
         ),
+        (VALIDATE, MIXED.as_bytes().to_vec()),
     ];
     for (spec, input) in cases {
         let want = split_at(spec, &input, 0).unwrap();
@@ -237,28 +244,29 @@ fn writing_into_a_given_buffer_gives_the_same_bytes_at_every_split() {
 
 #[test]
 fn writing_into_a_given_buffer_fails_as_push_does() {
-    for bytes in invalid_utf8() {
-        for at in 0..=bytes.len() {
-            let want = split_at(TO_UTF16_STRICT, &bytes, at).map_err(|e| e.code);
-            let got = run_into_chunks(TO_UTF16_STRICT, &[&bytes[..at], &bytes[at..]], 0)
-                .map_err(|e| e.code);
-            assert_eq!(got, want, "cut at {at}");
-            assert_eq!(got, Err(INVALID_UTF8), "cut at {at}");
+    for spec in [TO_UTF16_STRICT, VALIDATE] {
+        for bytes in invalid_utf8() {
+            for at in 0..=bytes.len() {
+                let want = split_at(spec, &bytes, at).map_err(|e| e.message);
+                let got =
+                    run_into_chunks(spec, &[&bytes[..at], &bytes[at..]], 0).map_err(|e| e.message);
+                // The same first bad byte, named the same way.
+                assert_eq!(got, want, "{spec}: cut at {at}");
+                assert!(got.is_err(), "{spec}: cut at {at}");
+            }
         }
     }
     // After a failed piece the stream is closed.
-    let mut h = FilterHandle::from_json(TO_UTF16_STRICT).unwrap();
-    let mut out = vec![0; 16];
-    assert!(
-        h.prepare_push_into(b"\xff a")
-            .unwrap()
-            .run(&mut out)
-            .is_err()
-    );
-    assert_eq!(
-        h.prepare_push_into(b"a").err().map(|e| e.code),
-        Some(offthread_filters::CLOSED)
-    );
+    for spec in [TO_UTF16_STRICT, VALIDATE] {
+        let mut h = FilterHandle::from_json(spec).unwrap();
+        let mut out = vec![0; 16];
+        let work = h.prepare_push_into(b"\xff a", &mut out).unwrap();
+        assert_eq!(work.run(&mut out).map_err(|e| e.code), Err(INVALID_UTF8));
+        assert_eq!(
+            h.prepare_push_into(b"a", &mut out).err().map(|e| e.code),
+            Some(offthread_filters::CLOSED)
+        );
+    }
 }
 
 #[test]
@@ -267,34 +275,33 @@ fn a_buffer_below_the_bound_and_filters_without_one_are_refused() {
     let bound = h.output_bound(5).unwrap();
     assert_eq!(bound, 12);
     let mut small = vec![0; bound - 1];
-    let err = h
-        .prepare_push_into(b"hello")
-        .unwrap()
-        .run(&mut small)
-        .unwrap_err();
+    let work = h.prepare_push_into(b"hello", &mut small).unwrap();
+    let err = work.run(&mut small).unwrap_err();
     assert_eq!(err.code, offthread_filters::TOO_LARGE);
+    // In place, the copy itself needs the room.
+    let mut v = FilterHandle::from_json(VALIDATE).unwrap();
+    assert_eq!(v.output_bound(5), Some(5));
+    let err = v.prepare_push_into(b"hello", &mut small[..4]).err();
+    assert_eq!(err.map(|e| e.code), Some(offthread_filters::TOO_LARGE));
     // A carried partial character counts in the next bound.
     let mut h = FilterHandle::from_json(TO_UTF16).unwrap();
     let mut out = vec![0; 64];
-    assert_eq!(
-        h.prepare_push_into(b"a\xe2\x82").unwrap().run(&mut out),
-        Ok(2)
-    );
+    let work = h.prepare_push_into(b"a\xe2\x82", &mut out).unwrap();
+    assert_eq!(work.run(&mut out), Ok(2));
     assert_eq!(h.output_bound(1), Some(2 * (2 + 1 + 1)));
-    assert_eq!(h.prepare_push_into(b"\xac").unwrap().run(&mut out), Ok(2));
+    let work = h.prepare_push_into(b"\xac", &mut out).unwrap();
+    assert_eq!(work.run(&mut out), Ok(2));
     assert_eq!(&out[..2], &0x20ACu16.to_le_bytes());
     for spec in [
         FROM_UTF16,
-        VALIDATE,
         LOSSY,
-        r#"{"kind":"transcode","from":"latin1","to":"latin1"}"#,
         r#"{"kind":"gzip"}"#,
         r#"{"kind":"sha256"}"#,
     ] {
         let mut h = FilterHandle::from_json(spec).unwrap();
         assert_eq!(h.output_bound(10), None, "{spec}");
         assert_eq!(
-            h.prepare_push_into(b"x").err().map(|e| e.code),
+            h.prepare_push_into(b"x", &mut out).err().map(|e| e.code),
             Some(offthread_filters::TOO_LARGE),
             "{spec}"
         );

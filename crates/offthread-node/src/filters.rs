@@ -171,10 +171,14 @@ impl NativePool {
                 ),
             ));
         }
-        let work: WorkInto = filter.handle.prepare_push_into(&chunk).map_err(to_js)?;
-        // SAFETY: only the job below writes through this pointer; the caller reads
-        // `out` only after the job completes (documented above).
+        // SAFETY: JS is blocked in this call, and afterwards only the job below
+        // touches these bytes; the caller reads `out` only after the job completes
+        // (documented above).
         let bytes = unsafe { out.as_mut() };
+        let work: WorkInto = filter
+            .handle
+            .prepare_push_into(&chunk, bytes)
+            .map_err(to_js)?;
         let dst = OutBytes(bytes.as_mut_ptr(), bytes.len());
         let done = Arc::new(AtomicBool::new(false));
         let finished = Finished(Arc::clone(&done));

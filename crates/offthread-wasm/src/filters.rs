@@ -121,7 +121,10 @@ fn push_into_out(handle: i32, chunk: &[u8]) -> Option<i32> {
                 if out.len() < bound {
                     out.resize(bound, 0);
                 }
-                Some(h.prepare_push_into(chunk).and_then(|w| w.run(&mut out)))
+                Some(
+                    h.prepare_push_into(chunk, &mut out)
+                        .and_then(|w| w.run(&mut out)),
+                )
             })
         })?;
         Some(match n {

@@ -115,10 +115,16 @@ test('the binding checks the output room a transcoding push is given', async () 
     new binding.NativeFilter(spec({ kind: 'transcode', from: 'latin1', to: 'utf16le' })).outputBound(10),
     20,
   );
+  // In place (the chunk copied into out, checked there): exactly the input's size.
+  assert.equal(new binding.NativeFilter(spec({ kind: 'transcode', from: 'latin1', to: 'latin1' })).outputBound(10), 10);
+  assert.equal(
+    new binding.NativeFilter(spec({ kind: 'transcode', from: 'utf8', to: 'utf8', strict: true })).outputBound(10),
+    10,
+  );
   for (const other of [
     { kind: 'gzip' },
     { kind: 'transcode', from: 'utf16le', to: 'utf8' },
-    { kind: 'transcode', from: 'latin1', to: 'latin1' },
+    { kind: 'transcode', from: 'utf8', to: 'utf8' },
   ])
     assert.equal(new binding.NativeFilter(spec(other)).outputBound(10) ?? null, null, other.kind);
   const pool = new binding.NativePool(1, 0, 0, () => {});
