@@ -171,6 +171,12 @@ impl NativePool {
                 ),
             ));
         }
+        // In place, the chunk is copied into `out` during this call: they must not
+        // share bytes (a borrowed slice and a mutable one over the same memory).
+        let (c, o) = (chunk.as_ptr_range(), out.as_ptr_range());
+        if !chunk.is_empty() && !out.is_empty() && c.start < o.end && o.start < c.end {
+            return Err(coded("ERR_INVALID_ARG", "out overlaps the chunk"));
+        }
         // SAFETY: JS is blocked in this call, and afterwards only the job below
         // touches these bytes; the caller reads `out` only after the job completes
         // (documented above).

@@ -132,6 +132,11 @@ test('the binding checks the output room a transcoding push is given', async () 
     assert.throws(() => pool.submitFilterPushInto(0, f, Buffer.from('hello'), Buffer.alloc(11)), {
       code: 'ERR_INVALID_ARG',
     });
+    const shared = Buffer.alloc(64);
+    assert.throws(() => pool.submitFilterPushInto(0, f, shared.subarray(0, 8), shared.subarray(4)), {
+      code: 'ERR_INVALID_ARG',
+      message: /overlaps/,
+    });
     const gzip = new binding.NativeFilter(spec({ kind: 'gzip' }));
     assert.throws(() => pool.submitFilterPushInto(0, gzip, Buffer.from('hello'), Buffer.alloc(1 << 16)), {
       code: 'ERR_INVALID_ARG',
