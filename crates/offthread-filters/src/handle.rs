@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use crate::compress::{Compressor, Decompressor};
 use crate::digest::Digest;
-use crate::error::{BUSY, CLOSED, FilterError, FilterResult};
+use crate::error::{BUSY, CLOSED, FilterError, FilterResult, TOO_LARGE};
 use crate::records::RecordParser;
 use crate::spec::FilterSpec;
-use crate::transcode::{Conversion, Transcoder};
+use crate::transcode::{Conversion, Transcoder, recycle};
 
 /// A stateful filter: chunks in order, then `finish` once.
 pub trait Filter: Send {
@@ -60,6 +60,19 @@ pub struct Work(Box<dyn FnOnce() -> FilterResult<Vec<u8>> + Send>);
 impl Work {
     pub fn run(self) -> FilterResult<Vec<u8>> {
         (self.0)()
+    }
+}
+
+/// A push that writes its output into a buffer the host owns ([`FilterHandle::prepare_push_into`])
+/// and returns how many bytes it wrote.
+pub struct WorkInto(Box<WriteInto>);
+
+type WriteInto = dyn FnOnce(&mut [u8]) -> FilterResult<usize> + Send;
+
+impl WorkInto {
+    /// `out` holds at least the [`FilterHandle::output_bound`] given before the push.
+    pub fn run(self, out: &mut [u8]) -> FilterResult<usize> {
+        (self.0)(out)
     }
 }
 
@@ -140,6 +153,64 @@ impl FilterHandle {
     pub fn prepare_push(&mut self, chunk: &[u8]) -> FilterResult<Work> {
         self.check_open()?;
         self.prepare(Some(chunk))
+    }
+
+    /// The room the output of pushing a `chunk_len`-byte chunk next needs when it is
+    /// written into the host's buffer ([`prepare_push_into`](Self::prepare_push_into)),
+    /// or `None`: this filter's pushes return new `Vec`s ([`prepare_push`](Self::prepare_push)).
+    pub fn output_bound(&self, chunk_len: usize) -> Option<usize> {
+        match &self.state {
+            State::Parallel(t) => t.conversion.output_bound(t.next_piece_len(chunk_len)),
+            State::Sequential { .. } => None,
+        }
+    }
+
+    /// Like [`prepare_push`](Self::prepare_push), for a work item that writes into
+    /// `out`, a buffer of at least [`output_bound`](Self::output_bound) bytes that the
+    /// host hands to [`WorkInto::run`] again. Conversions to UTF-16LE copy the input
+    /// into a buffer the stream recycles; in-place ones (latin1 → latin1, validation)
+    /// copy it into `out` right here and the work item only checks it. No allocation
+    /// either way once the stream is warm. Fails with TOO_LARGE when the filter has no
+    /// bound.
+    pub fn prepare_push_into(&mut self, chunk: &[u8], out: &mut [u8]) -> FilterResult<WorkInto> {
+        self.check_open()?;
+        let failed = Arc::clone(&self.failed);
+        let State::Parallel(t) = &mut self.state else {
+            return Err(FilterError::new(
+                TOO_LARGE,
+                "this filter returns its output; it cannot write into a given buffer",
+            ));
+        };
+        let conversion = t.conversion;
+        if conversion.output_bound(0).is_none() {
+            return Err(FilterError::new(
+                TOO_LARGE,
+                "this conversion returns its output; it cannot write into a given buffer",
+            ));
+        }
+        if conversion.in_place() {
+            let (n, offset) = t.cut_into(chunk, out)?;
+            return Ok(WorkInto(Box::new(move |out| {
+                let checked = match out.get(..n) {
+                    Some(piece) => conversion.check_in_place(piece, offset),
+                    None => Err(FilterError::new(TOO_LARGE, "the output buffer shrank")),
+                };
+                if checked.is_err() {
+                    failed.store(true, Ordering::Release);
+                }
+                checked.map(|()| n)
+            })));
+        }
+        let piece = t.cut(chunk);
+        let spares = t.spares();
+        Ok(WorkInto(Box::new(move |out| {
+            let n = conversion.run_into(&piece, out);
+            if n.is_err() {
+                failed.store(true, Ordering::Release);
+            }
+            recycle(&spares, piece);
+            n
+        })))
     }
 
     /// The end of the stream: the work item yields the last output (a digest, a

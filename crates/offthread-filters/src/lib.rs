@@ -23,7 +23,9 @@ pub use columns::{ColumnType, RecordColumn};
 pub use compress::{Compressor, Decompressor, Format};
 pub use digest::{Digest, DigestKind};
 pub use error::*;
-pub use handle::{Filter, FilterHandle, Work};
+pub use handle::{Filter, FilterHandle, Work, WorkInto};
 pub use records::{CsvOptions, RecordFormat, RecordParser};
 pub use spec::FilterSpec;
-pub use transcode::{Conversion, Encoding, Piece, Transcoder, utf8_boundary, utf16_boundary};
+pub use transcode::{
+    Conversion, Encoding, Piece, Spares, Transcoder, recycle, utf8_boundary, utf16_boundary,
+};

@@ -9,8 +9,9 @@
 //! fails with the stream offset of the first bad byte.
 
 use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
 
-use crate::error::{FilterError, FilterResult, INVALID_UTF8, INVALID_UTF16, UNMAPPABLE};
+use crate::error::{FilterError, FilterResult, INVALID_UTF8, INVALID_UTF16, TOO_LARGE, UNMAPPABLE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoding {
@@ -50,12 +51,21 @@ pub struct Piece {
     pub last: bool,
 }
 
+/// Input buffers that converted pieces gave back ([`Transcoder::recycle`]), for the
+/// next cuts: a fresh 64 KiB allocation per chunk cost the JS thread a page fault per
+/// 4 KiB whenever the allocator had handed the previous one back to the kernel.
+pub type Spares = Arc<Mutex<Vec<Vec<u8>>>>;
+
+/// Spare input buffers kept per stream (a few more than the chunks in flight).
+const MAX_SPARES: usize = 16;
+
 /// The ordered half of a transcoding stream: cuts chunks into [`Piece`]s.
 #[derive(Debug)]
 pub struct Transcoder {
     pub conversion: Conversion,
     carry: Vec<u8>,
     offset: u64,
+    spares: Spares,
 }
 
 impl Transcoder {
@@ -64,13 +74,27 @@ impl Transcoder {
             conversion,
             carry: Vec::new(),
             offset: 0,
+            spares: Spares::default(),
         }
+    }
+
+    /// Where converted pieces return their input buffers (see [`recycle`]).
+    pub fn spares(&self) -> Spares {
+        Arc::clone(&self.spares)
+    }
+
+    /// Bytes the next [`cut`](Self::cut) of a `chunk_len`-byte chunk may hold.
+    pub fn next_piece_len(&self, chunk_len: usize) -> usize {
+        self.carry.len() + chunk_len
     }
 
     /// The bytes of `carry ‖ chunk` up to the last character boundary; the rest is
     /// kept for the next chunk.
     pub fn cut(&mut self, chunk: &[u8]) -> Piece {
-        let mut bytes = Vec::with_capacity(self.carry.len() + chunk.len());
+        let spare = self.spares.lock().ok().and_then(|mut s| s.pop());
+        let mut bytes = spare.unwrap_or_default();
+        bytes.clear();
+        bytes.reserve_exact(self.carry.len() + chunk.len());
         bytes.extend_from_slice(&self.carry);
         bytes.extend_from_slice(chunk);
         let at = match self.conversion.from {
@@ -78,7 +102,9 @@ impl Transcoder {
             Encoding::Utf16le => utf16_boundary(&bytes),
             Encoding::Latin1 => bytes.len(),
         };
-        self.carry = bytes.split_off(at);
+        self.carry.clear();
+        self.carry.extend_from_slice(&bytes[at..]);
+        bytes.truncate(at);
         let offset = self.offset;
         self.offset += at as u64;
         Piece {
@@ -86,6 +112,34 @@ impl Transcoder {
             offset,
             last: false,
         }
+    }
+
+    /// [`cut`](Self::cut) straight into `out` (at least `next_piece_len` bytes): the
+    /// piece is `out[..n]`; returns `n` and the piece's stream offset. For in-place
+    /// conversions ([`Conversion::in_place`]): no buffer of our own at all.
+    pub fn cut_into(&mut self, chunk: &[u8], out: &mut [u8]) -> FilterResult<(usize, u64)> {
+        let len = self.carry.len() + chunk.len();
+        let Some(out) = out.get_mut(..len) else {
+            return Err(FilterError::new(
+                TOO_LARGE,
+                format!(
+                    "an output buffer of {} bytes for a piece of {len} bytes",
+                    out.len()
+                ),
+            ));
+        };
+        out[..self.carry.len()].copy_from_slice(&self.carry);
+        out[self.carry.len()..].copy_from_slice(chunk);
+        let at = match self.conversion.from {
+            Encoding::Utf8 => utf8_boundary(out),
+            Encoding::Utf16le => utf16_boundary(out),
+            Encoding::Latin1 => len,
+        };
+        self.carry.clear();
+        self.carry.extend_from_slice(&out[at..]);
+        let offset = self.offset;
+        self.offset += at as u64;
+        Ok((at, offset))
     }
 
     /// The bytes kept back at the end of the stream.
@@ -98,6 +152,15 @@ impl Transcoder {
             offset,
             last: true,
         }
+    }
+}
+
+/// Gives a converted piece's input buffer back to its stream for a later cut.
+pub fn recycle(spares: &Spares, piece: Piece) {
+    if let Ok(mut s) = spares.lock()
+        && s.len() < MAX_SPARES
+    {
+        s.push(piece.bytes);
     }
 }
 
@@ -140,6 +203,101 @@ fn is_low(u: u16) -> bool {
 }
 
 impl Conversion {
+    /// The output is the input, checked (latin1 → latin1; strict UTF-8 → UTF-8, i.e.
+    /// validation): a push copies the piece straight into the host's output buffer on
+    /// the caller's thread and the work item only checks it there
+    /// ([`Transcoder::cut_into`], [`check_in_place`](Self::check_in_place)).
+    pub fn in_place(&self) -> bool {
+        self.from == self.to
+            && (self.from == Encoding::Latin1 || (self.from == Encoding::Utf8 && self.strict))
+    }
+
+    /// Room the output of a piece of `len` bytes needs in a host's buffer
+    /// ([`run_into`](Self::run_into), or in place), or `None`: this conversion only
+    /// returns its output as a new `Vec` ([`run`](Self::run)). Conversions to UTF-16LE
+    /// write at most twice the input; in-place ones exactly the input. Output to UTF-8
+    /// could grow threefold, so those return a `Vec`.
+    pub fn output_bound(&self, len: usize) -> Option<usize> {
+        match (self.from, self.to) {
+            _ if self.in_place() => Some(len),
+            // encoding_rs wants one unit more than the input's length.
+            (Encoding::Utf8, Encoding::Utf16le) => Some(2 * (len + 1)),
+            (Encoding::Latin1, Encoding::Utf16le) => Some(2 * len),
+            _ => None,
+        }
+    }
+
+    /// The work of an in-place push: `bytes` (the piece, already in the output buffer,
+    /// starting at stream offset `offset`) checked; latin1 needs no check.
+    pub fn check_in_place(&self, bytes: &[u8], offset: u64) -> FilterResult<()> {
+        if self.from == Encoding::Utf8 && self.strict {
+            self.check_utf8(bytes, offset, false)?;
+        }
+        Ok(())
+    }
+
+    /// Converts one piece into `out` (at least [`output_bound`](Self::output_bound)
+    /// bytes) and returns how many bytes it wrote: the same bytes as [`run`](Self::run),
+    /// without allocating (the host hands in a buffer it owns, e.g. a JS Buffer that
+    /// becomes the output chunk). Conversions without a bound fail with TOO_LARGE.
+    pub fn run_into(&self, piece: &Piece, out: &mut [u8]) -> FilterResult<usize> {
+        let bytes = &piece.bytes[..];
+        let too_small = || {
+            FilterError::new(
+                TOO_LARGE,
+                format!(
+                    "an output buffer of {} bytes for a piece of {} bytes",
+                    out.len(),
+                    bytes.len()
+                ),
+            )
+        };
+        match self.output_bound(bytes.len()) {
+            Some(bound) if bound <= out.len() => {}
+            _ => return Err(too_small()),
+        }
+        match (self.from, self.to) {
+            (Encoding::Utf8, Encoding::Utf16le) => {
+                if self.strict {
+                    self.check_utf8(bytes, piece.offset, piece.last)?;
+                }
+                Ok(fill_utf16(out, bytes.len() + 1, |units| {
+                    encoding_rs::mem::convert_utf8_to_utf16(bytes, units)
+                }))
+            }
+            (Encoding::Latin1, Encoding::Utf16le) => Ok(fill_utf16(out, bytes.len(), |units| {
+                encoding_rs::mem::convert_latin1_to_utf16(bytes, &mut units[..bytes.len()]);
+                bytes.len()
+            })),
+            // output_bound is None for every other pair (checked above).
+            _ => Err(too_small()),
+        }
+    }
+
+    /// Strict UTF-8 input: the first invalid byte (or, converting to latin1, an
+    /// unmappable character before it) as an error.
+    fn check_utf8(&self, bytes: &[u8], offset: u64, last: bool) -> FilterResult<()> {
+        let valid = encoding_rs::Encoding::utf8_valid_up_to(bytes);
+        if valid == bytes.len() {
+            return Ok(());
+        }
+        // The first error in stream order: an unmappable character before the invalid
+        // byte wins.
+        if self.to == Encoding::Latin1 {
+            let text = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+            chars_to_latin1(text.char_indices(), valid, offset, true)?;
+        }
+        let what = if last && utf8_boundary(&bytes[valid..]) == 0 {
+            "a UTF-8 sequence cut off by the end of the stream"
+        } else {
+            "invalid UTF-8"
+        };
+        Err(FilterError::new(
+            INVALID_UTF8,
+            format!("{what} at byte {}", offset + valid as u64),
+        ))
+    }
+
     /// Converts one piece (any thread, any order).
     pub fn run(&self, piece: Piece) -> FilterResult<Vec<u8>> {
         let Piece {
@@ -150,24 +308,7 @@ impl Conversion {
         match self.from {
             Encoding::Utf8 => {
                 if self.strict {
-                    let valid = encoding_rs::Encoding::utf8_valid_up_to(&bytes);
-                    if valid < bytes.len() {
-                        // The first error in stream order: an unmappable character
-                        // before the invalid byte wins.
-                        if self.to == Encoding::Latin1 {
-                            let text = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
-                            chars_to_latin1(text.char_indices(), valid, offset, true)?;
-                        }
-                        let what = if last && utf8_boundary(&bytes[valid..]) == 0 {
-                            "a UTF-8 sequence cut off by the end of the stream"
-                        } else {
-                            "invalid UTF-8"
-                        };
-                        return Err(FilterError::new(
-                            INVALID_UTF8,
-                            format!("{what} at byte {}", offset + valid as u64),
-                        ));
-                    }
+                    self.check_utf8(&bytes, offset, last)?;
                 }
                 match self.to {
                     Encoding::Utf8 => Ok(match String::from_utf8_lossy(&bytes) {
@@ -276,11 +417,21 @@ fn utf8_to_utf16le(src: &[u8]) -> Vec<u8> {
 }
 
 /// Runs `fill` on room for `capacity` u16 units and returns the first `n` it reports
-/// as little-endian bytes. Writes into the output `Vec<u8>` directly when it is
-/// 2-aligned (every allocator here), else through a u16 buffer and a copy.
+/// as little-endian bytes (a new `Vec`).
 fn with_utf16_out(capacity: usize, fill: impl FnOnce(&mut [u16]) -> usize) -> Vec<u8> {
     let mut out = vec![0u8; capacity * 2];
-    let n = match bytemuck::try_cast_slice_mut::<u8, u16>(&mut out) {
+    let n = fill_utf16(&mut out, capacity, fill);
+    out.truncate(n);
+    out
+}
+
+/// Runs `fill` on room for `capacity` u16 units at the start of `out` (at least
+/// `2 * capacity` bytes) and returns how many bytes of little-endian units it wrote.
+/// Writes into `out` directly when it is 2-aligned (every allocator here; JS buffers
+/// at an even offset), else through a u16 buffer and a copy.
+fn fill_utf16(out: &mut [u8], capacity: usize, fill: impl FnOnce(&mut [u16]) -> usize) -> usize {
+    let out = &mut out[..capacity * 2];
+    let n = match bytemuck::try_cast_slice_mut::<u8, u16>(out) {
         Ok(units) => {
             let n = fill(units);
             if cfg!(target_endian = "big") {
@@ -299,8 +450,7 @@ fn with_utf16_out(capacity: usize, fill: impl FnOnce(&mut [u16]) -> usize) -> Ve
             n
         }
     };
-    out.truncate(n * 2);
-    out
+    n * 2
 }
 
 /// The UTF-16LE code units of `bytes` (an odd last byte ignored): borrowed when the

@@ -178,3 +178,132 @@ fn parallel_pieces_run_in_any_order() {
     outs.reverse();
     assert_eq!(outs.concat(), utf16le(&input));
 }
+
+/// Pushes `chunks` through `prepare_push_into`, each into a buffer of exactly the
+/// announced bound at byte `shift` of a larger one (an odd shift: unaligned UTF-16
+/// output), then finishes the stream the usual way.
+fn run_into_chunks(
+    spec: &str,
+    chunks: &[&[u8]],
+    shift: usize,
+) -> Result<Vec<u8>, offthread_filters::FilterError> {
+    let mut h = FilterHandle::from_json(spec).unwrap();
+    let mut all = Vec::new();
+    for c in chunks {
+        let bound = h.output_bound(c.len()).expect("a bound");
+        // Garbage where the output goes: run_into must not depend on zeroed memory.
+        let mut buf = vec![0xA5u8; shift + bound];
+        let work = h.prepare_push_into(c, &mut buf[shift..])?;
+        let n = work.run(&mut buf[shift..])?;
+        assert!(n <= bound);
+        all.extend_from_slice(&buf[shift..shift + n]);
+    }
+    all.extend(h.finish_now()?);
+    Ok(all)
+}
+
+#[test]
+fn writing_into_a_given_buffer_gives_the_same_bytes_at_every_split() {
+    let latin1: Vec<u8> = (0..=255u8).collect();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (TO_UTF16, MIXED.as_bytes().to_vec()),
+        (TO_UTF16_STRICT, MIXED.as_bytes().to_vec()),
+        (TO_UTF16, invalid_utf8().concat()),
+        (
+            r#"{"kind":"transcode","from":"latin1","to":"utf16le"}"#,
+            latin1.clone(),
+        ),
+        // In place: the input copied into the given buffer, then checked there.
+        (
+            r#"{"kind":"transcode","from":"latin1","to":"latin1"}"#,
+            latin1,
+        ),
+        (VALIDATE, MIXED.as_bytes().to_vec()),
+    ];
+    for (spec, input) in cases {
+        let want = split_at(spec, &input, 0).unwrap();
+        for at in 0..=input.len() {
+            for shift in [0, 1] {
+                let got = run_into_chunks(spec, &[&input[..at], &input[at..]], shift);
+                assert_eq!(
+                    got.as_ref(),
+                    Ok(&want),
+                    "{spec}: cut at {at}, shift {shift}"
+                );
+            }
+        }
+        // Many small chunks: the input buffers go round the stream's spares.
+        let chunks: Vec<&[u8]> = input.chunks(3).collect();
+        assert_eq!(
+            run_into_chunks(spec, &chunks, 0),
+            Ok(want),
+            "{spec}: chunks of 3"
+        );
+    }
+}
+
+#[test]
+fn writing_into_a_given_buffer_fails_as_push_does() {
+    for spec in [TO_UTF16_STRICT, VALIDATE] {
+        for bytes in invalid_utf8() {
+            for at in 0..=bytes.len() {
+                let want = split_at(spec, &bytes, at).map_err(|e| e.message);
+                let got =
+                    run_into_chunks(spec, &[&bytes[..at], &bytes[at..]], 0).map_err(|e| e.message);
+                // The same first bad byte, named the same way.
+                assert_eq!(got, want, "{spec}: cut at {at}");
+                assert!(got.is_err(), "{spec}: cut at {at}");
+            }
+        }
+    }
+    // After a failed piece the stream is closed.
+    for spec in [TO_UTF16_STRICT, VALIDATE] {
+        let mut h = FilterHandle::from_json(spec).unwrap();
+        let mut out = vec![0; 16];
+        let work = h.prepare_push_into(b"\xff a", &mut out).unwrap();
+        assert_eq!(work.run(&mut out).map_err(|e| e.code), Err(INVALID_UTF8));
+        assert_eq!(
+            h.prepare_push_into(b"a", &mut out).err().map(|e| e.code),
+            Some(offthread_filters::CLOSED)
+        );
+    }
+}
+
+#[test]
+fn a_buffer_below_the_bound_and_filters_without_one_are_refused() {
+    let mut h = FilterHandle::from_json(TO_UTF16).unwrap();
+    let bound = h.output_bound(5).unwrap();
+    assert_eq!(bound, 12);
+    let mut small = vec![0; bound - 1];
+    let work = h.prepare_push_into(b"hello", &mut small).unwrap();
+    let err = work.run(&mut small).unwrap_err();
+    assert_eq!(err.code, offthread_filters::TOO_LARGE);
+    // In place, the copy itself needs the room.
+    let mut v = FilterHandle::from_json(VALIDATE).unwrap();
+    assert_eq!(v.output_bound(5), Some(5));
+    let err = v.prepare_push_into(b"hello", &mut small[..4]).err();
+    assert_eq!(err.map(|e| e.code), Some(offthread_filters::TOO_LARGE));
+    // A carried partial character counts in the next bound.
+    let mut h = FilterHandle::from_json(TO_UTF16).unwrap();
+    let mut out = vec![0; 64];
+    let work = h.prepare_push_into(b"a\xe2\x82", &mut out).unwrap();
+    assert_eq!(work.run(&mut out), Ok(2));
+    assert_eq!(h.output_bound(1), Some(2 * (2 + 1 + 1)));
+    let work = h.prepare_push_into(b"\xac", &mut out).unwrap();
+    assert_eq!(work.run(&mut out), Ok(2));
+    assert_eq!(&out[..2], &0x20ACu16.to_le_bytes());
+    for spec in [
+        FROM_UTF16,
+        LOSSY,
+        r#"{"kind":"gzip"}"#,
+        r#"{"kind":"sha256"}"#,
+    ] {
+        let mut h = FilterHandle::from_json(spec).unwrap();
+        assert_eq!(h.output_bound(10), None, "{spec}");
+        assert_eq!(
+            h.prepare_push_into(b"x", &mut out).err().map(|e| e.code),
+            Some(offthread_filters::TOO_LARGE),
+            "{spec}"
+        );
+    }
+}

@@ -5,8 +5,8 @@
 //! "CODE: message" (UTF-8) until the next failing call.
 //!
 //! `filter_new(spec, len)` → handle ≥ 0; `filter_push(h, ptr, len)` and
-//! `filter_finish(h)` → output length ≥ 0, the bytes at `filter_out_ptr()` until the
-//! next push/finish; `filter_free(h)`.
+//! `filter_finish(h)` → output length ≥ 0, the first that many bytes at
+//! `filter_out_ptr()` until the next push/finish; `filter_free(h)`.
 
 use std::cell::RefCell;
 
@@ -98,7 +98,40 @@ pub unsafe extern "C" fn filter_push(handle: i32, ptr: *const u8, len: usize) ->
     let Some(chunk) = (unsafe { input(ptr, len) }) else {
         return fail(&FilterError::new(CLOSED, "a null chunk pointer"));
     };
+    if let Some(n) = push_into_out(handle, chunk) {
+        return n;
+    }
     finish(with_handle(handle, |h| h.push_now(chunk)))
+}
+
+/// Transcoding with an output bound writes into OUT itself, which keeps its capacity
+/// (and length) from chunk to chunk: no allocation or zeroing per chunk once it has
+/// grown. `None`: the filter returns a new Vec (or the handle is unknown).
+fn push_into_out(handle: i32, chunk: &[u8]) -> Option<i32> {
+    FILTERS.with(|all| {
+        let mut all = all.borrow_mut();
+        let h = usize::try_from(handle)
+            .ok()
+            .and_then(|i| all.get_mut(i))
+            .and_then(Option::as_mut)?;
+        let bound = h.output_bound(chunk.len())?;
+        let n = i32::try_from(bound).ok().and_then(|_| {
+            OUT.with(|o| {
+                let mut out = o.borrow_mut();
+                if out.len() < bound {
+                    out.resize(bound, 0);
+                }
+                Some(
+                    h.prepare_push_into(chunk, &mut out)
+                        .and_then(|w| w.run(&mut out)),
+                )
+            })
+        })?;
+        Some(match n {
+            Ok(n) => n as i32,
+            Err(e) => fail(&e),
+        })
+    })
 }
 
 /// The end of filter `handle`'s stream.
@@ -169,6 +202,19 @@ mod tests {
         assert!(error().starts_with("ERR_FILTER_CLOSED"), "{}", error());
         filter_free(h);
         assert_eq!(filter_finish(h), -1);
+
+        // A long chunk, then a short one: OUT stays long, the count says what is new.
+        // SAFETY: as above.
+        let h = unsafe { filter_new(spec.as_ptr(), spec.len()) };
+        let long = "abc".repeat(1000);
+        // SAFETY: as above.
+        assert_eq!(unsafe { filter_push(h, long.as_ptr(), long.len()) }, 6000);
+        // SAFETY: as above.
+        assert_eq!(unsafe { filter_push(h, "\u{20ac}".as_ptr(), 3) }, 2);
+        // SAFETY: OUT holds at least 2 bytes after that push.
+        let out = unsafe { std::slice::from_raw_parts(filter_out_ptr(), 2) };
+        assert_eq!(out, 0x20ACu16.to_le_bytes());
+        filter_free(h);
 
         let bad = br#"{"kind":"gzip","level":11}"#;
         // SAFETY: as above.

@@ -5,6 +5,11 @@ export declare class NativeFilter {
   constructor(spec: string)
   /** Several chunks may be in flight at once (transcoding); else one at a time. */
   get parallel(): boolean
+  /**
+   * The output Buffer size `submitFilterPushInto` needs for a chunk of `len` bytes
+   * pushed next, or null: this filter's outputs come back as new Buffers.
+   */
+  outputBound(len: number): number | null
 }
 
 /** A pool of native threads whose jobs resolve JS promises in batches. */
@@ -14,6 +19,14 @@ export declare class NativePool {
    * A refused chunk (ERR_FILTER_BUSY, ERR_FILTER_CLOSED) throws here.
    */
   submitFilterPush(id: number, filter: NativeFilter, chunk: Uint8Array): void
+  /**
+   * Like `submitFilterPush`, writing the output into `out` (at least
+   * `filter.outputBound(chunk.length)` bytes, from the start): job `id` completes
+   * with the number of bytes written. `out` must be a Buffer that nothing else
+   * holds, read or transfers until then: the TS package allocates a fresh one per
+   * chunk and hands out a view of it only after the completion.
+   */
+  submitFilterPushInto(id: number, filter: NativeFilter, chunk: Uint8Array, out: Uint8Array): void
   /** The end of `filter`'s stream; job `id` completes with the bytes held back. */
   submitFilterFinish(id: number, filter: NativeFilter): void
   /** Registry kernel `kernel` as a pool job (cancellable between its chunks). */

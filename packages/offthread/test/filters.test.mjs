@@ -79,6 +79,73 @@ test('transcoding equals Buffer.from at every chunk size, in order', async () =>
   assert.deepEqual(await run(filters.validateUtf8(), chunked(BYTES, 77)), BYTES);
 });
 
+test('transcoding into a fresh Buffer per chunk: outputs stay intact while later chunks run', async () => {
+  const latin = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7) % 256));
+  for (const [from, to, input, expected] of [
+    ['utf8', 'utf16le', BYTES, Buffer.from(TEXT, 'utf16le')],
+    ['latin1', 'utf16le', latin, Buffer.from(latin.toString('latin1'), 'utf16le')],
+    ['latin1', 'latin1', latin, latin],
+  ]) {
+    const outs = [];
+    // Kept until the end: a buffer reused for a later chunk would change an earlier one.
+    await pipeline(Readable.from(chunked(input, 999)), filters.transcode(from, to, { inFlight: 8 }), collect(outs));
+    assert.deepEqual(Buffer.concat(outs), expected, `${from} → ${to}`);
+    assert.equal(new Set(outs.map((o) => o.buffer)).size, outs.length, 'one ArrayBuffer per output chunk');
+  }
+  // CJK: 3 bytes in, 2 out, so a third of each output buffer is room the chunk does not
+  // use; it must be zeros, not whatever the allocator had there (the view's ArrayBuffer
+  // reaches it).
+  const cjk = Buffer.from('日本語の文章'.repeat(20000));
+  const outs = [];
+  await pipeline(Readable.from(chunked(cjk, 65536)), filters.transcode('utf8', 'utf16le'), collect(outs));
+  assert.deepEqual(Buffer.concat(outs), Buffer.from(cjk.toString(), 'utf16le'));
+  for (const o of outs) {
+    const rest = new Uint8Array(o.buffer, o.byteOffset + o.length);
+    assert.ok(rest.length > 0 && rest.every((b) => b === 0), 'the unused room is cleared');
+  }
+});
+
+test('the binding checks the output room a transcoding push is given', async () => {
+  const require = createRequire(import.meta.url);
+  const binding = require('../native/offthread.linux-x64-gnu.node');
+  const spec = (s) => JSON.stringify(s);
+  const f = new binding.NativeFilter(spec({ kind: 'transcode', from: 'utf8', to: 'utf16le' }));
+  assert.equal(f.outputBound(10), 22);
+  assert.equal(
+    new binding.NativeFilter(spec({ kind: 'transcode', from: 'latin1', to: 'utf16le' })).outputBound(10),
+    20,
+  );
+  // In place (the chunk copied into out, checked there): exactly the input's size.
+  assert.equal(new binding.NativeFilter(spec({ kind: 'transcode', from: 'latin1', to: 'latin1' })).outputBound(10), 10);
+  assert.equal(
+    new binding.NativeFilter(spec({ kind: 'transcode', from: 'utf8', to: 'utf8', strict: true })).outputBound(10),
+    10,
+  );
+  for (const other of [
+    { kind: 'gzip' },
+    { kind: 'transcode', from: 'utf16le', to: 'utf8' },
+    { kind: 'transcode', from: 'utf8', to: 'utf8' },
+  ])
+    assert.equal(new binding.NativeFilter(spec(other)).outputBound(10) ?? null, null, other.kind);
+  const pool = new binding.NativePool(1, 0, 0, () => {});
+  try {
+    assert.throws(() => pool.submitFilterPushInto(0, f, Buffer.from('hello'), Buffer.alloc(11)), {
+      code: 'ERR_INVALID_ARG',
+    });
+    const shared = Buffer.alloc(64);
+    assert.throws(() => pool.submitFilterPushInto(0, f, shared.subarray(0, 8), shared.subarray(4)), {
+      code: 'ERR_INVALID_ARG',
+      message: /overlaps/,
+    });
+    const gzip = new binding.NativeFilter(spec({ kind: 'gzip' }));
+    assert.throws(() => pool.submitFilterPushInto(0, gzip, Buffer.from('hello'), Buffer.alloc(1 << 16)), {
+      code: 'ERR_INVALID_ARG',
+    });
+  } finally {
+    pool.destroy();
+  }
+});
+
 test('invalid UTF-8: replaced like TextDecoder, or rejected in strict mode with its offset', async () => {
   const bad = Buffer.concat([
     Buffer.from('ok '),

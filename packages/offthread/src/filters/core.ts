@@ -32,6 +32,12 @@ export interface FilterCore {
   close(): void;
 }
 
+// Node's (the native backend runs only there; the browser build type-checks without it).
+const NodeBuffer = (globalThis as { Buffer?: { allocUnsafeSlow(size: number): Uint8Array } }).Buffer;
+/** Output room for a native push: uninitialised (the job writes it before anyone reads it). */
+const allocUnsafe = (size: number): Uint8Array =>
+  NodeBuffer ? NodeBuffer.allocUnsafeSlow(size) : new Uint8Array(size);
+
 function checkInFlight(n: number | undefined, fallback: number): number {
   if (n === undefined) return fallback;
   if (!Number.isInteger(n) || n < 1 || n > 1024)
@@ -55,8 +61,16 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
       parallel,
       backend: 'native',
       inFlight,
-      push: (chunk) => pool.run('filter', { filter, chunk }, {}),
-      finish: () => pool.run('filter', { filter, chunk: null }, {}),
+      push: (chunk) => {
+        // Transcoding writes into a fresh, uninitialised Buffer that no one else sees
+        // until the job is done (no Rust allocation, zeroing or finalizer per chunk).
+        const bound = filter.outputBound(chunk.length);
+        if (bound === null || bound === undefined)
+          return pool.run('filter', { filter, chunk }, {}) as Promise<Uint8Array>;
+        const out = allocUnsafe(bound);
+        return pool.run('filter', { filter, chunk, out }, {}).then((n) => out.subarray(0, n as number));
+      },
+      finish: () => pool.run('filter', { filter, chunk: null }, {}) as Promise<Uint8Array>,
       close: () => {},
     };
   }
