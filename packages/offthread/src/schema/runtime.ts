@@ -78,6 +78,15 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const ALIGN_ARRAY = 64;
 const ALIGN_STRUCT = 8;
 
+/**
+ * The typed-array `buffer` getter, called directly by `Message.typed`: V8 cannot inline
+ * `u8.buffer` (a C++ builtin), so it compiles it to a generic load IC that finds and then
+ * calls this getter on every read; calling the getter itself skips the IC.
+ */
+const bufferOf = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'buffer')!.get as (
+  this: Uint8Array,
+) => ArrayBufferLike;
+
 export const SIZES: Record<Kind, number> = SIZE_OF;
 export const ARRAY_ALIGN = ALIGN_ARRAY;
 export const STRUCT_ALIGN = ALIGN_STRUCT;
@@ -567,7 +576,7 @@ export class Message {
     const n = this.u8.length;
     if (!(offset + count * size <= n)) outOfRange(offset, count * size, n);
     const at = this.base + offset;
-    if (LITTLE_ENDIAN && at % size === 0) return new CTORS[kind](this.u8.buffer, at, count) as KindArrays[K];
+    if (LITTLE_ENDIAN && at % size === 0) return new CTORS[kind](bufferOf.call(this.u8), at, count) as KindArrays[K];
     return this.copied(kind, offset, count);
   }
 
