@@ -78,6 +78,15 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const ALIGN_ARRAY = 64;
 const ALIGN_STRUCT = 8;
 
+/**
+ * The typed-array `buffer` getter, called directly by `Message.typed`: V8 cannot inline
+ * `u8.buffer` (a C++ builtin), so it compiles it to a generic load IC that finds and then
+ * calls this getter on every read; calling the getter itself skips the IC.
+ */
+const bufferOf = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'buffer')!.get as (
+  this: Uint8Array,
+) => ArrayBufferLike;
+
 export const SIZES: Record<Kind, number> = SIZE_OF;
 export const ARRAY_ALIGN = ALIGN_ARRAY;
 export const STRUCT_ALIGN = ALIGN_STRUCT;
@@ -474,10 +483,11 @@ function noColumns(count: number): never {
 }
 
 /**
- * [maxDepth, maxSoaColumns, maxTraversal] from the caller's read options, each getter
- * read once (a copy first), or ERR_INVALID_ARG.
+ * Sets `msg`'s maxDepth, maxSoaColumns and maxTraversal from the caller's read options
+ * (each getter read once, a copy first; an undefined one keeps the default), or throws
+ * ERR_INVALID_ARG.
  */
-function limitsOf(opts: unknown, size: number): [number, number, number] {
+function limitsOf(msg: Message, opts: unknown): void {
   if (typeof opts !== 'object' || opts === null) {
     throw makeError('ERR_INVALID_ARG', `read options must be an object, not ${describe(opts)}`);
   }
@@ -489,11 +499,10 @@ function limitsOf(opts: unknown, size: number): [number, number, number] {
     // A getter or Proxy of the caller's threw: typed, with the error as the cause.
     throw makeError('ERR_INVALID_ARG', 'read options cannot be read', err);
   }
-  return [
-    limit(read.maxDepth, 'maxDepth', 64),
-    limit(read.maxSoaColumns, 'maxSoaColumns', 256),
-    limit(read.maxTraversal, 'maxTraversal', size * 8 + 1024),
-  ];
+  const m = msg as { maxDepth: number; maxSoaColumns: number; maxTraversal: number };
+  m.maxDepth = limit(read.maxDepth, 'maxDepth', m.maxDepth);
+  m.maxSoaColumns = limit(read.maxSoaColumns, 'maxSoaColumns', m.maxSoaColumns);
+  m.maxTraversal = limit(read.maxTraversal, 'maxTraversal', m.maxTraversal);
 }
 
 /** The message a view reads: its bytes and limits. */
@@ -514,10 +523,10 @@ export class Message {
     this.u8 = u8;
     this.base = u8.byteOffset;
     this.dataView = null;
-    const limits = opts === undefined ? null : limitsOf(opts, u8.length);
-    this.maxDepth = limits === null ? 64 : limits[0];
-    this.maxSoaColumns = limits === null ? 256 : limits[1];
-    this.maxTraversal = limits === null ? u8.length * 8 + 1024 : limits[2];
+    this.maxDepth = 64;
+    this.maxSoaColumns = 256;
+    this.maxTraversal = u8.length * 8 + 1024;
+    if (opts !== undefined) limitsOf(this, opts);
   }
 
   get length(): number {
@@ -564,9 +573,10 @@ export class Message {
   /** A zero-copy typed array when aligned (a copy otherwise) of `count` values at `offset`. */
   typed<K extends Kind>(kind: K, offset: number, count: number): KindArrays[K] {
     const size = SIZE_OF[kind];
-    this.range(offset, count * size);
+    const n = this.u8.length;
+    if (!(offset + count * size <= n)) outOfRange(offset, count * size, n);
     const at = this.base + offset;
-    if (LITTLE_ENDIAN && at % size === 0) return new CTORS[kind](this.u8.buffer, at, count) as KindArrays[K];
+    if (LITTLE_ENDIAN && at % size === 0) return new CTORS[kind](bufferOf.call(this.u8), at, count) as KindArrays[K];
     return this.copied(kind, offset, count);
   }
 
@@ -604,8 +614,22 @@ export class StructView {
     this.depth = depth;
   }
 
+  /**
+   * `dynamicAt(msg, 0, 0)` written out for the root (offset 0 is aligned; the header read
+   * from a local): the same checks (R0001, R0002) in a third of the bytecode, so the whole
+   * read path of a small message stays inside V8's inlining budget.
+   */
   static rootDynamic(bytes: Bytes, opts?: ReadOptions): StructView {
-    return StructView.dynamicAt(new Message(bytes, opts), 0, 0);
+    const msg = new Message(bytes, opts);
+    const b = msg.u8;
+    const n = b.length;
+    if (!(4 <= n)) outOfRange(0, 4, n);
+    const header = (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
+    const size = (header & 0x1fffffff) * 8;
+    const used = size - (header >>> 29);
+    if (size < 8 || used < 4) badStructHeader(header, 0);
+    if (!(size <= n)) outOfRange(0, size, n);
+    return new StructView(msg, 0, used, 0);
   }
 
   static rootInline(bytes: Bytes, size: number, opts?: ReadOptions): StructView {
@@ -743,27 +767,76 @@ export class StructView {
   }
 
   soa(off: number): SoaView {
-    return this.soaAt(this.u32(off));
+    // `u32(off)` written out (one function instead of three in V8's inlining budget).
+    const b = this.msg.u8;
+    const o = this.start + off;
+    return this.soaAt(
+      off + 4 <= this.used ? (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0 : 0,
+    );
   }
 
   /** `soa` for the array header at absolute offset `ptr` (0: empty). */
   soaAt(ptr: number): SoaView {
-    if (ptr === 0) return new SoaView(this.msg, 0, 0, 0, 0);
-    this.childDepth();
-    const h = this.msg.arrayHeader(ptr);
     const msg = this.msg;
-    if (h.a > msg.maxSoaColumns) tooManyColumns(h.a, msg.maxSoaColumns);
-    msg.aligned(h.b, ALIGN_ARRAY);
-    msg.range(h.b, h.a * 4);
-    const blocks = h.b + alignUp(h.a * 4, ALIGN_ARRAY);
-    msg.range(blocks, h.a * 4);
-    // Every column a writer wrote holds >= 1 byte per item (structs are never empty), so a
-    // count no column can hold is forged: an empty table would otherwise make `count`
-    // zero-filled items out of nothing, decode work and allocation unbounded by the input.
-    if (h.count > 0 && h.a === 0) noColumns(h.count);
-    for (let i = 0; i < h.a; i++) msg.range(msg.at32(blocks + i * 4) * ALIGN_ARRAY, h.count);
-    return new SoaView(msg, h.count, h.a, h.b, blocks);
+    if (ptr === 0) return new SoaView(msg, 0, 0, 0, 0);
+    if (this.depth >= msg.maxDepth) tooDeep(msg.maxDepth);
+    return soaTable(msg, ptr);
   }
+}
+
+/**
+ * The little-endian u32 at `o` of `b` (in bounds: checked by the caller). The hot read
+ * path (`rootDynamic`, `soa`, `soaTable`, `columnAt`) mostly writes this expression out
+ * instead: V8 inlines a small read into its caller only while the inlined bytecode stays
+ * under a budget (about 920 bytes), every inlined copy of a helper counts against it,
+ * and when it runs out which calls stay calls changes from run to run (the candidates
+ * tie on call frequency), so the read's cost became bimodal.
+ */
+function rd32(b: Uint8Array, o: number): number {
+  return (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
+}
+
+/**
+ * Checks the SoA table whose array header is at `ptr` (R0003 alignment, R0001 bounds of
+ * the header, the hash and block columns and every column's `count` bytes, R0004/R0009
+ * count, R0005 column limit, R0009 count without columns) and returns its view. One
+ * function with the message's bytes in a local: no header object, no per-check call.
+ */
+function soaTable(msg: Message, ptr: number): SoaView {
+  const b = msg.u8;
+  const n = b.length;
+  if (ptr % ALIGN_ARRAY !== 0) misaligned(ptr, ALIGN_ARRAY);
+  if (!(ptr + 16 <= n)) outOfRange(ptr, 16, n);
+  const count = (b[ptr]! | (b[ptr + 1]! << 8) | (b[ptr + 2]! << 16) | (b[ptr + 3]! << 24)) >>> 0;
+  const capacity = (b[ptr + 4]! | (b[ptr + 5]! << 8) | (b[ptr + 6]! << 16) | (b[ptr + 7]! << 24)) >>> 0;
+  if (count > capacity || count > n) badCount(count, capacity, n);
+  const columns = (b[ptr + 8]! | (b[ptr + 9]! << 8) | (b[ptr + 10]! << 16) | (b[ptr + 11]! << 24)) >>> 0;
+  const hashes = (b[ptr + 12]! | (b[ptr + 13]! << 8) | (b[ptr + 14]! << 16) | (b[ptr + 15]! << 24)) >>> 0;
+  if (columns > msg.maxSoaColumns) tooManyColumns(columns, msg.maxSoaColumns);
+  if (hashes % ALIGN_ARRAY !== 0) misaligned(hashes, ALIGN_ARRAY);
+  if (!(hashes + columns * 4 <= n)) outOfRange(hashes, columns * 4, n);
+  const blocks = hashes + alignUp(columns * 4, ALIGN_ARRAY);
+  if (!(blocks + columns * 4 <= n)) outOfRange(blocks, columns * 4, n);
+  // Every column a writer wrote holds >= 1 byte per item (structs are never empty), so a
+  // count no column can hold is forged: an empty table would otherwise make `count`
+  // zero-filled items out of nothing, decode work and allocation unbounded by the input.
+  if (count > 0 && columns === 0) noColumns(count);
+  for (let i = 0, o = blocks; i < columns; i++, o += 4) {
+    const at = ((b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0) * ALIGN_ARRAY;
+    if (!(at + count <= n)) outOfRange(at, count, n);
+  }
+  return new SoaView(msg, count, columns, hashes, blocks);
+}
+
+/** Where the column `hash` of a checked SoA table starts, or -1 when the table lacks it. */
+function columnAt(soa: SoaView, hash: number): number {
+  const b = soa.msg.u8;
+  for (let i = 0, o = soa.hashes; i < soa.columns; i++, o += 4) {
+    if ((b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0 === hash) {
+      return rd32(b, soa.blocks + i * 4) * ALIGN_ARRAY;
+    }
+  }
+  return -1;
 }
 
 export type TagKind = 'u8' | 'u16' | 'u32';
@@ -871,18 +944,13 @@ export class SoaView {
   /** Column `hash` as `length × perItem` values; zeros when the writer had no such column. */
   column<K extends Kind>(hash: number, kind: K, perItem: number): KindArrays[K] {
     const len = this.length * perItem;
-    const start = this.columnStart(hash);
+    const start = columnAt(this, hash);
     return start < 0 ? (new CTORS[kind](len) as KindArrays[K]) : this.msg.typed(kind, start, len);
   }
 
   /** Where column `hash` starts, or -1 when the table lacks it. */
   private columnStart(hash: number): number {
-    for (let i = 0; i < this.columns; i++) {
-      if (this.msg.at32(this.hashes + i * 4) === hash) {
-        return this.msg.at32(this.blocks + i * 4) * ALIGN_ARRAY;
-      }
-    }
-    return -1;
+    return columnAt(this, hash);
   }
 
   /**
