@@ -264,7 +264,13 @@ export class WorkerEngine implements Engine {
   #stopWorkers(): void {
     const slots = this.#slots;
     this.#slots = [];
-    for (const s of slots) s.port.terminate();
+    for (const s of slots) this.#stop(s);
+  }
+
+  /** Terminates a worker; a caller waiting on its mailbox (Atomics.waitAsync) is let go. */
+  #stop(slot: Slot): void {
+    slot.port.terminate();
+    if (slot.box) Atomics.notify(slot.box.i32, DONE);
   }
 
   #start(): void {
@@ -438,7 +444,7 @@ export class WorkerEngine implements Engine {
   }
 
   #replace(slot: Slot): void {
-    slot.port.terminate();
+    this.#stop(slot);
     const i = this.#slots.indexOf(slot);
     if (i < 0) return;
     this.#counts.replaced++;
@@ -462,7 +468,7 @@ export class WorkerEngine implements Engine {
       slot.task = null;
       // Stop it now; start its successor after the caller has had its rejection (a
       // worker's start costs the calling thread milliseconds).
-      slot.port.terminate();
+      this.#stop(slot);
       slot.ready = false;
       setTimeout(() => this.#replace(slot), 0);
       this.#pump();
