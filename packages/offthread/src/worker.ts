@@ -134,7 +134,7 @@ export function workerLoop(
       // Only a result too big for the box (a describe never goes through it).
       const value = (out as { view: Uint8Array }).view.slice();
       post({ type: 'done', id, value }, [value.buffer]);
-      Atomics.store(b.i32, DONE, BY_MESSAGE);
+      if (Atomics.exchange(b.i32, DONE, BY_MESSAGE) === WATCHING) Atomics.notify(b.i32, DONE);
     } else if (was === ASLEEP) {
       post({ type: 'mail', id });
     } else if (was === WATCHING) {
