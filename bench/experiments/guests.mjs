@@ -116,6 +116,10 @@ export async function run(ctx) {
   };
 
   await lat('offthread guests', 'empty call', () => host.call('echo', 'empty'), calls);
+  // The same call a message each way (the path without shared memory), for the mailbox's gain.
+  const posted = await guests.load([{ name: 'basic', bytes: basic }], { threads: 2, mailbox: false });
+  await lat('offthread guests (mailbox: false)', 'empty call', () => posted.call('echo', 'empty'), calls);
+  await posted.close();
   await lat('extism (runInWorker)', 'empty call', () => ext.worker('empty'), calls);
   await lat('extism (in-thread)', 'empty call', () => ext.thread('empty'), calls);
   await lat('offthread guests', '64 KiB round trip', () => host.call('echo', 'echo', payload), bigCalls);

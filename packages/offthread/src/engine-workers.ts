@@ -9,9 +9,28 @@
  * isolated) the worker is terminated and a new one takes its place. A worker that dies
  * rejects its task with ERR_KERNEL_PANIC and is replaced; one that cannot start at all
  * fails every call with ERR_BACKEND_UNAVAILABLE instead of respawning forever.
+ *
+ * Guest engines (guests/load.ts) with shared memory give each worker a mailbox
+ * (guests/mailbox.ts): a call with a small input is written into it instead of posted,
+ * and its result read from it; a lone call spins for its completion (below).
  */
 import { type Engine, type EngineName, LatencyWindow, type PoolStats, type RunOptions, watchCall } from './engine.js';
 import { type ErrorCode, errorRegistry, makeError } from './errors.js';
+import {
+  ASLEEP,
+  BOX_BYTES,
+  type Box,
+  DONE,
+  fitsBox,
+  IN_BOX,
+  noteMessage,
+  openBox,
+  RUNNING,
+  readResult,
+  WATCHING,
+  writeCall,
+} from './guests/mailbox.js';
+import type { GuestCall } from './guests/runtime.js';
 import { host, type WorkerPort } from './host.js';
 import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
 import type { GuestTaskMessage, InitMessage, Reply, TaskMessage } from './worker.js';
@@ -24,6 +43,8 @@ interface Task {
   guest?: unknown;
   /** Only this worker (by index) may run it: a `single` guest lives on one worker. */
   target?: number | undefined;
+  /** It went through the worker's mailbox (its answer is read from there). */
+  mailed?: boolean;
   submitted: number;
   started: number;
   resolve(value: unknown): void;
@@ -37,9 +58,29 @@ interface Slot {
   ready: boolean;
   task: Task | null;
   flags: Int32Array | null;
+  /** The guest mailbox (guest engines with shared memory), else null. */
+  box: Box | null;
 }
 
 const now = () => performance.now();
+
+/**
+ * A lone mailbox call (nothing else pending) is usually answered within a few µs;
+ * waking the caller by message costs tens. So, as the native engine does for a lone
+ * job, one immediate spins up to this long on the mailbox (the loop polls I/O without
+ * sleeping while it is queued). Each consecutive spin that finds nothing doubles the
+ * number of lone calls that skip spinning (up to SPIN_BACKOFF), so long calls cost
+ * next to no spinning and one preempted call costs one skipped spin.
+ */
+const LONE_CALL_SPIN_MS = 0.02;
+const SPIN_BACKOFF = 64;
+// Node's; in browsers the page's thread does not spin (the worker's 'mail' wakes it).
+const waitAsync = (
+  Atomics as unknown as {
+    waitAsync?: (a: Int32Array, i: number, v: number) => { async: boolean; value: Promise<unknown> | string };
+  }
+).waitAsync;
+const setImmediateFn = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
 
 function fromWire(e: { code: string; message: string }): Error {
   const code = (e.code in errorRegistry ? e.code : 'ERR_KERNEL_PANIC') as ErrorCode;
@@ -52,6 +93,10 @@ export class WorkerEngine implements Engine {
   readonly #maxQueue: number;
   readonly #module: WebAssembly.Module | null;
   readonly #shared: boolean;
+  readonly #mailbox: boolean;
+  #spinSlot: Slot | null = null;
+  #spinSkip = 0;
+  #spinMisses = 0;
   #slots: Slot[] = [];
   #queue: Task[] = [];
   #nextId = 1;
@@ -66,18 +111,32 @@ export class WorkerEngine implements Engine {
   readonly #run = new LatencyWindow();
   onBusy: (busy: boolean) => void = () => {};
 
-  /** `module` null: the pure-JS tier (π and MD5 only). */
-  constructor(module: WebAssembly.Module | null, threads: number, maxQueue: number) {
+  /**
+   * `module` null: the pure-JS tier (π and MD5 only). `mailbox`: guest calls go through
+   * a shared-memory mailbox per worker where the host can share memory.
+   */
+  constructor(
+    module: WebAssembly.Module | null,
+    threads: number,
+    maxQueue: number,
+    options?: { mailbox?: boolean | undefined },
+  ) {
     this.name = module ? 'wasm' : 'js';
     this.#module = module;
     this.threads = threads;
     this.#maxQueue = maxQueue;
     this.#shared = host().sharedMemory();
+    this.#mailbox = this.#shared && options?.mailbox === true;
   }
 
   /** 'shared' (cancel flags in shared memory) or 'message' (cancel = replace the worker). */
   get transport(): 'shared' | 'message' {
     return this.#shared ? 'shared' : 'message';
+  }
+
+  /** Whether guest calls use the workers' mailboxes. */
+  get mailbox(): boolean {
+    return this.#mailbox;
   }
 
   run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>> {
@@ -121,7 +180,7 @@ export class WorkerEngine implements Engine {
    */
   addSetup(message: unknown): void {
     this.#setups.push(message);
-    for (const s of this.#slots) s.port.post(message);
+    for (const s of this.#slots) this.#post(s, message);
   }
 
   /**
@@ -205,7 +264,13 @@ export class WorkerEngine implements Engine {
   #stopWorkers(): void {
     const slots = this.#slots;
     this.#slots = [];
-    for (const s of slots) s.port.terminate();
+    for (const s of slots) this.#stop(s);
+  }
+
+  /** Terminates a worker; a caller waiting on its mailbox (Atomics.waitAsync) is let go. */
+  #stop(slot: Slot): void {
+    slot.port.terminate();
+    if (slot.box) Atomics.notify(slot.box.i32, DONE);
   }
 
   #start(): void {
@@ -213,10 +278,22 @@ export class WorkerEngine implements Engine {
     for (let i = 0; i < this.threads; i++) this.#slots.push(this.#spawn(i));
   }
 
+  /** Posts to a worker; a worker serving its mailbox is told a message is on its way. */
+  #post(slot: Slot, message: unknown, transfer?: Transferable[]): void {
+    slot.port.post(message, transfer);
+    if (slot.box) noteMessage(slot.box);
+  }
+
   #spawn(index: number): Slot {
     const port = host().spawnWorker(`offthread-${index}`);
-    const control = this.#shared ? new SharedArrayBuffer(4) : null;
-    const slot: Slot = { port, ready: false, task: null, flags: control && new Int32Array(control) };
+    const control = this.#shared ? new SharedArrayBuffer(this.#mailbox ? BOX_BYTES : 4) : null;
+    const slot: Slot = {
+      port,
+      ready: false,
+      task: null,
+      flags: control && new Int32Array(control, 0, 1),
+      box: control && this.#mailbox ? openBox(control) : null,
+    };
     // Handlers reach the engine through a WeakRef: a running worker is a GC root, and a
     // strong reference would keep a dropped pool (and its threads) alive forever.
     const self = new WeakRef(this);
@@ -229,9 +306,9 @@ export class WorkerEngine implements Engine {
       if (engine) engine.#onCrash(slot, message);
     });
     port.ref(this.#pending > 0);
-    const init: InitMessage = { type: 'init', module: this.#module, control };
-    port.post(init);
-    for (const m of this.#setups) port.post(m);
+    const init: InitMessage = { type: 'init', module: this.#module, control, mailbox: slot.box !== null };
+    this.#post(slot, init);
+    for (const m of this.#setups) this.#post(slot, m);
     return slot;
   }
 
@@ -248,6 +325,10 @@ export class WorkerEngine implements Engine {
     }
     const task = slot.task;
     if (!task || task.id !== msg.id) return;
+    if (msg.type === 'mail') {
+      this.#collect(slot);
+      return;
+    }
     slot.task = null;
     this.#run.add(now() - task.started);
     if (msg.type === 'done') {
@@ -260,6 +341,87 @@ export class WorkerEngine implements Engine {
       this.#finish(task, fromWire(msg.error));
     }
     this.#pump();
+  }
+
+  /** Settles the task whose answer is in `slot`'s mailbox. */
+  #collect(slot: Slot): void {
+    const task = slot.task;
+    if (!task?.mailed || !slot.box) return;
+    const r = readResult(slot.box);
+    if (r.id !== task.id) return;
+    slot.task = null;
+    this.#run.add(now() - task.started);
+    if (r.ok) {
+      this.#counts.completed++;
+      this.#finish(task, null, r.value);
+    } else {
+      this.#counts.failed++;
+      this.#finish(task, fromWire(r));
+    }
+    this.#pump();
+  }
+
+  /** The immediate of a lone mailbox call: spin on its mailbox, then leave it to 'mail'. */
+  readonly #spinForLoneCall = (): void => {
+    const slot = this.#spinSlot;
+    this.#spinSlot = null;
+    if (!slot?.box || !slot.task?.mailed) return; // settled (or cancelled) meanwhile
+    const i32 = slot.box.i32;
+    const end = now() + LONE_CALL_SPIN_MS;
+    let state = Atomics.load(i32, DONE);
+    for (let n = 1; state === RUNNING; n++) {
+      if ((n & 31) === 0 && now() > end) break;
+      state = Atomics.load(i32, DONE);
+    }
+    if (state === RUNNING) state = Atomics.compareExchange(i32, DONE, RUNNING, this.#sleep());
+    if (state === RUNNING) {
+      if (this.#sleep() === WATCHING) this.#watch(slot);
+      // Missed: the worker posts 'mail'. Skip spinning for 1, 3, 7, … lone calls.
+      this.#spinMisses = Math.min(this.#spinMisses + 1, 6);
+      this.#spinSkip = Math.min(SPIN_BACKOFF, 2 ** this.#spinMisses - 1);
+      return;
+    }
+    this.#spinMisses = 0;
+    if (state === IN_BOX) this.#collect(slot);
+    // BY_MESSAGE: the result did not fit; its 'done' message is on its way.
+  };
+
+  /** Writes `task` into `slot`'s mailbox; a lone call gets a spin, others a 'mail' wake-up. */
+  #mail(slot: Slot, task: Task): void {
+    const box = slot.box as Box;
+    task.mailed = true;
+    const lone = this.#pending === 1;
+    let spin = false;
+    if (lone && this.#spinSlot === null && setImmediateFn) {
+      if (this.#spinSkip > 0) this.#spinSkip--;
+      else spin = true;
+    }
+    writeCall(box, task.id, task.guest as GuestCall, spin ? RUNNING : this.#sleep(), lone);
+    if (spin) {
+      this.#spinSlot = slot;
+      setImmediateFn?.(this.#spinForLoneCall);
+    } else if (this.#sleep() === WATCHING) this.#watch(slot);
+  }
+
+  /**
+   * How a caller that is not spinning gets woken: Atomics.waitAsync where there is one
+   * (cheaper than a message, measured), else a 'mail' message from the worker.
+   */
+  #sleep(): number {
+    return waitAsync ? WATCHING : ASLEEP;
+  }
+
+  /** With WATCHING: collect when the worker notifies. */
+  #watch(slot: Slot): void {
+    const box = slot.box as Box;
+    if (!waitAsync) return;
+    const task = slot.task;
+    const r = waitAsync(box.i32, DONE, WATCHING);
+    const go = () => {
+      if (slot.task === task && Atomics.load(box.i32, DONE) === IN_BOX) this.#collect(slot);
+    };
+    if (r.async) void (r.value as Promise<unknown>).then(go);
+    else go();
   }
 
   #onCrash(slot: Slot, message: string): void {
@@ -282,7 +444,7 @@ export class WorkerEngine implements Engine {
   }
 
   #replace(slot: Slot): void {
-    slot.port.terminate();
+    this.#stop(slot);
     const i = this.#slots.indexOf(slot);
     if (i < 0) return;
     this.#counts.replaced++;
@@ -306,7 +468,7 @@ export class WorkerEngine implements Engine {
       slot.task = null;
       // Stop it now; start its successor after the caller has had its rejection (a
       // worker's start costs the calling thread milliseconds).
-      slot.port.terminate();
+      this.#stop(slot);
       slot.ready = false;
       setTimeout(() => this.#replace(slot), 0);
       this.#pump();
@@ -325,14 +487,18 @@ export class WorkerEngine implements Engine {
       this.#wait.add(task.started - task.submitted);
       if (slot.flags) Atomics.store(slot.flags, 0, 0);
       if (task.guest !== undefined) {
+        if (slot.box && fitsBox(task.guest)) {
+          this.#mail(slot, task);
+          continue;
+        }
         const msg: GuestTaskMessage = { type: 'guest', id: task.id, call: task.guest };
-        slot.port.post(msg);
+        this.#post(slot, msg);
         continue;
       }
       const kernel = this.#crashNext ? 'testPanic' : (task.kernel as KernelName);
       this.#crashNext = false;
       const msg: TaskMessage = { type: 'task', id: task.id, kernel, args: task.args };
-      slot.port.post(msg);
+      this.#post(slot, msg);
     }
   }
 }

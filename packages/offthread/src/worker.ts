@@ -6,13 +6,32 @@
  *   → { type: 'task', id, kernel, args }
  *   ← { type: 'done', id, value } | { type: 'error', id, error } | { type: 'cancelled', id }
  *   → { type: 'guest-setup', … } | { type: 'guest', id, call }   guests (guests/runtime.ts)
+ *   ← { type: 'mail', id }   a guest call in the mailbox finished (guests/mailbox.ts)
  * With a control buffer (shared memory) the pool cancels a running task by setting
  * control[0]; the kernel sees it at its next check. A throw that is not a registry
  * error (a wasm trap, a bug) is left uncaught: the pool sees the worker die, rejects
  * the task with ERR_KERNEL_PANIC and starts a new worker.
+ *
+ * With `mailbox` (guest engines with shared memory), control is a guest mailbox
+ * (guests/mailbox.ts): after each message or mailbox call the worker serves the box
+ * (a brief spin, then Atomics.wait) until the caller says a message is on its way.
  */
 import { errorRegistry } from './errors.js';
-import { GuestRuntime, type GuestSetupMessage, runGuestCall } from './guests/runtime.js';
+import {
+  ASLEEP,
+  type Box,
+  BY_MESSAGE,
+  CALL,
+  DONE,
+  LONE,
+  openBox,
+  POSTED,
+  readCall,
+  SIGNAL,
+  WATCHING,
+  writeResult,
+} from './guests/mailbox.js';
+import { GuestRuntime, type GuestSetupMessage, runGuestCall, runGuestCallView } from './guests/runtime.js';
 import { type KernelName, kernels, type WorkerEnv } from './kernels.js';
 import { WasmKernels } from './wasm-client.js';
 
@@ -20,6 +39,8 @@ export interface InitMessage {
   type: 'init';
   module: WebAssembly.Module | null;
   control: SharedArrayBuffer | null;
+  /** control is a guest mailbox (guests/mailbox.ts) this worker serves. */
+  mailbox?: boolean;
 }
 export interface TaskMessage {
   type: 'task';
@@ -39,7 +60,20 @@ export type Reply =
   | { type: 'init-error'; message: string }
   | { type: 'done'; id: number; value: unknown }
   | { type: 'error'; id: number; error: { code: string; message: string } }
-  | { type: 'cancelled'; id: number };
+  | { type: 'cancelled'; id: number }
+  | { type: 'mail'; id: number };
+
+/** How long a worker watches its mailbox after a call before it sleeps in Atomics.wait. */
+const MAILBOX_SPIN_MS = 0.05;
+
+/** Spins while SIGNAL is `seen`, up to MAILBOX_SPIN_MS; true when it changed. */
+function spinWhile(i32: Int32Array, seen: number): boolean {
+  const end = performance.now() + MAILBOX_SPIN_MS;
+  for (let n = 1; ; n++) {
+    if (Atomics.load(i32, SIGNAL) !== seen) return true;
+    if ((n & 63) === 0 && performance.now() > end) return false;
+  }
+}
 
 /** Starts the loop: `post` sends a reply (with transferables), the result handles incoming messages. */
 export function workerLoop(
@@ -53,6 +87,7 @@ export function workerLoop(
     try {
       env.wasm = msg.module ? WasmKernels.fromModule(msg.module, env.stop) : null;
       flags = msg.control ? new Int32Array(msg.control, 0, 1) : null;
+      box = msg.control && msg.mailbox ? openBox(msg.control) : null;
       post({ type: 'ready' });
     } catch (err) {
       post({ type: 'init-error', message: String((err as Error)?.message ?? err) });
@@ -85,10 +120,72 @@ export function workerLoop(
     else post({ type: 'error', id: msg.id, error: out.error });
   }
 
+  let box: Box | null = null;
+  let received = 0;
+  let misses = 0;
+  let skip = 0;
+
+  /** Runs the call in the box and answers through it (or by message when the result is too big). */
+  function mailCall(b: Box): void {
+    const { id, call } = readCall(b);
+    const out = runGuestCallView(guests, call);
+    const was = writeResult(b, out);
+    if (was === false) {
+      // Only a result too big for the box (a describe never goes through it).
+      const value = (out as { view: Uint8Array }).view.slice();
+      post({ type: 'done', id, value }, [value.buffer]);
+      if (Atomics.exchange(b.i32, DONE, BY_MESSAGE) === WATCHING) Atomics.notify(b.i32, DONE);
+    } else if (was === ASLEEP) {
+      post({ type: 'mail', id });
+    } else if (was === WATCHING) {
+      Atomics.notify(b.i32, DONE);
+    }
+  }
+
+  /**
+   * Serves the mailbox until a posted message is due (then the event loop delivers it).
+   * After a lone call (the caller awaits one call at a time) it spins briefly for the
+   * next one; otherwise it sleeps at once (many calls in flight: the caller is the
+   * bottleneck, and a spinning worker would take a core from it).
+   */
+  function serve(b: Box): void {
+    const { i32 } = b;
+    let spin = false;
+    for (;;) {
+      if (Atomics.load(i32, POSTED) !== received) return;
+      if (Atomics.load(i32, CALL) === 1) {
+        Atomics.store(i32, CALL, 0);
+        spin = i32[LONE] === 1;
+        mailCall(b);
+        continue;
+      }
+      const seen = Atomics.load(i32, SIGNAL);
+      // Read `seen` first: a call or message after these checks changes SIGNAL.
+      if (Atomics.load(i32, POSTED) !== received || Atomics.load(i32, CALL) === 1) continue;
+      if (spin && skip > 0) {
+        skip--;
+        spin = false;
+      }
+      if (spin && spinWhile(i32, seen)) misses = 0;
+      else {
+        if (spin) {
+          // Nothing came: skip the spin after the next 1, 3, 7, … lone calls (a caller
+          // doing other work between calls, or a machine with no core to spare).
+          misses = Math.min(misses + 1, 6);
+          skip = 2 ** misses - 1;
+        }
+        Atomics.wait(i32, SIGNAL, seen);
+      }
+      spin = false;
+    }
+  }
+
   return (msg) => {
+    received++;
     if (msg.type === 'init') init(msg);
     else if (msg.type === 'task') task(msg);
     else if (msg.type === 'guest-setup') guests = new GuestRuntime(msg);
     else guest(msg);
+    if (box) serve(box);
   };
 }

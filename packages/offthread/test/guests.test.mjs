@@ -2,6 +2,7 @@
 // every pattern, guest-to-guest calls, and guests that misbehave: each misbehaviour is
 // a typed rejection and the next call still works.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { guests } from 'offthread';
@@ -199,5 +200,80 @@ describe('guests that break the ABI', () => {
     await rejects(guests.load(proxy), 'ERR_INVALID_ARG');
     await rejects(guests.load([basic], { threads: 0 }), 'ERR_INVALID_ARG');
     await rejects(guests.load([basic], { memoryPages: 4 }), 'ERR_GUEST_MEMORY_LIMIT');
+  });
+});
+
+// Calls with small inputs go through a shared-memory mailbox per worker (guests/mailbox.ts);
+// `mailbox: false` keeps a message each way. Both must answer alike.
+describe('guests: the mailbox and the message path', () => {
+  let boxed;
+  let posted;
+  before(async () => {
+    const modules = [{ name: 'a', bytes: basic }];
+    boxed = await guests.load(modules, { threads: 2, memoryPages: 64 });
+    posted = await guests.load(modules, { threads: 2, memoryPages: 64, mailbox: false });
+  });
+  after(() => Promise.all([boxed.close(), posted.close()]));
+
+  const outcome = (promise) =>
+    promise.then(
+      (bytes) => ({ ok: Array.from(bytes) }),
+      (err) => ({ code: err.code, message: err.message }),
+    );
+
+  test('the two paths give identical results and errors (inputs and results over the box size too)', async () => {
+    assert.equal(boxed.stats().mailbox, true);
+    assert.equal(posted.stats().mailbox, false);
+    const big = new Uint8Array(300_000).map((_, i) => i * 7);
+    const cases = [
+      ['echo', 'empty', null],
+      ['echo', 'echo', blob(new Uint8Array(0))],
+      ['echo', 'echo', blob(enc('through the box'))],
+      ['echo', 'echo', blob(new Uint8Array(130_000).fill(3))], // result just around the box size
+      ['echo', 'echo', blob(big)],
+      ['echo', 'echo', new Uint8Array([1, 2, 3])], // ERR_GUEST_FAILED
+      ['echo', 'trap', null],
+      ['echo', 'grow', count(1n << 20n)],
+      ['echo', 'grow', count(8n << 20n)], // ERR_GUEST_MEMORY_LIMIT
+    ];
+    for (const [iface, fn, input] of cases) {
+      const a = await outcome(boxed.call(iface, fn, input));
+      const b = await outcome(posted.call(iface, fn, input));
+      assert.deepEqual(a, b, `${iface}.${fn}`);
+    }
+  });
+
+  test('many concurrent calls, small and large, each get their own answer', async () => {
+    const inputs = Array.from({ length: 400 }, (_, i) =>
+      i % 50 === 0 ? new Uint8Array(200_000).fill(i & 255) : enc(`call ${i}`),
+    );
+    const outs = await Promise.all(inputs.map((data) => boxed.call('echo', 'echo', blob(data))));
+    for (const [i, out] of outs.entries()) assert.deepEqual(new Uint8Array(msg.decodeBlob(out).data), inputs[i]);
+  });
+
+  test('a timeout stops a guest whose worker was spinning, and one whose worker slept', async () => {
+    await boxed.call('echo', 'empty'); // the worker now watches its box
+    await rejects(boxed.call('echo', 'spin', null, { timeout: 30 }), 'ERR_TIMEOUT');
+    assert.equal((await boxed.call('echo', 'empty')).length, 0);
+    await new Promise((r) => setTimeout(r, 50)); // long enough for the worker to sleep in Atomics.wait
+    await rejects(boxed.call('echo', 'spin', null, { timeout: 30 }), 'ERR_TIMEOUT');
+    const data = enc('after two timeouts');
+    assert.deepEqual(new Uint8Array(msg.decodeBlob(await boxed.call('echo', 'echo', blob(data))).data), data);
+  });
+
+  test('a process with a host, closed or left idle, exits by itself', () => {
+    const script = (close) => `
+      const { guests } = require('offthread');
+      const bytes = require('node:fs').readFileSync(${JSON.stringify(new URL('guest_basic.wasm', dir).pathname)});
+      guests.load([bytes], { threads: 2 }).then(async (h) => {
+        for (let i = 0; i < 100; i++) await h.call('echo', 'empty');
+        ${close ? 'await h.close();' : ''}
+        console.log('done');
+      });`;
+    for (const close of [true, false]) {
+      const r = spawnSync(process.execPath, ['-e', script(close)], { encoding: 'utf8', timeout: 30_000 });
+      assert.equal(r.status, 0, `close: ${close}: ${r.stderr}`);
+      assert.equal(r.stdout.trim(), 'done');
+    }
   });
 });

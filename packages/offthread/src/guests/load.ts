@@ -30,6 +30,11 @@ export interface LoadOptions {
   memoryPages?: number | undefined;
   /** Milliseconds a module's `offthread_init` may take at load (default 5,000). */
   loadTimeout?: number | undefined;
+  /**
+   * Calls with small inputs go through a shared-memory mailbox per worker (default true
+   * where workers can share memory); false: every call is a message each way.
+   */
+  mailbox?: boolean | undefined;
 }
 
 export interface GuestCallOptions extends RunOptions {
@@ -57,6 +62,8 @@ export interface GuestStats {
   copiedOut: number;
   workers: number;
   replaced: number;
+  /** Whether calls with small inputs go through the workers' shared-memory mailboxes. */
+  mailbox: boolean;
 }
 
 interface Exporter {
@@ -109,7 +116,10 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
   if (!isList) {
     throw makeError('ERR_INVALID_ARG', 'guests.load needs a non-empty array of modules');
   }
-  const opts = toOptions<LoadOptions>(options, ['threads', 'memoryPages', 'loadTimeout']);
+  const opts = toOptions<LoadOptions>(options, ['threads', 'memoryPages', 'loadTimeout', 'mailbox']);
+  if (opts.mailbox !== undefined && typeof opts.mailbox !== 'boolean') {
+    throw makeError('ERR_INVALID_ARG', `options.mailbox must be a boolean, got ${describe(opts.mailbox)}`);
+  }
   const threads = intOption(opts.threads, 'threads', 1, 1024, host().defaultThreads());
   const memoryPages = intOption(opts.memoryPages, 'memoryPages', 1, 65_536, 256);
   const loadTimeout = intOption(opts.loadTimeout, 'loadTimeout', 1, 2 ** 31 - 1, 5_000);
@@ -161,7 +171,7 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
     specs.push({ name, module, initialPages: mem.initial, maxPages });
   }
 
-  const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER);
+  const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER, { mailbox: opts.mailbox ?? true });
   try {
     // Describing runs guest code (offthread_init): on a worker, under a timeout.
     const described: GuestModuleSpec[] = [];
@@ -384,7 +394,7 @@ export class GuestHost {
 
   stats(): GuestStats {
     const e = this.#engine.stats();
-    return { ...this.#stats, workers: e.workers, replaced: e.replaced };
+    return { ...this.#stats, workers: e.workers, replaced: e.replaced, mailbox: this.#engine.mailbox };
   }
 
   /** Waits for pending calls, then stops the workers. */

@@ -45,6 +45,12 @@ export type GuestOutcome =
   | { ok: true; value: unknown; transfer: Transferable[] }
   | { ok: false; error: { code: string; message: string } };
 
+/** An outcome whose result is still a view into the guest's memory (valid until its next call). */
+export type GuestViewOutcome =
+  | { ok: true; view: Uint8Array; description?: undefined }
+  | { ok: true; view?: undefined; description: Description }
+  | { ok: false; error: { code: string; message: string } };
+
 export interface Description {
   exports: InterfaceDecl[];
   imports: InterfaceDecl[];
@@ -264,11 +270,18 @@ export class GuestRuntime {
 
 /** One 'guest' message → its outcome; typed errors and traps become error replies. */
 export function runGuestCall(runtime: GuestRuntime | null, call: unknown): GuestOutcome {
+  const out = runGuestCallView(runtime, call);
+  if (!out.ok) return out;
+  if (out.description) return { ok: true, value: out.description, transfer: [] };
+  const value = (out.view as Uint8Array).slice();
+  return { ok: true, value, transfer: [value.buffer] };
+}
+
+/** runGuestCall without the copy of the result: the mailbox copies it once, into shared memory. */
+export function runGuestCallView(runtime: GuestRuntime | null, call: unknown): GuestViewOutcome {
   const c = call as GuestCall;
   try {
-    if (c.kind === 'describe') {
-      return { ok: true, value: GuestRuntime.describe(c), transfer: [] };
-    }
+    if (c.kind === 'describe') return { ok: true, description: GuestRuntime.describe(c) };
     if (!runtime) throw guestError('ERR_GUEST_ABI', 'no guests are loaded on this worker');
     let input: Uint8Array | null = null;
     if (c.input instanceof Uint8Array) input = c.input;
@@ -280,8 +293,7 @@ export function runGuestCall(runtime: GuestRuntime | null, call: unknown): Guest
         `the result (${view.length} bytes) does not fit its memory (${c.outputLimit} bytes)`,
       );
     }
-    const value = view.slice();
-    return { ok: true, value, transfer: [value.buffer] };
+    return { ok: true, view };
   } catch (err) {
     if (isTyped(err)) return { ok: false, error: { code: err.code, message: err.message } };
     const name = c.kind === 'describe' ? c.name : `guest #${c.module}`;
