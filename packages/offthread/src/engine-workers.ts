@@ -139,6 +139,11 @@ export class WorkerEngine implements Engine {
     return this.#mailbox;
   }
 
+  /** @internal Tests: each worker's mailbox header (Int32Array), or null without one. */
+  mailboxHeaders(): (Int32Array | null)[] {
+    return this.#slots.map((s) => s.box?.i32 ?? null);
+  }
+
   run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>> {
     return this.#submit({ kernel, args }, call) as Promise<ResultOf<K>>;
   }
@@ -411,17 +416,31 @@ export class WorkerEngine implements Engine {
     return waitAsync ? WATCHING : ASLEEP;
   }
 
-  /** With WATCHING: collect when the worker notifies. */
+  /**
+   * With WATCHING: collect when the worker notifies. A wake-up is not proof of an answer:
+   * the worker's notify for the previous call in this box can land after that call was
+   * collected (the caller saw IN_BOX first) and wake this call's waiter. So each wake-up
+   * looks at DONE, and a call still running is waited for again; without that re-arm the
+   * answer's own notify found no waiter and the call hung (100 calls in flight, within
+   * ~40,000 calls).
+   */
   #watch(slot: Slot): void {
     const box = slot.box as Box;
-    if (!waitAsync) return;
+    const wait = waitAsync;
+    if (!wait) return;
     const task = slot.task;
-    const r = waitAsync(box.i32, DONE, WATCHING);
-    const go = () => {
-      if (slot.task === task && Atomics.load(box.i32, DONE) === IN_BOX) this.#collect(slot);
+    const arm = (): void => {
+      if (slot.task !== task || !this.#slots.includes(slot)) return; // settled, or its worker stopped
+      const state = Atomics.load(box.i32, DONE);
+      if (state === IN_BOX) this.#collect(slot);
+      else if (state === WATCHING) {
+        const r = wait(box.i32, DONE, WATCHING);
+        if (r.async) void (r.value as Promise<unknown>).then(arm);
+        else arm();
+      }
+      // BY_MESSAGE: the answer did not fit; its 'done' message settles the call.
     };
-    if (r.async) void (r.value as Promise<unknown>).then(go);
-    else go();
+    arm();
   }
 
   #onCrash(slot: Slot, message: string): void {

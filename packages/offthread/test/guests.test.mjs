@@ -251,6 +251,26 @@ describe('guests: the mailbox and the message path', () => {
     for (const [i, out] of outs.entries()) assert.deepEqual(new Uint8Array(msg.decodeBlob(out).data), inputs[i]);
   });
 
+  test('a wake-up that is not the answer (a late notify of the previous call) does not lose the call', async () => {
+    // The worker's notify for call k can land after call k was collected and wake call
+    // k+1's waiter while k+1 still runs. Made here on purpose: a spurious notify on DONE
+    // (slot 4 of the header) while a long call runs. The waiter must wait again.
+    const [header] = boxed.mailboxHeaders();
+    const long = Promise.all([
+      boxed.call('crunch', 'work', count(300_000_000n)),
+      boxed.call('crunch', 'work', count(300_000_000n)),
+    ]);
+    let woken = 0;
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      woken += Atomics.notify(header, 4);
+    }
+    assert.ok(woken > 0, 'a waiter was there to wake');
+    const settled = await Promise.race([long, new Promise((r) => setTimeout(() => r('hung'), 20_000))]);
+    assert.notEqual(settled, 'hung', 'the call was lost to a spurious wake-up');
+    assert.equal(settled.length, 2);
+  });
+
   test('a timeout stops a guest whose worker was spinning, and one whose worker slept', async () => {
     await boxed.call('echo', 'empty'); // the worker now watches its box
     await rejects(boxed.call('echo', 'spin', null, { timeout: 30 }), 'ERR_TIMEOUT');

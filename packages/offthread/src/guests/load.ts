@@ -249,6 +249,11 @@ export class GuestHost {
     this.#table = table;
   }
 
+  /** @internal Tests: each worker's mailbox header (guests/mailbox.ts), or null. */
+  mailboxHeaders(): (Int32Array | null)[] {
+    return this.#engine.mailboxHeaders();
+  }
+
   /** Workers the guests run on (`threads` of `guests.load`). */
   get threads(): number {
     return this.#engine.threads;
