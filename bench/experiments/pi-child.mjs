@@ -6,6 +6,8 @@ import { cpuMeter, peakRssMiB, progress, timeFn } from '../lib/measure.mjs';
 
 /** Per-size time budget: long calls run a few times, tiny ones many. */
 function budget(quick, samples) {
+  // 10^10 (--full): one call is minutes for the JS rows and long enough to time alone.
+  if (samples >= 1e10) return { minTime: 0, minIterations: 1, warmup: 0 };
   if (samples >= 1e9) return { minTime: 0, minIterations: quick ? 1 : 2, warmup: 0 };
   if (samples >= 1e8) return { minTime: quick ? 200 : 1000, minIterations: quick ? 2 : 3, warmup: 1 };
   return { minTime: quick ? 150 : 500, minIterations: 5, warmup: 5 };

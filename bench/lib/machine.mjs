@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * @typedef {object} MachineInfo
  * @property {string} cpuModel      e.g. "AMD EPYC 7B13"
+ * @property {string | null} simd  the widest x86 vector extension the CPU reports ("AVX-512", "AVX2", "SSE2"), null off Linux x86
  * @property {number} cores         os.availableParallelism(): what Node may use
  * @property {number} memoryGiB     total memory, 1 decimal
  * @property {string} os            distribution name if known ("Debian GNU/Linux 12 (bookworm)"), else os.type()
@@ -53,6 +54,23 @@ function distroName() {
 }
 
 /**
+ * The widest vector extension in /proc/cpuinfo: the π kernels pick AVX-512, AVX2 or SSE2
+ * at run time, so two hosts with the same model name ("AMD EPYC") can differ 2–5× there.
+ * @returns {string | null}
+ */
+function simdLevel() {
+  let flags;
+  try {
+    flags = new Set((/^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '').trim().split(/\s+/));
+  } catch {
+    return null;
+  }
+  if (flags.has('avx512f')) return 'AVX-512';
+  if (flags.has('avx2')) return 'AVX2';
+  return flags.has('sse2') ? 'SSE2' : null;
+}
+
+/**
  * Describe this machine and toolchain. Call it at the start of a run: `loadAverage`
  * tells whether something else was already using the CPUs.
  * @returns {MachineInfo}
@@ -61,6 +79,7 @@ export function machineInfo() {
   const status = tryRun('git', ['status', '--porcelain']);
   return {
     cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    simd: simdLevel(),
     cores: os.availableParallelism(),
     memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
     os: distroName(),
@@ -83,7 +102,7 @@ export function machineInfo() {
  */
 export function machineLine(m) {
   const parts = [
-    `${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB`,
+    `${m.cpuModel}${m.simd ? ` (${m.simd})` : ''}, ${m.cores} cores, ${m.memoryGiB} GiB`,
     `${m.os} (kernel ${m.kernel}, ${m.arch})`,
     `Node ${m.node} (V8 ${m.v8})`,
     m.rustc ?? 'rustc: not found',
