@@ -36,7 +36,7 @@ export interface GuestFilterOptions {
 const KEYS = ['interface', 'fn', 'finish', 'encode', 'decode', 'inFlight', 'exporter', 'timeout', 'signal'] as const;
 
 /** What `FilterTransform.spec` says of a guest filter (it never reaches the Rust side). */
-export function guestSpec(o: GuestFilterOptions): FilterSpec {
+function guestSpec(o: GuestFilterOptions): FilterSpec {
   return { kind: 'guest', interface: o.interface, fn: o.fn, ...(o.finish ? { finish: o.finish } : {}) };
 }
 
@@ -59,14 +59,13 @@ export function guestFilter(host: GuestHost, options: GuestFilterOptions): [Filt
   if (iface.pattern === 'fanout') {
     throw makeError('ERR_INVALID_ARG', `${iface.name} is a fanout interface: a filter calls one exporter per chunk`);
   }
-  for (const [key, name] of [
-    ['fn', o.fn],
-    ['finish', o.finish],
-  ] as const) {
-    if ((key === 'fn' || name !== undefined) && !iface.functions.includes(name as string)) {
+  const checkFunction = (name: unknown, key: string): void => {
+    if (!iface.functions.includes(name as string)) {
       throw makeError('ERR_INVALID_ARG', `interface ${iface.name} has no function ${describe(name)} (${key})`);
     }
-  }
+  };
+  checkFunction(o.fn, 'fn');
+  if (o.finish !== undefined) checkFunction(o.finish, 'finish');
   const encode = optionalFn(o.encode, 'encode');
   const decode = optionalFn(o.decode, 'decode');
   const fallback = iface.pattern === 'singleton' ? 1 : host.threads;
