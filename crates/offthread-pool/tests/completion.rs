@@ -76,3 +76,84 @@ fn concurrent_producers_one_consumer_no_lost_wakeup_and_order_per_producer() {
     // Every wake is followed by one drain (some drains may find an already-drained batch).
     assert!(wakes >= batches && wakes <= batches + wake_rx.try_iter().count());
 }
+
+/// A push made while the consumer spins in `wait_briefly` hands the batch to the
+/// spinner (no wake-up asked for) and the spinner reports it; once the spinner has
+/// left, the next batch asks for a wake-up again.
+#[test]
+fn a_spinning_consumer_takes_the_batch_without_a_wakeup() {
+    let q = Arc::new(CompletionQueue::new());
+    let producer = {
+        let q = Arc::clone(&q);
+        std::thread::spawn(move || {
+            // Wait until the consumer spins (not a timing guess: the state is observed).
+            while !q.consumer_spinning() {
+                std::hint::spin_loop();
+            }
+            q.push(7)
+        })
+    };
+    assert!(
+        q.wait_briefly(Duration::from_secs(60)),
+        "the spinner saw the push"
+    );
+    assert!(
+        !producer.join().unwrap(),
+        "a push to a spinner asks for no wake-up"
+    );
+    assert!(!q.consumer_spinning());
+    assert_eq!(q.drain(), [7]);
+    assert!(
+        q.push(8),
+        "nobody spins now: the transition asks for a wake-up"
+    );
+    assert!(
+        q.wait_briefly(Duration::ZERO),
+        "an item already queued is reported at once"
+    );
+}
+
+/// Many producers against a consumer that alternates short spins and wake-ups: every
+/// item arrives, and each batch is announced exactly once (by a wake-up or to a spinner).
+#[test]
+fn spins_and_wakeups_mixed_lose_nothing() {
+    const PRODUCERS: usize = 3;
+    const PER: u64 = 30_000;
+    let q = Arc::new(CompletionQueue::new());
+    let (wake_tx, wake_rx) = channel::<()>();
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let (q, wake) = (Arc::clone(&q), wake_tx.clone());
+            std::thread::spawn(move || {
+                for seq in 0..PER {
+                    if q.push((p, seq)) {
+                        wake.send(()).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    drop(wake_tx);
+    let mut next = [0u64; PRODUCERS];
+    let mut total = 0;
+    let mut round = 0u64;
+    while total < PRODUCERS as u64 * PER {
+        round += 1;
+        // Every other round: spin a little first; a batch handed to the spin is drained
+        // now, otherwise only a wake-up may trigger the drain.
+        let handed = round.is_multiple_of(2) && q.wait_briefly(Duration::from_micros(50));
+        if !handed {
+            wake_rx
+                .recv_timeout(Duration::from_secs(30))
+                .expect("a batch was announced to nobody (lost wake-up)");
+        }
+        for (p, seq) in q.drain() {
+            assert_eq!(seq, next[p], "producer {p} out of order");
+            next[p] += 1;
+            total += 1;
+        }
+    }
+    for p in producers {
+        p.join().unwrap();
+    }
+}
