@@ -4,10 +4,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::columns::RecordColumn;
 use crate::compress::{Compressor, Decompressor};
 use crate::digest::Digest;
 use crate::error::{BUSY, CLOSED, FilterError, FilterResult, TOO_LARGE};
-use crate::records::RecordParser;
+use crate::records::{RecordFormat, RecordParser};
 use crate::spec::FilterSpec;
 use crate::transcode::{Conversion, Transcoder, recycle};
 
@@ -78,10 +79,42 @@ impl WorkInto {
 
 enum State {
     Parallel(Transcoder),
+    /// NDJSON cut after each chunk's last newline: the pieces parse independently.
+    Lines(LineCutter),
     Sequential {
         filter: Arc<Mutex<Box<dyn Filter>>>,
         busy: Arc<AtomicBool>,
     },
+}
+
+/// Cuts an NDJSON stream into pieces of whole lines, each parsed by a parser of its own
+/// on any thread (its batch holds that piece's rows; the host keeps the batches in order).
+struct LineCutter {
+    columns: Vec<RecordColumn>,
+    /// The unfinished line: the start of the next piece.
+    carry: Vec<u8>,
+    /// Lines (newlines) before the carry: where the next piece's numbering starts.
+    lines: u64,
+}
+
+impl LineCutter {
+    /// The next piece (all of `chunk` up to its last newline, after the carry) and the
+    /// lines before it; `None` (the end): the carry, a last line without a newline.
+    fn cut(&mut self, chunk: Option<&[u8]>) -> (Vec<u8>, u64) {
+        let before = self.lines;
+        let Some(chunk) = chunk else {
+            return (std::mem::take(&mut self.carry), before);
+        };
+        let Some(nl) = memchr::memrchr(b'\n', chunk) else {
+            self.carry.extend_from_slice(chunk);
+            return (Vec::new(), before);
+        };
+        let mut piece = std::mem::take(&mut self.carry);
+        piece.extend_from_slice(&chunk[..=nl]);
+        self.carry.extend_from_slice(&chunk[nl + 1..]);
+        self.lines += memchr::memchr_iter(b'\n', &chunk[..=nl]).count() as u64;
+        (piece, before)
+    }
 }
 
 pub struct FilterHandle {
@@ -120,6 +153,18 @@ impl FilterHandle {
             }
             FilterSpec::Decompress(format) => sequential(Box::new(Decompressor::new(format))),
             FilterSpec::Digest(kind) => sequential(Box::new(Digest::new(kind))),
+            FilterSpec::Records {
+                columns,
+                format: RecordFormat::Ndjson,
+            } => {
+                // Checks the columns once; each piece then gets a parser of its own.
+                RecordParser::new(columns.clone(), RecordFormat::Ndjson)?;
+                State::Lines(LineCutter {
+                    columns,
+                    carry: Vec::new(),
+                    lines: 0,
+                })
+            }
             FilterSpec::Records { columns, format } => {
                 sequential(Box::new(RecordParser::new(columns, format)?))
             }
@@ -133,7 +178,7 @@ impl FilterHandle {
 
     /// Several pushes may be in flight at once.
     pub fn parallel(&self) -> bool {
-        matches!(self.state, State::Parallel(_))
+        matches!(self.state, State::Parallel(_) | State::Lines(_))
     }
 
     fn check_open(&self) -> FilterResult<()> {
@@ -161,7 +206,7 @@ impl FilterHandle {
     pub fn output_bound(&self, chunk_len: usize) -> Option<usize> {
         match &self.state {
             State::Parallel(t) => t.conversion.output_bound(t.next_piece_len(chunk_len)),
-            State::Sequential { .. } => None,
+            State::Lines(_) | State::Sequential { .. } => None,
         }
     }
 
@@ -233,6 +278,29 @@ impl FilterHandle {
                 let conversion: Conversion = t.conversion;
                 Ok(Work(Box::new(move || {
                     let out = conversion.run(piece);
+                    if out.is_err() {
+                        failed.store(true, Ordering::Release);
+                    }
+                    out
+                })))
+            }
+            State::Lines(cutter) => {
+                let end = chunk.is_none();
+                let (piece, before) = cutter.cut(chunk);
+                let columns = cutter.columns.clone();
+                Ok(Work(Box::new(move || {
+                    if piece.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    let parser = RecordParser::new(columns, RecordFormat::Ndjson)
+                        .map(|p| p.starting_after_line(before));
+                    let out = parser.and_then(|mut p| {
+                        if end {
+                            p.push_last(&piece)
+                        } else {
+                            p.push(&piece)
+                        }
+                    });
                     if out.is_err() {
                         failed.store(true, Ordering::Release);
                     }

@@ -10,6 +10,11 @@
 //! Records may be cut anywhere between chunks: csv-core keeps its state between input
 //! slices, and NDJSON keeps the unfinished line. Each push yields one batch with the
 //! rows that chunk completed (none: no batch). NDJSON lines are read by ndjson.rs.
+//!
+//! CSV errors name the record (header included); NDJSON errors name the line (blank
+//! lines count), which a parser of one piece of a stream knows from where its piece
+//! starts ([`RecordParser::starting_after_line`]): the handle cuts NDJSON after each
+//! chunk's last newline and parses the pieces in parallel.
 
 use offthread_schema_rt::{Builder, ColumnSpec, WriteError, field_path_hash};
 
@@ -66,10 +71,12 @@ enum Parser {
     Ndjson(Ndjson),
 }
 
-/// The NDJSON parser's state: the unfinished line and the line reader's scratch.
+/// The NDJSON parser's state: the unfinished line, lines finished before it, and the
+/// line reader's scratch.
 #[derive(Default)]
 struct Ndjson {
     line: Vec<u8>,
+    lines: u64,
     rows: NdjsonRows,
 }
 
@@ -127,6 +134,22 @@ impl RecordParser {
     pub fn finish(&mut self) -> FilterResult<Vec<u8>> {
         self.parse(&[], true)?;
         self.take_batch()
+    }
+
+    /// `chunk` is the rest of the input: its records (the last one may lack a newline)
+    /// as one batch.
+    pub fn push_last(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        self.parse(chunk, true)?;
+        self.take_batch()
+    }
+
+    /// An NDJSON parser for a piece of a stream that starts after `lines` lines: its
+    /// errors number lines as in the whole stream.
+    pub fn starting_after_line(mut self, lines: u64) -> Self {
+        if let Parser::Ndjson(state) = &mut self.parser {
+            state.lines = lines;
+        }
+        self
     }
 
     fn parse(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
@@ -244,12 +267,13 @@ impl RecordParser {
         let mut start = 0;
         while let Some(nl) = memchr::memchr(b'\n', &input[start..]) {
             let stop = start + nl;
+            state.lines += 1;
             if state.line.is_empty() {
-                self.ndjson_record(&mut state.rows, &input[start..stop])?;
+                self.ndjson_record(&mut state.rows, &input[start..stop], state.lines)?;
             } else {
                 state.line.extend_from_slice(&input[start..stop]);
                 let text = std::mem::take(&mut state.line);
-                let result = self.ndjson_record(&mut state.rows, &text);
+                let result = self.ndjson_record(&mut state.rows, &text, state.lines);
                 // Keep the allocation for the next split line.
                 state.line = text;
                 state.line.clear();
@@ -259,8 +283,9 @@ impl RecordParser {
         }
         state.line.extend_from_slice(&input[start..]);
         if end && !state.line.is_empty() {
+            state.lines += 1;
             let text = std::mem::take(&mut state.line);
-            self.ndjson_record(&mut state.rows, &text)?;
+            self.ndjson_record(&mut state.rows, &text, state.lines)?;
         }
         Ok(())
     }
@@ -269,7 +294,13 @@ impl RecordParser {
         FilterError::new(BAD_RECORD, format!("record {}: {what}", self.records))
     }
 
-    fn ndjson_record(&mut self, reader: &mut NdjsonRows, text: &[u8]) -> FilterResult<()> {
+    /// Line `line` of the stream (counting from 1).
+    fn ndjson_record(
+        &mut self,
+        reader: &mut NdjsonRows,
+        text: &[u8],
+        line: u64,
+    ) -> FilterResult<()> {
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         if text.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
@@ -282,11 +313,12 @@ impl RecordParser {
         for (d, c) in self.data.iter_mut().zip(&self.columns) {
             d.truncate_rows(self.rows, c.ty);
         }
-        Err(self.bad(match e {
+        let what = match e {
             LineError::Syntax(what) => format!("not JSON: {what}"),
             LineError::NotObject => "not a JSON object".to_owned(),
             LineError::Column(c, what) => format!("column \"{}\": {what}", self.columns[c].name),
-        }))
+        };
+        Err(FilterError::new(BAD_RECORD, format!("line {line}: {what}")))
     }
 
     /// Appends one CSV row; `cell` gives each column's text. On an error no column

@@ -188,9 +188,16 @@ impl FilterSpec {
         })
     }
 
-    /// Chunks of this filter may be converted in parallel (each push is independent
-    /// once cut at a character boundary).
+    /// Chunks of this filter may be processed in parallel: each push is independent once
+    /// cut at a character boundary (transcoding) or after a line (NDJSON).
     pub fn parallel(&self) -> bool {
-        matches!(self, FilterSpec::Transcode(_))
+        matches!(
+            self,
+            FilterSpec::Transcode(_)
+                | FilterSpec::Records {
+                    format: RecordFormat::Ndjson,
+                    ..
+                }
+        )
     }
 }

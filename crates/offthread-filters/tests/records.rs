@@ -183,26 +183,26 @@ fn bad_records_fail_with_their_number() {
     assert_eq!(e.code, BAD_RECORD);
 
     for (line, what) in [
-        ("[1]", "record 1: not a JSON object"),
-        (r#"{"id":1}"#, "record 1: column \"score\": no \"score\""),
+        ("[1]", "line 1: not a JSON object"),
+        (r#"{"id":1}"#, "line 1: column \"score\": no \"score\""),
         (
             r#"{"id":1.5,"score":1,"label":"","ok":true,"delta":1}"#,
-            "record 1: column \"id\": 1.5 is not a u32",
+            "line 1: column \"id\": 1.5 is not a u32",
         ),
         (
             r#"{"id":1,"score":"1","label":"","ok":true,"delta":1}"#,
-            "record 1: column \"score\": \"1\" is not a number",
+            "line 1: column \"score\": \"1\" is not a number",
         ),
         (
             r#"{"id":1,"score":1,"label":2,"ok":true,"delta":1}"#,
-            "record 1: column \"label\": expected a string, got 2",
+            "line 1: column \"label\": expected a string, got 2",
         ),
     ] {
         let e = rows_of(&ndjson_spec(), &[line.as_bytes()]).unwrap_err();
         assert_eq!((e.code, e.message.as_str()), (BAD_RECORD, what));
     }
     let e = rows_of(&ndjson_spec(), &[b"{\"id\":"]).unwrap_err();
-    assert!(e.message.starts_with("record 1: not JSON"), "{}", e.message);
+    assert!(e.message.starts_with("line 1: not JSON"), "{}", e.message);
 }
 
 /// The five-column row of one NDJSON line, or the error message.
@@ -236,7 +236,7 @@ fn ndjson_string_escapes_are_decoded() {
     ] {
         let line = format!(r#"{{"id":1,"score":0,"label":{bad},"ok":true,"delta":0}}"#);
         let e = ndjson_line(&line).unwrap_err();
-        assert!(e.starts_with("record 1: not JSON"), "{bad}: {e}");
+        assert!(e.starts_with("line 1: not JSON"), "{bad}: {e}");
     }
 }
 
@@ -268,7 +268,7 @@ fn ndjson_skips_nested_values_and_checks_them() {
     ] {
         let line = format!(r#"{{"x":{bad},"id":1,"score":0,"label":"","ok":true,"delta":0}}"#);
         let e = ndjson_line(&line).unwrap_err();
-        assert!(e.starts_with("record 1: not JSON"), "{bad}: {e}");
+        assert!(e.starts_with("line 1: not JSON"), "{bad}: {e}");
     }
     // A nested value where a column wants a scalar is a type error, shown cut short.
     let line = format!(
@@ -277,7 +277,7 @@ fn ndjson_skips_nested_values_and_checks_them() {
     );
     let e = ndjson_line(&line).unwrap_err();
     assert!(
-        e.starts_with("record 1: column \"id\": [1,1,") && e.ends_with("… is not a u32"),
+        e.starts_with("line 1: column \"id\": [1,1,") && e.ends_with("… is not a u32"),
         "{e}"
     );
 }
@@ -303,12 +303,12 @@ fn ndjson_numbers_in_exponent_form() {
         ("1e400", "1e400 is not a u32"),
     ] {
         let e = row(id, "0", "0").unwrap_err();
-        assert_eq!(e, format!("record 1: column \"id\": {what}"));
+        assert_eq!(e, format!("line 1: column \"id\": {what}"));
     }
     let e = row("1", "-1e400", "0").unwrap_err();
     assert_eq!(
         e,
-        "record 1: column \"score\": -1e400 is out of range for f64"
+        "line 1: column \"score\": -1e400 is out of range for f64"
     );
 }
 
@@ -325,7 +325,7 @@ fn ndjson_duplicate_keys_last_wins() {
     let line = r#"{"id":1,"score":0,"label":"","ok":true,"delta":0,"id":-1}"#;
     assert_eq!(
         ndjson_line(line).unwrap_err(),
-        "record 1: column \"id\": -1 is not a u32"
+        "line 1: column \"id\": -1 is not a u32"
     );
 }
 
@@ -365,20 +365,20 @@ fn ndjson_missing_and_mistyped_fields_report_the_first_column() {
     ] {
         assert_eq!(
             ndjson_line(line).unwrap_err(),
-            format!("record 1: {what}"),
+            format!("line 1: {what}"),
             "{line}"
         );
     }
     // A syntax error after a type error is reported as what it is.
     let e = ndjson_line(r#"{"id":"x","score":1,"label":"","ok":true,"delta":0"#).unwrap_err();
-    assert!(e.starts_with("record 1: not JSON"), "{e}");
+    assert!(e.starts_with("line 1: not JSON"), "{e}");
     for (line, what) in [
         ("\"text\"", "not a JSON object"),
         ("[{}]", "not a JSON object"),
         ("{} x", "not JSON"),
     ] {
         let e = ndjson_line(line).unwrap_err();
-        assert!(e.starts_with(&format!("record 1: {what}")), "{line}: {e}");
+        assert!(e.starts_with(&format!("line 1: {what}")), "{line}: {e}");
     }
 }
 
@@ -462,7 +462,7 @@ fn ndjson_agrees_with_serde_json_on_mutated_lines() {
                 (Err(w), Err(g)) => {
                     let kind = w.split(':').next().unwrap();
                     assert!(
-                        g.starts_with(&format!("record 1: {kind}")),
+                        g.starts_with(&format!("line 1: {kind}")),
                         "{text}: {w} vs {g}"
                     );
                 }
@@ -472,4 +472,48 @@ fn ndjson_agrees_with_serde_json_on_mutated_lines() {
         }
     }
     assert!(checked > 10_000, "{checked} lines checked");
+}
+
+/// NDJSON pushes are cut after their last newline and parse independently: run in any
+/// order, the batches (kept in push order) hold every row once.
+#[test]
+fn ndjson_pieces_parse_in_any_order() {
+    let input = NDJSON.as_bytes();
+    for size in [1, 7, 40, input.len()] {
+        let mut h = FilterHandle::from_json(&ndjson_spec()).unwrap();
+        assert!(h.parallel());
+        let mut works: Vec<_> = input
+            .chunks(size)
+            .map(|c| h.prepare_push(c).unwrap())
+            .collect();
+        works.push(h.prepare_finish().unwrap());
+        let mut outs: Vec<Vec<u8>> = works.into_iter().rev().map(|w| w.run().unwrap()).collect();
+        outs.reverse();
+        let rows: Vec<Row> = outs
+            .iter()
+            .filter(|b| !b.is_empty())
+            .flat_map(|b| read_batch(b))
+            .collect();
+        assert_eq!(rows, expected(), "chunks of {size}");
+    }
+}
+
+/// A bad line is named by its number in the whole stream (blank lines count), wherever
+/// the chunks were cut.
+#[test]
+fn ndjson_errors_number_lines_across_pieces() {
+    let good = r#"{"id":1,"score":1,"label":"","ok":true,"delta":1}"#;
+    let text = format!("{good}\n\n{good}\r\n{good}\n[1]\n{good}");
+    for size in 1..=text.len() {
+        let chunks: Vec<&[u8]> = text.as_bytes().chunks(size).collect();
+        let e = rows_of(&ndjson_spec(), &chunks).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (BAD_RECORD, "line 5: not a JSON object"),
+            "chunks of {size}"
+        );
+    }
+    let last = format!("{good}\n\n{{\"id\":");
+    let e = rows_of(&ndjson_spec(), &[last.as_bytes()]).unwrap_err();
+    assert!(e.message.starts_with("line 3: not JSON"), "{}", e.message);
 }

@@ -229,6 +229,33 @@ test('CSV and NDJSON become batches the generated reader reads in place', async 
   );
 });
 
+test('NDJSON chunks parse in parallel: rows in order, errors name the line in the whole stream', async () => {
+  // Every 7th line blank (lines count, rows do not); chunks cut mid-line.
+  const lines = ROWS.flatMap(([t, v], i) => [
+    JSON.stringify({ timestamp: Number(t), value: v }),
+    ...(i % 7 === 3 ? [''] : []),
+  ]);
+  const text = Buffer.from(lines.join('\n'));
+  const parallel = filters.ndjson({ columns: COLUMNS, inFlight: 4 });
+  assert.equal(parallel.inFlight, 4);
+  const nd = [];
+  await pipeline(Readable.from(chunked(text, 333)), parallel, collect(nd));
+  assert.ok(nd.length > 100, 'a batch per chunk that completed lines');
+  assert.deepEqual(readBatches(nd), ROWS);
+
+  // A bad value on line 4,000 of the stream, many chunks after the first.
+  const bad = [...lines];
+  bad[3999] = '{"timestamp":1,"value":"x"}';
+  await assert.rejects(
+    pipeline(
+      Readable.from(chunked(Buffer.from(bad.join('\n')), 333)),
+      filters.ndjson({ columns: COLUMNS }),
+      collect([]),
+    ),
+    { code: 'ERR_FILTER_BAD_RECORD', message: 'line 4000: column "value": "x" is not a number' },
+  );
+});
+
 test('bad specs throw at once with a code', () => {
   assert.throws(() => filters.gzip({ level: 12 }), { code: 'ERR_FILTER_INVALID_SPEC' });
   assert.throws(() => filters.transcode('utf8', 'ebcdic'), { code: 'ERR_FILTER_INVALID_SPEC' });

@@ -61,9 +61,9 @@ export type FilterSpec =
   // never reaches the Rust side.
   | { kind: 'guest'; interface: string; fn: string; finish?: string };
 
-/** Pushes of these filters are independent once cut at a character boundary. */
+/** Pushes of these filters are independent once cut at a character boundary (transcoding) or a line (NDJSON). */
 export function isParallel(spec: FilterSpec): boolean {
-  return spec.kind === 'transcode';
+  return spec.kind === 'transcode' || spec.kind === 'ndjson';
 }
 
 /** Output chunks are record batches (object mode), not a byte stream. */
