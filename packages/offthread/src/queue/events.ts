@@ -5,7 +5,7 @@
  * BullMQ trims that stream to about 10,000 entries. Its own reader (QueueEvents) XREADs
  * from its last id; once the stream was trimmed past that id, XREAD quietly returns what
  * follows the gap, and a producer that missed a job's 'completed' waits for its safety net.
- * Here every read is one MULTI of XREAD and XINFO STREAM, so both see the same stream.
+ * Here every read is one script that reads the entries and the stream's counts together.
  * Trimming removes the oldest entries, and Redis ≥ 7 counts every entry ever added
  * (`entries-added`): the first `entries-added − length` entries are gone. This reader
  * counts the entries at or before its position; when more than that are gone, some it
@@ -17,7 +17,37 @@ import type { Redis } from 'ioredis';
 /** An entry's fields, as BullMQ wrote them (`event`, `jobId`, `returnvalue`, …). */
 export type StreamEvent = Record<string, string>;
 
-type Reply = [Error | null, unknown][] | null;
+/**
+ * The script's answer: entries after the position (at most ARGV[2]), `entries-added`
+ * (−1 where Redis does not count it: 6.2), length, the first entry's id and the last
+ * generated id ('' for none).
+ */
+type ReadReply = [[string, string[]][], number, number, string, string];
+
+/**
+ * XRANGE after the position and the stream's counts in one script, so both see the same
+ * stream. (A MULTI of XREAD and XINFO STREAM did the same, but XINFO's reply carries the
+ * first and last entries whole, and the client parsed it on every read.) A missing
+ * stream reads as empty.
+ */
+const READ_LUA = `
+local entries = {}
+if tonumber(ARGV[2]) > 0 then
+  entries = redis.call('XRANGE', KEYS[1], '(' .. ARGV[1], '+', 'COUNT', ARGV[2])
+end
+local ok, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
+local added, length, first, last = -1, 0, '', ''
+if ok then
+  for i = 1, #info, 2 do
+    local k, v = info[i], info[i + 1]
+    if k == 'entries-added' then added = v
+    elseif k == 'length' then length = v
+    elseif k == 'first-entry' and v then first = v[1]
+    elseif k == 'last-generated-id' then last = v end
+  end
+end
+return {entries, added, length, first, last}
+`;
 
 /** Entries per read: one round trip catches up this far. */
 const READ_COUNT = 1000;
@@ -29,14 +59,6 @@ export function streamIdLess(a: string, b: string): boolean {
   const [am = '0', as = '0'] = a.split('-');
   const [bm = '0', bs = '0'] = b.split('-');
   return am.length !== bm.length ? am.length < bm.length : am !== bm ? am < bm : Number(as) < Number(bs);
-}
-
-/** XINFO STREAM's flat [name, value, …] reply as a map. */
-function infoFields(reply: unknown): Map<string, unknown> | undefined {
-  if (!Array.isArray(reply)) return undefined;
-  const info = new Map<string, unknown>();
-  for (let i = 0; i + 1 < reply.length; i += 2) info.set(String(reply[i]), reply[i + 1]);
-  return info;
 }
 
 export class EventStream {
@@ -61,30 +83,30 @@ export class EventStream {
     this.#key = key;
     this.#onEvent = onEvent;
     this.#onLost = onLost;
+    db.defineCommand('offthreadReadEvents', { numberOfKeys: 1, lua: READ_LUA });
   }
 
   /** Fixes the position at the stream's newest entry, then reads from there on. */
   async start(): Promise<void> {
-    const reply = (await this.#db.multi().xinfo('STREAM', this.#key).exec()) as Reply;
-    const [err, raw] = reply?.[0] ?? [null, undefined];
-    const info = err ? undefined : infoFields(raw);
-    if (info) {
-      this.#pos = String(info.get('last-generated-id') ?? '0-0');
-      const added = info.get('entries-added');
-      this.#upToPos = typeof added === 'number' ? added : undefined;
+    const [, added, , , last] = await this.#read(true);
+    if (last !== '') {
+      this.#pos = last;
+      this.#upToPos = added >= 0 ? added : undefined;
     }
     this.#loop = this.#run();
   }
 
+  /** One atomic read (the script): entries after the position and the stream's counts. */
+  async #read(countOnly = false): Promise<ReadReply> {
+    const db = this.#db as Redis & { offthreadReadEvents(...a: (string | number)[]): Promise<ReadReply> };
+    return db.offthreadReadEvents(this.#key, this.#pos, countOnly ? 0 : READ_COUNT);
+  }
+
   async #run(): Promise<void> {
     while (!this.#closing) {
-      let reply: Reply;
+      let reply: ReadReply;
       try {
-        reply = (await this.#db
-          .multi()
-          .xread('COUNT', READ_COUNT, 'STREAMS', this.#key, this.#pos)
-          .xinfo('STREAM', this.#key)
-          .exec()) as Reply;
+        reply = await this.#read();
       } catch {
         if (this.#closing) return;
         // The connection failed mid-read: what happened meanwhile is unknown.
@@ -92,29 +114,29 @@ export class EventStream {
         await new Promise((r) => setTimeout(r, 100));
         continue;
       }
-      const [readErr, read] = reply?.[0] ?? [null, null];
-      const [infoErr, rawInfo] = reply?.[1] ?? [null, undefined];
-      const entries = readErr ? [] : ((read as [string, [string, string[]][]][] | null)?.[0]?.[1] ?? []);
-      if (entries.length === 0) {
-        // Nothing new: wait for the next entry, which the next MULTI reads with its check.
-        try {
-          await this.#db.xread('COUNT', 1, 'BLOCK', BLOCK_MS, 'STREAMS', this.#key, this.#pos);
-        } catch {
-          if (this.#closing) return;
-          await new Promise((r) => setTimeout(r, 100));
+      const [entries, added, length, firstId] = reply;
+      if (entries.length > 0) {
+        const gone = this.#lostBefore(added, length, firstId, entries[0]?.[0] as string);
+        if (gone !== false) this.#onLost();
+        // Entries at or before the new position: the ones not lost, or (after a loss) every
+        // trimmed one, then the entries read now.
+        if (this.#upToPos !== undefined) this.#upToPos = (gone === false ? this.#upToPos : gone) + entries.length;
+        for (const [id, flat] of entries) {
+          this.#pos = id;
+          const event: StreamEvent = {};
+          for (let i = 0; i + 1 < flat.length; i += 2) event[flat[i] as string] = flat[i + 1] as string;
+          this.#onEvent(event, id);
         }
-        continue;
+        // A full batch: more are waiting; read on at once.
+        if (entries.length === READ_COUNT) continue;
       }
-      const gone = this.#lostBefore(infoErr ? undefined : infoFields(rawInfo), entries[0]?.[0] as string);
-      if (gone !== false) this.#onLost();
-      // Entries at or before the new position: the ones not lost, or (after a loss) every
-      // trimmed one, then the entries read now.
-      if (this.#upToPos !== undefined) this.#upToPos = (gone === false ? this.#upToPos : gone) + entries.length;
-      for (const [id, flat] of entries) {
-        this.#pos = id;
-        const event: StreamEvent = {};
-        for (let i = 0; i + 1 < flat.length; i += 2) event[flat[i] as string] = flat[i + 1] as string;
-        this.#onEvent(event, id);
+      // Wait for the next entry (at once if one came meanwhile); the script then reads it
+      // with its check. The wait's own entry is only a wake-up: one, never parsed.
+      try {
+        await this.#db.xread('COUNT', 1, 'BLOCK', BLOCK_MS, 'STREAMS', this.#key, this.#pos);
+      } catch {
+        if (this.#closing) return;
+        await new Promise((r) => setTimeout(r, 100));
       }
     }
   }
@@ -123,20 +145,15 @@ export class EventStream {
    * Whether entries after the position were trimmed unread: false, or the number of entries
    * trimmed (the count the position then stands after).
    */
-  #lostBefore(info: Map<string, unknown> | undefined, firstRead: string): number | false {
-    if (!info) return false;
-    const added = info.get('entries-added');
-    const length = info.get('length');
-    if (typeof added === 'number' && typeof length === 'number' && this.#upToPos !== undefined) {
+  #lostBefore(added: number, length: number, firstId: string, firstRead: string): number | false {
+    if (added >= 0 && this.#upToPos !== undefined) {
       const trimmed = added - length;
       // Fewer added than already read: the stream was deleted and made anew.
       return trimmed > this.#upToPos || added < this.#upToPos ? trimmed : false;
     }
     // Redis 6.2: the position is before the first entry left, and what we read next is that
     // entry: anything between them is unknowable, so take it as lost.
-    const first = info.get('first-entry');
-    const firstId = Array.isArray(first) ? String(first[0]) : undefined;
-    return firstId !== undefined && firstId === firstRead && streamIdLess(this.#pos, firstId) && this.#pos !== '0-0'
+    return firstId !== '' && firstId === firstRead && streamIdLess(this.#pos, firstId) && this.#pos !== '0-0'
       ? 0
       : false;
   }
