@@ -136,8 +136,9 @@ step('schema compiler wasm', () => {
   );
 });
 
-// Test and benchmark guests (tests/guests, docs/guest-abi.md): wasm32 modules the
-// guest tests and `npm run bench -- guests` load from target/ (never committed).
+// Test and benchmark guests (tests/guests, docs/guest-abi.md) and the player of
+// examples/game: wasm32 modules the guest tests, `npm run bench -- guests` and the
+// example load from target/ (never committed).
 step('test guests (wasm32)', () => {
   run('cargo', [
     'build',
@@ -147,6 +148,8 @@ step('test guests (wasm32)', () => {
     'guest-basic',
     '-p',
     'guest-relay',
+    '-p',
+    'game-player',
     '--target',
     'wasm32-unknown-unknown',
   ]);

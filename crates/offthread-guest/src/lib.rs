@@ -130,6 +130,7 @@ mod host {
             input: *const u8,
             input_len: usize,
         ) -> i64;
+        pub fn module_index() -> u32;
     }
 }
 
@@ -140,6 +141,9 @@ mod host {
     pub unsafe fn oom(_size: usize) {}
     pub unsafe fn invoke(_: *const u8, _: usize, _: u32, _: *const u8, _: usize) -> i64 {
         -1
+    }
+    pub unsafe fn module_index() -> u32 {
+        0
     }
 }
 
@@ -208,6 +212,15 @@ pub fn invoke(interface: &str, function: u32, input: &[u8]) -> Result<Message, E
         ptr: ptr as *mut u8,
         len,
     })
+}
+
+/// This module's position (0-based) in the list the host gave to `guests.load`: how N
+/// copies of one module tell themselves apart, e.g. the players of a fanout, which all
+/// receive the same input. A guest that calls this imports `offthread.module_index`
+/// (docs/guest-abi.md); one that does not, does not. Outside wasm32 (no host): 0.
+pub fn module_index() -> u32 {
+    // SAFETY: a plain call into the host, no arguments.
+    unsafe { host::module_index() }
 }
 
 /// `ptr | len << 32`: how the ABI returns a buffer in one i64.

@@ -1,6 +1,7 @@
-//! Guest code generation (docs/guest-abi.md): the repo's test guests' generated files
-//! match the emitters, descriptors carry what the host reads, and functions the ABI
-//! cannot carry are refused. `OFFTHREAD_SCHEMA_BLESS=1` rewrites the files.
+//! Guest code generation (docs/guest-abi.md): the generated files of the repo's test
+//! guests and of examples/game match the emitters, descriptors carry what the host
+//! reads, and functions the ABI cannot carry are refused. `OFFTHREAD_SCHEMA_BLESS=1`
+//! rewrites the files.
 
 mod common;
 
@@ -56,6 +57,40 @@ fn test_guest_files_match_the_emitters() {
     .unwrap();
     let ts_path = "packages/offthread/src/schema/generated/fixtures/guests.ts";
     check(repo().join(ts_path), &ts, &mut drift);
+    assert!(
+        drift.is_empty(),
+        "stale (rerun with OFFTHREAD_SCHEMA_BLESS=1): {drift:?}"
+    );
+}
+
+/// examples/game (Karmem §5.2.4): the player guest's schema, Rust and guest code, and
+/// the TS codec its host bundles (runtime `offthread/schema`, as an app imports it).
+#[test]
+fn game_example_files_match_the_emitters() {
+    let dir = repo().join("examples/game");
+    let schema = compile(&std::fs::read_to_string(dir.join("game.km")).unwrap()).unwrap();
+    let mut drift = Vec::new();
+    let rust = emit_rust(
+        &schema,
+        &RustOptions {
+            runtime: "::offthread_schema_rt".into(),
+        },
+    )
+    .unwrap();
+    check(dir.join("generated/game.rs"), &rust, &mut drift);
+    let guest = emit_guest(&schema, &GuestOptions::default()).unwrap();
+    check(dir.join("generated/game_guest.rs"), &guest, &mut drift);
+    let ts = emit_ts(
+        &schema,
+        &TsOptions {
+            runtime: "offthread/schema".into(),
+        },
+    )
+    .unwrap();
+    check(dir.join("generated/game.ts"), &ts, &mut drift);
+    for code in [&rust, &guest, &ts] {
+        assert!(code.starts_with(offthread_schema::emit::HEADER));
+    }
     assert!(
         drift.is_empty(),
         "stale (rerun with OFFTHREAD_SCHEMA_BLESS=1): {drift:?}"

@@ -1,9 +1,12 @@
 // The same guest modules as guests.test.mjs, through `offthread/browser` in a real
 // headless Chromium, with and without cross-origin isolation (shared memory or not):
-// every pattern, guest-to-guest calls, a trap and a runaway guest.
+// every pattern, guest-to-guest calls, a trap and a runaway guest; and examples/game,
+// N player guests on one shared state, ending in the JS strategy's game.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { buildCodec } from '../../../examples/game/codec.mjs';
+import { referenceGame } from '../../../examples/game/reference.mjs';
 import { launchChromium, startServer } from '../../../scripts/browser-server.mjs';
 import * as msg from '../dist/schema/generated/fixtures/guests.js';
 
@@ -11,11 +14,13 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const MOUNTS = [
   ['/offthread/', `${root}packages/offthread/dist/browser`],
   ['/guests/', `${root}target/wasm32-unknown-unknown/release`],
+  ['/game/', `${root}examples/game`],
   ['/', `${root}bench/browser`],
 ];
 
 let browser;
 before(async () => {
+  await buildCodec(); // examples/game/build/game-codec.mjs, which the page imports
   browser = await launchChromium();
 });
 after(async () => {
@@ -92,6 +97,34 @@ for (const isolated of [false, true]) {
       assert.equal(got.spin, 'ERR_TIMEOUT');
       // Shared memory only where the page is isolated: the input is written once there.
       assert.equal(got.stats.sharedBytes > 0, isolated);
+      assert.deepEqual(errors, []);
+    });
+
+    test('the game: four copies of the player guest end in the JS strategy’s game', async () => {
+      const options = { players: 4, size: 12, food: 4, seed: 11 };
+      const ticks = 60;
+      const got = await page.evaluate(
+        async ({ options, ticks }) => {
+          const { guests } = globalThis.offthread;
+          const { playGame } = await import('/game/play.mjs');
+          const { newGame } = await import('/game/rules.mjs');
+          const bytes = new Uint8Array(await (await fetch('/guests/game_player.wasm')).arrayBuffer());
+          const modules = Array.from({ length: options.players }, (_, i) => ({ name: `player${i}`, bytes }));
+          const host = await guests.load(modules, { threads: 2 });
+          try {
+            const { tick, players, food, illegal, rng } = await playGame(host, newGame(options), ticks);
+            return { game: { tick, players, food, illegal, rng }, sharedBytes: host.stats().sharedBytes };
+          } finally {
+            await host.close();
+          }
+        },
+        { options, ticks },
+      );
+      const { tick, players, food, illegal, rng } = referenceGame(options, ticks);
+      assert.deepEqual(got.game, { tick, players, food, illegal, rng });
+      assert.ok(players.some((p) => p.score > 0));
+      // The state goes through shared memory only where the page is isolated.
+      assert.equal(got.sharedBytes > 0, isolated);
       assert.deepEqual(errors, []);
     });
   });

@@ -168,7 +168,7 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
       );
     }
     const maxPages = Math.min(memoryPages, mem.maximum ?? memoryPages);
-    specs.push({ name, module, initialPages: mem.initial, maxPages });
+    specs.push({ name, index: specs.length, module, initialPages: mem.initial, maxPages });
   }
 
   const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER, { mailbox: opts.mailbox ?? true });

@@ -11,6 +11,8 @@ import { ABI_VERSION, type InterfaceDecl, pack, parseDescriptor, unpack, WASM_PA
 
 export interface GuestModuleSpec {
   name: string;
+  /** Its position in the list given to `guests.load` (what `offthread.module_index` returns). */
+  index: number;
   module: WebAssembly.Module;
   initialPages: number;
   maxPages: number;
@@ -30,7 +32,14 @@ export interface SharedInput {
 }
 
 export type GuestCall =
-  | { kind: 'describe'; name: string; module: WebAssembly.Module; initialPages: number; maxPages: number }
+  | {
+      kind: 'describe';
+      name: string;
+      index: number;
+      module: WebAssembly.Module;
+      initialPages: number;
+      maxPages: number;
+    }
   | {
       kind: 'call';
       module: number;
@@ -75,7 +84,7 @@ class Instance {
   oom: number | null = null;
 
   constructor(
-    readonly spec: Pick<GuestModuleSpec, 'name' | 'module' | 'initialPages' | 'maxPages'>,
+    readonly spec: Pick<GuestModuleSpec, 'name' | 'index' | 'module' | 'initialPages' | 'maxPages'>,
     invoke: (caller: Instance, args: number[]) => bigint,
   ) {
     this.memory = new WebAssembly.Memory({ initial: spec.initialPages, maximum: spec.maxPages });
@@ -91,6 +100,11 @@ class Instance {
         },
         invoke(...args: number[]): bigint {
           return invoke(self, args);
+        },
+        // Optional (docs/guest-abi.md): lets N copies of one module tell themselves apart,
+        // e.g. the players of a fanout that all receive the same input.
+        module_index(): number {
+          return spec.index;
         },
       },
     };
