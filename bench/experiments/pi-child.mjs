@@ -4,11 +4,14 @@
 import { Pool, pi } from 'offthread';
 import { cpuMeter, peakRssMiB, progress, timeFn } from '../lib/measure.mjs';
 
+/** Calls at and above this size are timed one by one, with no warm-up or probe call. */
+const LONG_CALL = 1e9;
+
 /** Per-size time budget: long calls run a few times, tiny ones many. */
 function budget(quick, samples) {
   // 10^10 (--full): one call is minutes for the JS rows and long enough to time alone.
-  if (samples >= 1e10) return { minTime: 0, minIterations: 1, warmup: 0 };
-  if (samples >= 1e9) return { minTime: 0, minIterations: quick ? 1 : 2, warmup: 0 };
+  if (samples >= 1e10) return { minIterations: 1 };
+  if (samples >= LONG_CALL) return { minIterations: quick ? 1 : 2 };
   if (samples >= 1e8) return { minTime: quick ? 200 : 1000, minIterations: quick ? 2 : 3, warmup: 1 };
   return { minTime: quick ? 150 : 500, minIterations: 5, warmup: 5 };
 }
@@ -39,6 +42,22 @@ function rowOptions(variant, seed, pool) {
   return { seed, variant };
 }
 
+/** `n` calls timed one by one: timeFn's figures (ns) and the first call's result. */
+async function timeEach(call, n) {
+  const samples = [];
+  let first;
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    const r = await call();
+    samples.push(Number(process.hrtime.bigint() - t0));
+    first ??= r;
+  }
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { first, samples, median, p99: sorted[sorted.length - 1], opsPerSec: 1e9 / median };
+}
+
 export async function measureVariant({ variant, sizes, quick, seed = 1 }) {
   const engineRow = ENGINE_ROWS[variant];
   const pool = engineRow ? new Pool(engineRow) : undefined;
@@ -47,11 +66,17 @@ export async function measureVariant({ variant, sizes, quick, seed = 1 }) {
   const rows = [];
   for (const samples of sizes) {
     const call = isAsync ? () => pi.estimate(samples, options) : () => pi.estimateSync(samples, options);
-    const { inside, variant: used } = await call();
+    // Long calls: the smaller sizes warmed the code up; an extra untimed call (and
+    // timeFn's probe) would triple a 10^10 row (a JS call is 8–10 minutes here).
+    const long = samples >= LONG_CALL;
+    const first = long ? undefined : await call();
     const meter = cpuMeter();
     meter.start();
-    const t = await timeFn(call, budget(quick, samples));
+    const t = long
+      ? await timeEach(call, budget(quick, samples).minIterations)
+      : await timeFn(call, budget(quick, samples));
     const cpu = meter.stop();
+    const { inside, variant: used } = first ?? t.first;
     rows.push({
       variant,
       used,
