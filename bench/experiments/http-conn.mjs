@@ -16,7 +16,8 @@
 // Servers: node:http (the page from memory, as the streams experiment's row), fastify
 // (one route, the same), the service with STATIC_FRONT=0 (fastify answers the page: the
 // service before its front handler) and the service as shipped (/static/bench.html
-// answered in front of fastify, services/http/src/static-memory.mjs).
+// answered in front of fastify, services/http/src/static-memory.mjs); both services run
+// as `npm start` runs them (node flags SERVICE_NODE_ARGS, offload mode, LOG_LEVEL=error).
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,9 +25,9 @@ import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SERVICE_NODE_ARGS, spawnService } from '../../services/http/test-support/process.mjs';
 import { summarize } from '../lib/measure.mjs';
 import { ensureApt, ensureGoTool } from '../lib/tools.mjs';
-import { startServer as startService } from './http-server.mjs';
 
 /** The 8,673-byte page of the Nexus server benchmark (the service's public/bench.html). */
 const BENCH_PAGE = new URL('../../services/http/public/bench.html', import.meta.url);
@@ -99,10 +100,22 @@ async function startBaseline(kind) {
   };
 }
 
-/** @param {string} name @param {Record<string, string>} env @returns {Promise<Target>} */
+/**
+ * The service as `npm start` runs it (main.mjs with SERVICE_NODE_ARGS), offload mode.
+ * @param {string} name @param {Record<string, string>} env @returns {Promise<Target>}
+ */
 async function startServiceTarget(name, env) {
-  const service = await startService({ mode: 'offload', env });
-  return { name, url: `${service.url}/static/bench.html`, pid: service.pid, stop: service.stop };
+  const service = spawnService(['--mode', 'offload'], { LOG_LEVEL: 'error', ...env });
+  const url = await service.url;
+  return {
+    name,
+    url: `${url}/static/bench.html`,
+    pid: /** @type {number} */ (service.child.pid),
+    async stop() {
+      service.child.kill('SIGTERM');
+      await service.exit;
+    },
+  };
 }
 
 /** `ab -c 100 -n N URL` (no -k: HTTP/1.0, the server closes each connection). */
@@ -360,6 +373,13 @@ export async function run(ctx) {
         if ('path' in found) vegeta = found.path;
         else notes.push(`vegeta unavailable (${found.error}): the open-loop rows use the node generator instead.`);
       }
+      if (!want.has('ab')) {
+        // JIT and first-use allocations before the timed run (the ab section does this otherwise).
+        for (const t of targets) {
+          if (vegeta) runVegeta(vegeta, t.url, rate, rate, dir);
+          else await openLoop(t.url, rate, rate);
+        }
+      }
       const tool = vegeta
         ? `vegeta attack -rate=${rate}/s -keepalive=false`
         : `node open loop, ${rate}/s, fresh socket each`;
@@ -391,7 +411,7 @@ export async function run(ctx) {
       notes.push(
         vegeta
           ? `Open loop: vegeta ${VEGETA.split('@')[1]} sends each request at its scheduled time (50 workers, more added as needed) on a new connection (-keepalive=false: HTTP/1.1 with Connection: close) with \`Accept-Encoding: identity\` (Go's client would otherwise ask for gzip, which ab and httperf do not); latency is from its send to the end of the body; "sent" below the planned count means vegeta fell behind its schedule.`
-          : 'Open loop: the node generator opens a socket per scheduled arrival; latency counts from the scheduled time.',
+          : 'Open loop: the node generator opens a socket per scheduled arrival; latency counts from the scheduled time. It is one node thread doing a connection per millisecond on the same cores as the server: arrivals that left late (notes) show the generator, not the server, falling behind.',
       );
     }
 
@@ -399,6 +419,7 @@ export async function run(ctx) {
       'The servers run at once, each in its own process (idle while another is measured); ab rounds take turns between them, so a slow spell on the machine falls on all rows alike. Compare rows of one run: throughput on 2 shared cores moves with whatever else runs.',
       'ab and vegeta run on the same 2 cores as the server: at these rates the load generator takes about one core.',
       'server CPU / request: user + system CPU of the server process (all threads, /proc) over the run, divided by its requests.',
+      `The services run with the node flags of \`npm start\` (${SERVICE_NODE_ARGS.join(' ')}), offload mode, LOG_LEVEL=error.`,
     );
     return {
       title: 'A new connection per request: node:http, fastify and the service',
