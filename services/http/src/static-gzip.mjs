@@ -45,13 +45,16 @@ const COMPRESSIBLE = /^(text\/|application\/(json|wasm)|image\/svg\+xml)/;
  */
 export const gzipCandidate = (type, size, minBytes = GZIP_MIN_BYTES) => size >= minBytes && COMPRESSIBLE.test(type);
 
+const MAY_ACCEPT_GZIP = /gzip|\*/i;
+
 /**
  * Whether an Accept-Encoding header takes gzip (`gzip`, `x-gzip` or `*`, with q > 0;
  * an explicit `gzip;q=0` refuses it even next to `*`).
  * @param {unknown} header
  */
 export function acceptsGzip(header) {
-  if (typeof header !== 'string') return false;
+  // Most clients that do not take gzip name neither it nor `*` (`identity`, `br`): no parse.
+  if (typeof header !== 'string' || !MAY_ACCEPT_GZIP.test(header)) return false;
   let star = false;
   for (const part of header.toLowerCase().split(',')) {
     const [name, ...params] = part.split(';').map((s) => s.trim());
