@@ -5,7 +5,7 @@
 //
 //   node bench/run.mjs http-conn [--quick] [--only ab,rate] [--rounds N] [--generator vegeta|node]
 //
-// ab:   `ab -c 100 -n 10000` without keep-alive, N rounds (default 3) taking turns
+// ab:   `ab -c 100 -n 10000` without keep-alive, N rounds (default 4: each server once in each place) taking turns
 //       between the servers; the median round per server, and the server's CPU per
 //       request (from /proc: less sensitive to a busy machine than req/s).
 // rate: open loop at a fixed 1,000 new connections per second, one request each, 10,000
@@ -280,7 +280,7 @@ const median = (/** @type {number[]} */ xs) => summarize(xs).p50;
 /** @param {import('../run.mjs').ExperimentContext} ctx */
 export async function run(ctx) {
   const want = sections(ctx.argv);
-  const rounds = ctx.quick ? 1 : Number(flag(ctx.argv, 'rounds', '3'));
+  const rounds = ctx.quick ? 1 : Number(flag(ctx.argv, 'rounds', '4'));
   const abRequests = ctx.quick ? 2000 : 10_000;
   const rate = 1000;
   const rateRequests = ctx.quick ? 2000 : 10_000;
@@ -324,7 +324,9 @@ export async function run(ctx) {
         /** @type {Record<string, any[]>} */
         const byServer = Object.fromEntries(targets.map((t) => [t.name, []]));
         for (let round = 1; round <= rounds; round++) {
-          for (const t of targets) {
+          // Each round starts one server later, so no server is always measured last.
+          const turn = targets.map((_, i) => targets[(i + round - 1) % targets.length]);
+          for (const t of turn) {
             ctx.progress(`http-conn: ab -c 100 -n ${abRequests}, round ${round}/${rounds}, ${t.name}`);
             byServer[t.name].push(await withCpu(t, abRequests, async () => runAb(t.url, abRequests)));
           }
@@ -416,7 +418,7 @@ export async function run(ctx) {
     }
 
     notes.push(
-      'The servers run at once, each in its own process (idle while another is measured); ab rounds take turns between them, so a slow spell on the machine falls on all rows alike. Compare rows of one run: throughput on 2 shared cores moves with whatever else runs.',
+      'The servers run at once, each in its own process (idle while another is measured); ab rounds take turns between them, each round starting one server later, so a slow spell on the machine falls on all rows alike. Compare rows of one run: throughput on 2 shared cores moves with whatever else runs.',
       'ab and vegeta run on the same 2 cores as the server: at these rates the load generator takes about one core.',
       'server CPU / request: user + system CPU of the server process (all threads, /proc) over the run, divided by its requests.',
       `The services run with the node flags of \`npm start\` (${SERVICE_NODE_ARGS.join(' ')}), offload mode, LOG_LEVEL=error.`,
