@@ -107,7 +107,7 @@ function clientGone(reply) {
  * @property {boolean} [staticCache] serve the files of public/ from memory, read once at start (default true);
  *   false: @fastify/static streams them from disk on every request
  * @property {boolean} [staticFront] with staticCache: answer GET/HEAD of those files in a plain node:http handler in
- *   front of fastify, same answers and metrics, a fraction of the CPU (default true; false: fastify's routes answer)
+ *   front of fastify: same answers and metrics, less CPU per request (default true; false: fastify's routes answer)
  * @property {string} [staticRoot] the directory /static/ serves (default public/; tests)
  * @property {boolean} [experimentRoutes] serve the `/md5/:impl` rows that run on the event loop (default false:
  *   they answer 404; the http-md5 experiment turns them on)
@@ -222,8 +222,8 @@ export function buildServer(opts = {}) {
   };
 
   const app = Fastify({
-    // fastify's own server, with a handler in front: the in-memory files are answered
-    // there. fastify answers everything while stopping (503 and Connection: close) and
+    // The server fastify would create, with a handler in front of fastify's: the
+    // in-memory files are answered there. fastify answers everything while stopping (503 and Connection: close) and
     // while its per-request log lines are on (level info and below), so none is missed.
     serverFactory(fastifyHandler, options) {
       const server = createServer(options.http ?? {}, (req, res) => {
