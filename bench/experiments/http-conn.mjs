@@ -104,7 +104,7 @@ async function startBaseline(kind) {
  * The service as `npm start` runs it (main.mjs with SERVICE_NODE_ARGS), offload mode.
  * @param {string} name @param {Record<string, string>} env @returns {Promise<Target>}
  */
-async function startServiceTarget(name, env) {
+export async function startServiceTarget(name, env) {
   const service = spawnService(['--mode', 'offload'], { LOG_LEVEL: 'error', ...env });
   const url = await service.url;
   return {
