@@ -1,8 +1,10 @@
 // Tools some experiments need that are not npm packages, installed on first use when
 // missing, as `npm start` / `npm test` install theirs: Debian packages with apt-get (as
-// root) and PyPI packages with pip. Where that is impossible (not root, no apt-get) the
-// caller reports the row as skipped and names the package.
+// root), PyPI packages with pip and Go programs with `go install`. Where that is
+// impossible (not root, no apt-get, no Go) the caller reports the row as skipped and
+// names the package.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 const has = (/** @type {string} */ cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 let aptUpdated = false;
@@ -28,4 +30,31 @@ export function ensurePip(/** @type {string} */ module, pkg = module, progress =
   progress(`installing ${pkg} (pip)`);
   spawnSync('python3', ['-m', 'pip', 'install', '--quiet', pkg], { stdio: 'ignore' });
   return importable();
+}
+
+/** The Go toolchain: `go` on the PATH, or the official tarball's place. */
+function goBinary() {
+  if (has('go')) return 'go';
+  const official = '/usr/local/go/bin/go';
+  return spawnSync(official, ['version']).status === 0 ? official : null;
+}
+
+/**
+ * The path of Go program `binary`: on the PATH, or in GOPATH/bin, where it is installed
+ * with `go install module@version` (from the Go module proxy) when missing.
+ * @param {string} binary e.g. 'vegeta'
+ * @param {string} module e.g. 'github.com/tsenart/vegeta/v12@v12.13.0'
+ * @returns {{ path: string } | { error: string }} why it is not there otherwise
+ */
+export function ensureGoTool(binary, module, progress = console.error) {
+  if (has(binary)) return { path: binary };
+  const go = goBinary();
+  if (go === null) return { error: `no Go toolchain (go on the PATH or /usr/local/go/bin/go) to install ${module}` };
+  const gopath = spawnSync(go, ['env', 'GOPATH'], { encoding: 'utf8' }).stdout.trim();
+  const installed = `${gopath}/bin/${binary}`;
+  if (gopath && existsSync(installed)) return { path: installed };
+  progress(`installing ${module} (go install)`);
+  const r = spawnSync(go, ['install', module], { encoding: 'utf8' });
+  if (r.status !== 0) return { error: `go install ${module} failed: ${(r.stderr || r.error?.message || '').trim()}` };
+  return existsSync(installed) ? { path: installed } : { error: `go install ${module} left no ${installed}` };
 }

@@ -3,7 +3,8 @@
 // `--mode blocking|offload` or MODE (default offload), MAX_QUEUE (pool jobs waiting,
 // default 10,000; beyond it requests get 503 + Retry-After), POOL_THREADS (default: all
 // cores), POOL_NICE (workers' nice value 0…19, default 0), LOG_LEVEL (default warn),
-// STATIC_CACHE=0 (stream public/ from disk), `--experiments` or EXPERIMENT_ROUTES=1 (the
+// STATIC_CACHE=0 (stream public/ from disk), STATIC_FRONT=0 (fastify answers the in-memory
+// files too, as before the front handler; for comparisons), `--experiments` or EXPERIMENT_ROUTES=1 (the
 // /md5/:impl rows that block the event loop), HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
 // IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS (README.md), QUEUE_URL (redis://…: /qr, /md5
 // and /pi enqueue BullMQ jobs for `offthread worker` processes; queue.mjs). Prints the URL. SIGTERM/SIGINT:
@@ -69,6 +70,7 @@ const app = buildServer({
   logger: { level: process.env.LOG_LEVEL ?? 'warn' },
   loopResolutionMs: process.env.LOOP_RESOLUTION_MS ? Number(process.env.LOOP_RESOLUTION_MS) : undefined,
   staticCache: process.env.STATIC_CACHE !== '0',
+  staticFront: process.env.STATIC_FRONT !== '0',
   experimentRoutes,
   timeouts,
 });

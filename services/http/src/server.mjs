@@ -1,11 +1,8 @@
 // offthread's HTTP service: QR codes, the MD5 loop and π, either offloaded to the
 // offthread pool (mode 'offload') or computed in the handler (mode 'blocking', the
 // original blog services), with Prometheus metrics, loop-delay figures and a live page.
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { STATUS_CODES } from 'node:http';
+import { createServer, STATUS_CODES } from 'node:http';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import Fastify from 'fastify';
@@ -15,7 +12,8 @@ import { describeClientError, describeError, HttpError } from './errors.mjs';
 import { md5Blueimp, md5Impls, md5Loop, QR_DEFAULTS, qrBlocking, withKernels } from './kernels.mjs';
 import { createLoopWatch } from './loop.mjs';
 import { createMetrics } from './metrics.mjs';
-import { staticGzip, staticType } from './static-gzip.mjs';
+import { staticGzip } from './static-gzip.mjs';
+import { frontStatic, loadMemoryFiles, registerMemoryRoutes } from './static-memory.mjs';
 
 /** Input bounds (README.md of this package). */
 export const LIMITS = Object.freeze({
@@ -108,6 +106,8 @@ function clientGone(reply) {
  * @property {number} [piscinaThreads] worker threads of the md5 piscina row (default: available parallelism)
  * @property {boolean} [staticCache] serve the files of public/ from memory, read once at start (default true);
  *   false: @fastify/static streams them from disk on every request
+ * @property {boolean} [staticFront] with staticCache: answer GET/HEAD of those files in a plain node:http handler in
+ *   front of fastify: same answers and metrics, less CPU per request (default true; false: fastify's routes answer)
  * @property {string} [staticRoot] the directory /static/ serves (default public/; tests)
  * @property {boolean} [experimentRoutes] serve the `/md5/:impl` rows that run on the event loop (default false:
  *   they answer 404; the http-md5 experiment turns them on)
@@ -127,25 +127,6 @@ export const TIMEOUTS = Object.freeze({
   /** How often node looks for requests past headersMs / requestMs. */
   checkIntervalMs: 1_000,
 });
-
-/**
- * Routes serving each file directly in `root` from memory, with an ETag and 304s.
- * @param {import('fastify').FastifyInstance} app
- * @param {string} root
- */
-function cachePublicFiles(app, root) {
-  for (const entry of readdirSync(root, { withFileTypes: true })) {
-    if (!entry.isFile() || entry.name.startsWith('.')) continue;
-    const body = readFileSync(join(root, entry.name));
-    const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
-    const type = staticType(entry.name);
-    app.get(`/static/${entry.name}`, (request, reply) => {
-      reply.header('etag', etag).header('cache-control', 'public, max-age=0');
-      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-      return reply.type(type).send(body);
-    });
-  }
-}
 
 /**
  * A whole HTTP/1.1 response for a raw socket (errors before fastify has a request).
@@ -204,7 +185,57 @@ export function buildServer(opts = {}) {
   const metrics = createMetrics({ pool: poolOf, defaultMetrics: opts.defaultMetrics ?? true });
   opts.registerMetrics?.(metrics.register); // e.g. the queue's series (QUEUE_URL, queue.mjs)
 
+  const staticRoot = opts.staticRoot ?? PUBLIC_DIR;
+  const memoryFiles = (opts.staticCache ?? true) ? loadMemoryFiles(staticRoot) : new Map();
+  const serveFromMemory =
+    (opts.staticFront ?? true) && memoryFiles.size > 0
+      ? frontStatic({ files: memoryFiles, record: metrics.record })
+      : () => false;
+
+  // Every connection and how many of its requests are unanswered: at shutdown those with
+  // none are closed at once (idle keep-alive, sent nothing, half a request), the others
+  // as soon as their last answer is written.
+  /** @type {Map<import('node:net').Socket, number>} */
+  const sockets = new Map();
+  // Shared listeners, not a closure per connection and per request: a connection per
+  // request (ab, httperf) pays for each allocation thousands of times a second.
+  /** @this {import('node:net').Socket} */
+  function forgetSocket() {
+    sockets.delete(this);
+  }
+  /** @this {import('node:http').ServerResponse} */
+  function answered() {
+    const socket = this.req.socket;
+    const unanswered = sockets.get(socket);
+    if (unanswered === undefined) return;
+    sockets.set(socket, unanswered - 1);
+    if (stopping && unanswered === 1) socket.destroySoon();
+  }
+  /**
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   */
+  const trackRequest = (req, res) => {
+    const socket = req.socket;
+    sockets.set(socket, (sockets.get(socket) ?? 0) + 1);
+    res.on('close', answered); // 'close' comes once per response
+  };
+
   const app = Fastify({
+    // The server fastify would create, with a handler in front of fastify's: the
+    // in-memory files are answered there. fastify answers everything while stopping (503 and Connection: close) and
+    // while its per-request log lines are on (level info and below), so none is missed.
+    serverFactory(fastifyHandler, options) {
+      const server = createServer(options.http ?? {}, (req, res) => {
+        trackRequest(req, res);
+        if (stopping || app.log.isLevelEnabled?.('info') || !serveFromMemory(req, res)) fastifyHandler(req, res);
+      });
+      // What fastify sets on the server it creates itself.
+      server.keepAliveTimeout = options.keepAliveTimeout;
+      server.requestTimeout = options.requestTimeout;
+      server.setTimeout(options.connectionTimeout);
+      return server;
+    },
     logger: opts.logger ?? false,
     forceCloseConnections: 'idle',
     // fastify's own 503 while closing has a body of its own shape: the onRequest hook answers instead.
@@ -235,25 +266,10 @@ export function buildServer(opts = {}) {
     },
   });
 
-  // Every connection and how many of its requests are unanswered: at shutdown those with
-  // none are closed at once (idle keep-alive, sent nothing, half a request), the others
-  // as soon as their last answer is written.
-  /** @type {Map<import('node:net').Socket, number>} */
-  const sockets = new Map();
   app.server.on('connection', (socket) => {
     if (stopping) return socket.destroy();
     sockets.set(socket, 0);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  app.server.on('request', (req, res) => {
-    const socket = req.socket;
-    sockets.set(socket, (sockets.get(socket) ?? 0) + 1);
-    res.once('close', () => {
-      if (!sockets.has(socket)) return;
-      const left = /** @type {number} */ (sockets.get(socket)) - 1;
-      sockets.set(socket, left);
-      if (stopping && left === 0) socket.destroySoon();
-    });
+    socket.on('close', forgetSocket);
   });
   // With a 'timeout' listener node leaves inactive sockets to us: close those with no
   // request in progress; a long computation keeps its connection.
@@ -350,18 +366,17 @@ export function buildServer(opts = {}) {
       .send({ error: { code: 'ERR_NOT_FOUND', message: `no route for ${request.method} ${request.url}` } });
   });
 
-  // /static/: public/'s files from memory (opts.staticCache, default), anything else there
-  // from disk (a directory's index.html; `/static/dir` redirects to `/static/dir/`). A
+  // /static/: public/'s files from memory (opts.staticCache, default; GET/HEAD answered in
+  // front of fastify, see serverFactory above), anything else there from disk (a directory's index.html; `/static/dir` redirects to `/static/dir/`). A
   // client that accepts gzip gets compressible files gzipped on the pool instead
   // (static-gzip.mjs, an onRequest hook of every /static/ route, added as they register).
-  const staticRoot = opts.staticRoot ?? PUBLIC_DIR;
   const gzipStatic = staticGzip({ root: staticRoot, pool: poolOf });
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/static/')) return;
     const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
     route.onRequest = [...own, gzipStatic];
   });
-  if (opts.staticCache ?? true) cachePublicFiles(app, staticRoot);
+  registerMemoryRoutes(app, memoryFiles);
   app.register(fastifyStatic, {
     root: staticRoot,
     prefix: '/static/',

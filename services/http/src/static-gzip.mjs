@@ -38,12 +38,23 @@ export const staticType = (name) => STATIC_TYPES[extname(name)] ?? 'application/
 const COMPRESSIBLE = /^(text\/|application\/(json|wasm)|image\/svg\+xml)/;
 
 /**
+ * Whether a file of this type and size is gzipped for a client that accepts it.
+ * @param {string} type
+ * @param {number} size bytes
+ * @param {number} [minBytes]
+ */
+export const gzipCandidate = (type, size, minBytes = GZIP_MIN_BYTES) => size >= minBytes && COMPRESSIBLE.test(type);
+
+const MAY_ACCEPT_GZIP = /gzip|\*/i;
+
+/**
  * Whether an Accept-Encoding header takes gzip (`gzip`, `x-gzip` or `*`, with q > 0;
  * an explicit `gzip;q=0` refuses it even next to `*`).
  * @param {unknown} header
  */
 export function acceptsGzip(header) {
-  if (typeof header !== 'string') return false;
+  // Most clients that do not take gzip name neither it nor `*` (`identity`, `br`): no parse.
+  if (typeof header !== 'string' || !MAY_ACCEPT_GZIP.test(header)) return false;
   let star = false;
   for (const part of header.toLowerCase().split(',')) {
     const [name, ...params] = part.split(';').map((s) => s.trim());
@@ -103,7 +114,7 @@ export function staticGzip({ root, pool, minBytes = GZIP_MIN_BYTES }) {
     if (request.method !== 'GET' || request.headers.range) return;
     if (!acceptsGzip(request.headers['accept-encoding'])) return;
     const file = await staticFile(root, request.url);
-    if (!file || file.size < minBytes || !COMPRESSIBLE.test(file.type)) return;
+    if (!file || !gzipCandidate(file.type, file.size, minBytes)) return;
     // Another representation than the plain bytes: its own (weak) validator.
     const etag = `W/"${file.size.toString(16)}-${Math.floor(file.mtimeMs).toString(16)}-gzip"`;
     reply.header('vary', 'accept-encoding').header('etag', etag).header('cache-control', 'public, max-age=0');
