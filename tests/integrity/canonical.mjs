@@ -10,7 +10,6 @@
 import { hash } from 'node:crypto';
 import { fieldPaths } from './gen-schemas.mjs';
 
-const utf8 = new TextEncoder();
 const f32 = new Float32Array(1);
 const f32Bits = new Uint32Array(f32.buffer);
 const f64 = new Float64Array(1);
@@ -55,11 +54,10 @@ function pathIndex(model) {
 /** Per-path digests of `value` (a plain value of the model's root): 32 bytes each, in path order. */
 export function digestPaths(model, value) {
   const index = pathIndex(model);
+  // Tokens as JS strings, hashed as UTF-8 once per path: the decoded strings are valid
+  // Unicode (the reader refuses lone surrogates, R0008), so this is their UTF-8 bytes.
   const tokens = Array.from({ length: index.size }, () => []);
-  const push = (id, text) => {
-    const bytes = typeof text === 'string' ? utf8.encode(text) : text;
-    tokens[id].push(utf8.encode(`${bytes.length}:`), bytes);
-  };
+  const push = (id, text) => tokens[id].push(`${Buffer.byteLength(text, 'utf8')}:`, text);
   const unionItem = (id, union, item) => {
     if (item === null) return push(id, '0');
     const variant = union.variants.find((v) => camel(v.name) === item.tag);
@@ -82,7 +80,7 @@ export function digestPaths(model, value) {
           for (const e of x) push(id, scalarToken(ty.of, e));
           break;
         case 'string':
-          push(id, utf8.encode(x));
+          push(id, x);
           break;
         case 'slice':
           push(id, String(x.length));
@@ -112,7 +110,7 @@ export function digestPaths(model, value) {
     }
   }
   walk(model.root, value);
-  return tokens.map((chunks) => hash('sha256', Buffer.concat(chunks), 'buffer'));
+  return tokens.map((chunks) => hash('sha256', chunks.join(''), 'buffer'));
 }
 
 /** The combined digest: SHA-256 of the path digests, concatenated in path order. */

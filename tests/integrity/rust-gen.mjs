@@ -35,25 +35,25 @@ function drawField(model, ty) {
     case 'fixed':
       return `core::array::from_fn(|_| ${drawScalar(model, ty.of)})`;
     case 'string':
-      return 'rng.text(12)';
+      return 'rng.text(8)';
     case 'slice': {
-      const max = ty.of.k === 'int' && ty.of.t === 'u8' ? 24 : 6;
+      const max = ty.of.k === 'int' && ty.of.t === 'u8' ? 16 : 4;
       return `(0..rng.count(depth, ${max})).map(|_| ${drawScalar(model, ty.of)}).collect()`;
     }
     case 'struct':
       if (model.structs[ty.name].kind === 'inline') return `make_${ty.name}(rng, depth + 1)`;
       return `if rng.nest(depth) { Some(Box::new(make_${ty.name}(rng, depth + 1))) } else { None }`;
     case 'structs':
-      return `(0..rng.count(depth, 4)).map(|_| make_${ty.name}(rng, depth + 1)).collect()`;
+      return `(0..rng.count(depth, 3)).map(|_| make_${ty.name}(rng, depth + 1)).collect()`;
     case 'union':
       return `make_${ty.name}(rng, depth + 1)`;
     case 'unions':
       if (ty.layout === 'bovoa' || ty.layout === 'bovos') {
         // BoV layouts group items by variant (declaration order): draw them grouped, no empties.
         const n = model.unions[ty.name].variants.length;
-        return `{ let mut v: Vec<u64> = (0..rng.count(depth, 4)).map(|_| rng.below(${n})).collect(); v.sort_unstable(); v.into_iter().map(|i| make_${ty.name}_variant(rng, i, depth + 1)).collect() }`;
+        return `{ let mut v: Vec<u64> = (0..rng.count(depth, 3)).map(|_| rng.below(${n})).collect(); v.sort_unstable(); v.into_iter().map(|i| make_${ty.name}_variant(rng, i, depth + 1)).collect() }`;
       }
-      return `(0..rng.count(depth, 4)).map(|_| make_${ty.name}(rng, depth + 1)).collect()`;
+      return `(0..rng.count(depth, 3)).map(|_| make_${ty.name}(rng, depth + 1)).collect()`;
     default:
       throw new Error(`unknown model type ${ty.k}`);
   }

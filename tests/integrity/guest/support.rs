@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 
 /// Deepest nesting the producer builds (dynamic structs, unions, slices of structs).
-const MAX_DEPTH: u32 = 4;
+const MAX_DEPTH: u32 = 3;
 
 /// SplitMix64: the producer's values are a function of `producer_input.entropy` alone.
 pub struct Rng(u64);
