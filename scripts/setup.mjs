@@ -159,6 +159,13 @@ step('typescript (Node build, browser bundle)', () => {
   run(process.execPath, [join(pkg, 'scripts', 'build.mjs')]);
 });
 
+// The integrity experiment's test guest (tests/integrity, docs/guest-integrity.md): a
+// wasm32 batch of random schemas that guest-integrity.test.mjs loads from target/integrity
+// (cached by content hash). After the TypeScript step: it compiles schemas with the package.
+step('integrity test guest (wasm32)', () => {
+  run(process.execPath, [join(root, 'tests', 'integrity', 'prepare.mjs'), ...(quiet ? ['--quiet'] : [])]);
+});
+
 if (!quiet) {
   const version = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version;
   console.error(`setup: offthread ${version} ready`);

@@ -118,6 +118,8 @@ pub struct SoaColumn {
     pub enum_id: Option<usize>,
     /// Values per item: 1, or N for a `[N]T` leaf (1 for a variable-length leaf).
     pub per_item: usize,
+    /// A `[N]T` leaf: its items are arrays of `per_item` values, even when N = 1.
+    pub fixed: bool,
     pub hash: u32,
     /// A `[]T` leaf: an offsets column plus a values area of `scalar` elements.
     pub varlen: bool,

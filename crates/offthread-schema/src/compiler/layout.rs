@@ -202,6 +202,7 @@ impl Resolver {
                 scalar,
                 enum_id,
                 per_item,
+                fixed: false,
                 hash: field_path_hash(path),
                 varlen: false,
                 string: None,
@@ -215,8 +216,14 @@ impl Resolver {
                 Type::Scalar(sc) => out.push(leaf(*sc, None, 1)),
                 Type::Enum(e) => out.push(leaf(self.out.enums[*e].repr, Some(*e), 1)),
                 Type::Fixed { len, elem } => match **elem {
-                    Type::Scalar(sc) => out.push(leaf(sc, None, *len)),
-                    Type::Enum(e) => out.push(leaf(self.out.enums[e].repr, Some(e), *len)),
+                    Type::Scalar(sc) => out.push(SoaColumn {
+                        fixed: true,
+                        ..leaf(sc, None, *len)
+                    }),
+                    Type::Enum(e) => out.push(SoaColumn {
+                        fixed: true,
+                        ..leaf(self.out.enums[e].repr, Some(e), *len)
+                    }),
                     _ => {}
                 },
                 Type::Struct(inner) if self.kinds[*inner] == StructKind::Inline => {

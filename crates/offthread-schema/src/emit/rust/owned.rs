@@ -271,7 +271,8 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
             (_, Some(_)) => format!("{x}.0"),
             _ => x.to_string(),
         };
-        let body = if c.per_item == 1 {
+        // `[1]T` is an array too: test `fixed`, not the count.
+        let body = if !c.fixed {
             format!(
                 "b.put::<{st}>(cols.columns[{k}] + i * {size}, {});",
                 conv(&v)

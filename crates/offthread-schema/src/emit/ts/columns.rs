@@ -29,12 +29,13 @@ pub(super) fn fill_column(k: usize, c: &SoaColumn, items_of: Option<&String>) ->
     );
     let size = c.scalar.storage().size();
     // Index of the item's first value in the whole-buffer typed array.
-    let index = if c.per_item == 1 {
+    // `[1]T` is an array too: test `fixed`, not the count.
+    let index = if !c.fixed {
         "at + i".to_string()
     } else {
         format!("at + i * {} + j", c.per_item)
     };
-    let value = if c.per_item == 1 {
+    let value = if !c.fixed {
         v.clone()
     } else {
         "a[j]!".to_string()
@@ -71,7 +72,7 @@ pub(super) fn fill_column(k: usize, c: &SoaColumn, items_of: Option<&String>) ->
         ),
     };
     let body = format!("const x = {value};\n        {store}");
-    let loop_body = if c.per_item == 1 {
+    let loop_body = if !c.fixed {
         format!("{item_check}{body}")
     } else {
         format!(
