@@ -466,6 +466,31 @@ export async function run(ctx) {
         },
       ].filter((t) => t.rows.length > 0),
       ratios,
+      charts: [
+        {
+          kind: 'bar',
+          title: 'ab -c 100 without keep-alive: req/s by server (median of the rounds)',
+          x: { field: 'server', label: 'server' },
+          y: { field: 'reqPerSec', label: 'req/s' },
+          series: 'server',
+          data: abRows.map((r) => ({ server: r.server, reqPerSec: r.reqPerSec })),
+        },
+        {
+          kind: 'bar',
+          suffix: 'rate',
+          title: `${rate} new connections/s: latency by server`,
+          x: { field: 'stat', label: 'statistic' },
+          y: { field: 'ms', label: 'latency (ms, log)', log: true },
+          series: 'server',
+          data: rateRows.flatMap((r) =>
+            [
+              ['p50', r.p50Ms],
+              ['p99', r.p99Ms],
+              ['max', r.maxMs],
+            ].map(([stat, ms]) => ({ stat, server: r.server, ms })),
+          ),
+        },
+      ].filter((c) => c.data.length > 0),
       raw: { abRows, rateRows },
     };
   } finally {
