@@ -24,6 +24,9 @@ export type StreamEvent = Record<string, string>;
  */
 type ReadReply = [[string, string[]][], number, number, string, string];
 
+/** A connection with the script defined on it (ioredis adds a method per defineCommand). */
+type ScriptedRedis = Redis & { offthreadReadEvents(key: string, pos: string, count: number): Promise<ReadReply> };
+
 /**
  * XRANGE after the position and the stream's counts in one script, so both see the same
  * stream. (A MULTI of XREAD and XINFO STREAM did the same, but XINFO's reply carries the
@@ -62,7 +65,7 @@ export function streamIdLess(a: string, b: string): boolean {
 }
 
 export class EventStream {
-  readonly #db: Redis;
+  readonly #db: ScriptedRedis;
   readonly #key: string;
   readonly #onEvent: (event: StreamEvent, id: string) => void;
   readonly #onLost: () => void;
@@ -79,16 +82,16 @@ export class EventStream {
    *   was deleted): the caller must read what it waits for some other way.
    */
   constructor(db: Redis, key: string, onEvent: (event: StreamEvent, id: string) => void, onLost: () => void) {
-    this.#db = db;
+    db.defineCommand('offthreadReadEvents', { numberOfKeys: 1, lua: READ_LUA });
+    this.#db = db as ScriptedRedis;
     this.#key = key;
     this.#onEvent = onEvent;
     this.#onLost = onLost;
-    db.defineCommand('offthreadReadEvents', { numberOfKeys: 1, lua: READ_LUA });
   }
 
   /** Fixes the position at the stream's newest entry, then reads from there on. */
   async start(): Promise<void> {
-    const [, added, , , last] = await this.#read(true);
+    const [, added, , , last] = await this.#read(0);
     if (last !== '') {
       this.#pos = last;
       this.#upToPos = added >= 0 ? added : undefined;
@@ -96,17 +99,16 @@ export class EventStream {
     this.#loop = this.#run();
   }
 
-  /** One atomic read (the script): entries after the position and the stream's counts. */
-  async #read(countOnly = false): Promise<ReadReply> {
-    const db = this.#db as Redis & { offthreadReadEvents(...a: (string | number)[]): Promise<ReadReply> };
-    return db.offthreadReadEvents(this.#key, this.#pos, countOnly ? 0 : READ_COUNT);
+  /** One atomic read (the script): up to `count` entries after the position, and the stream's counts. */
+  #read(count: number): Promise<ReadReply> {
+    return this.#db.offthreadReadEvents(this.#key, this.#pos, count);
   }
 
   async #run(): Promise<void> {
     while (!this.#closing) {
       let reply: ReadReply;
       try {
-        reply = await this.#read();
+        reply = await this.#read(READ_COUNT);
       } catch {
         if (this.#closing) return;
         // The connection failed mid-read: what happened meanwhile is unknown.
