@@ -32,6 +32,9 @@ const USAGE = `usage: node bench/run.mjs <experiment> [--quick] [--full] [--out 
 
 Flags the runner does not know are left to the experiment (ctx.argv).`;
 
+/** Other names an experiment is asked for by (issue 14 calls http-conn `http-ab`). */
+const ALIASES = { 'http-ab': 'http-conn' };
+
 /** @returns {Promise<string[]>} experiment names, sorted */
 export async function listExperiments() {
   const files = await readdir(EXPERIMENTS_DIR).catch(() => []);
@@ -55,12 +58,13 @@ async function main(args) {
     },
   });
   const available = await listExperiments();
-  const list = `available experiments: ${available.join(', ') || '(none)'}`;
+  const list = `available experiments: ${available.join(', ') || '(none)'} (http-ab: http-conn)`;
   if (values.help) {
     console.log(`${USAGE}\n\n${list}`);
     return 0;
   }
-  const name = positionals[0];
+  const asked = positionals[0];
+  const name = ALIASES[/** @type {keyof typeof ALIASES} */ (asked)] ?? asked;
   if (!name) {
     console.error(`${USAGE}\n\n${list}`);
     return 2;

@@ -14,18 +14,16 @@
 //    Per-chunk offload cost at 64 KiB (wall and event-loop CPU per chunk).
 // 2. gzip of K streams at once vs zlib.createGzip (libuv pool), peak RSS, loop delay.
 // 3. CSV / NDJSON → batches vs csv-parse, papaparse and JSON.parse per line.
-// 4. A hello-world TCP acceptor and a static HTTP server (ab -c 100 -n 10000 without
-//    keep-alive on an 8,673-byte page; httperf --rate=1000 --num-conns=10000). The
-//    acceptance figures for the service (ab in rounds with the server's CPU per request,
-//    and p50/p99 at 1,000 new connections per second) come from the http-conn experiment.
+// 4. A hello-world TCP acceptor. The static page over a new connection per request (ab
+//    -c 100 -n 10000 without keep-alive, 1,000 new connections per second) on node:http,
+//    fastify and the service is the http-conn experiment's.
 // Each variant runs in its own child process (its own peak RSS and loop delay).
 
 import { transcode } from 'node:buffer';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,11 +34,8 @@ import zlib from 'node:zlib';
 import { startLoopDelay } from '../lib/loop-delay.mjs';
 import { cpuMeter, peakRssMiB, progress, runInChild } from '../lib/measure.mjs';
 import { CSV_COLUMNS, smallTexts, writeCsv, writeText } from './_streams-data.mjs';
-import { startServiceTarget } from './http-conn.mjs';
 
 const CHUNK = 64 * 1024;
-/** The 8,673-byte page of the Nexus server benchmark (the service's public/bench.html). */
-const BENCH_PAGE = new URL('../../services/http/public/bench.html', import.meta.url);
 
 /** Where a UTF-8 sequence the chunk may not finish starts (the Rust filter's rule, in JS). */
 function utf8Boundary(b) {
@@ -347,43 +342,19 @@ export async function parseChild(method, input) {
   return { ...cpu, loop: loop.stop(), rows, check, peakRssMiB: peakRssMiB() };
 }
 
-/**
- * Child: a static server (node:http or bare fastify, the page from memory) or a TCP
- * hello-world acceptor; runs until killed.
- */
-export async function serverChild(kind, port, page) {
-  const body = Buffer.from(page);
-  if (kind === 'fastify') {
-    const Fastify = (await import('fastify')).default;
-    const app = Fastify();
-    app.get('/', (_req, reply) => reply.type('text/html').send(body));
-    await app.listen({ port, host: '127.0.0.1' });
-  } else {
-    const server =
-      kind === 'tcp'
-        ? createTcpServer((s) => s.end('hello world\n'))
-        : createHttpServer((_req, res) => {
-            res.writeHead(200, { 'content-type': 'text/html', 'content-length': body.length, connection: 'close' });
-            res.end(body);
-          });
-    server.listen(port, '127.0.0.1');
-    await once(server, 'listening');
-  }
-  progress(`streams: ${kind} server on ${port}`);
+/** Child: a TCP hello-world acceptor (Nexus's first server benchmark); runs until killed. */
+export async function serverChild(port) {
+  const server = createTcpServer((s) => s.end('hello world\n'));
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  progress(`streams: TCP server on ${port}`);
   await new Promise(() => {}); // until the parent kills the child
 }
 
-function have(tool) {
-  return spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
-}
-
-async function startServer(kind, port, page) {
+async function startServer(port) {
   const child = spawn(
     process.execPath,
-    [
-      '-e',
-      `import(${JSON.stringify(import.meta.url)}).then((m) => m.serverChild(${JSON.stringify(kind)}, ${port}, ${JSON.stringify(page)}))`,
-    ],
+    ['-e', `import(${JSON.stringify(import.meta.url)}).then((m) => m.serverChild(${port}))`],
     {
       stdio: ['ignore', 'ignore', 'inherit'],
     },
@@ -400,7 +371,7 @@ async function startServer(kind, port, page) {
     if (ok) return child;
   }
   child.kill();
-  throw new Error(`${kind} server did not start`);
+  throw new Error('the TCP server did not start');
 }
 
 /** Opens `total` connections, `concurrency` at a time, reading each answer to its end. */
@@ -441,28 +412,6 @@ async function tcpLoad(port, total, concurrency) {
     codes,
     p50Ms: lat[lat.length >> 1],
     p99Ms: lat[Math.floor(lat.length * 0.99)],
-  };
-}
-
-function parseAb(out) {
-  const num = (re) => Number(out.match(re)?.[1] ?? Number.NaN);
-  return {
-    reqPerSec: num(/Requests per second:\s+([\d.]+)/),
-    failed: num(/Failed requests:\s+(\d+)/),
-    p50Ms: num(/\s50%\s+(\d+)/),
-    p99Ms: num(/\s99%\s+(\d+)/),
-    maxMs: num(/100%\s+(\d+)/),
-  };
-}
-
-function parseHttperf(out) {
-  const num = (re) => Number(out.match(re)?.[1] ?? Number.NaN);
-  return {
-    reqPerSec: num(/Request rate: ([\d.]+)/),
-    connTimeAvgMs: num(/Connection time \[ms\]: min [\d.]+ avg ([\d.]+)/),
-    connTimeMaxMs: num(/Connection time \[ms\]: min [\d.]+ avg [\d.]+ max ([\d.]+)/),
-    replyTimeMs: num(/Reply time \[ms\]: response ([\d.]+)/),
-    errors: num(/Errors: total (\d+)/),
   };
 }
 
@@ -718,8 +667,7 @@ export async function run(ctx) {
     // 4. Servers.
     const serverRows = [];
     if (want.has('http')) {
-      const page = readFileSync(BENCH_PAGE, 'utf8');
-      const tcp = await startServer('tcp', 18081, '');
+      const tcp = await startServer(18081);
       try {
         ctx.progress('streams: TCP acceptor');
         const t = await tcpLoad(18081, ctx.quick ? 2000 : 10000, 100);
@@ -734,67 +682,9 @@ export async function run(ctx) {
       } finally {
         tcp.kill();
       }
-      // The same 8,673-byte page from three servers, one after another in this run:
-      // bare node:http, bare fastify, and the service (/static/bench.html from memory,
-      // answered in front of fastify; ab sends no Accept-Encoding, so no gzip).
-      const servers = [
-        ['node:http', () => startServer('http', 18082, page), 'http://127.0.0.1:18082/'],
-        ['fastify', () => startServer('fastify', 18083, page), 'http://127.0.0.1:18083/'],
-        // as `npm start` runs it (its node flags: the young generation's size moves its CPU per request)
-        ['service (services/http)', () => startServiceTarget('service (services/http)', {}), ''],
-      ];
-      for (const [name, start, target] of servers) {
-        const server = await start();
-        const url = target || /** @type {{ url: string }} */ (server).url;
-        try {
-          if (have('ab')) {
-            ctx.progress(`streams: ab -c 100 -n 10000 on ${name}`);
-            const out = execFileSync('ab', ['-q', '-c', '100', '-n', ctx.quick ? '2000' : '10000', url], {
-              encoding: 'utf8',
-            });
-            const a = parseAb(out);
-            serverRows.push({
-              tool: `ab -c 100 -n 10000 (no keep-alive), ${name}`,
-              reqPerSec: a.reqPerSec,
-              failed: a.failed,
-              p50Ms: a.p50Ms,
-              p99Ms: a.p99Ms,
-            });
-            ratios.push({
-              label: `ab -c 100 without keep-alive (${name}, static page)`,
-              value: a.reqPerSec,
-              target: 5000,
-              unit: 'req/s',
-            });
-          } else notes.push(`ab not installed (apt-get install apache2-utils): ${name} row skipped.`);
-          if (have('httperf')) {
-            ctx.progress(`streams: httperf --rate=1000 --num-conns=10000 on ${name}`);
-            const { hostname, port, pathname } = new URL(url);
-            const out = execFileSync(
-              'httperf',
-              [
-                ...['--server', hostname, '--port', port, '--uri', pathname],
-                ...['--rate', '1000', '--num-conns', ctx.quick ? '2000' : '10000', '--timeout', '5'],
-              ],
-              { encoding: 'utf8' },
-            );
-            const h = parseHttperf(out);
-            serverRows.push({
-              tool: `httperf --rate=1000 (new connection each), ${name}`,
-              reqPerSec: h.reqPerSec,
-              failed: h.errors,
-              p50Ms: h.replyTimeMs,
-              p99Ms: h.connTimeMaxMs,
-            });
-            notes.push(
-              `httperf on ${name} reports averages, not percentiles: p50 column = mean reply time, p99 column = max connection time (avg connection ${h.connTimeAvgMs} ms).`,
-            );
-          } else notes.push(`httperf not installed (apt-get install httperf): ${name} row skipped.`);
-        } finally {
-          if ('stop' in server) await server.stop();
-          else server.kill();
-        }
-      }
+      notes.push(
+        'The static page over a new connection per request (ab -c 100 -n 10000 without keep-alive, an open-loop 1,000 connections/s run) on node:http, fastify and the service: `npm run bench -- http-conn` (bench/results/http-conn.md).',
+      );
     }
 
     notes.push(

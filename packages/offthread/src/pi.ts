@@ -54,12 +54,15 @@ export interface PiResult {
 
 /**
  * `auto` thresholds, from `npm run bench -- pi` on 2 cores: below AUTO_NATIVE_MIN the
- * JIT-compiled JS loop beats the napi call; from AUTO_PARALLEL_MIN (two 2^14-sample
- * chunks) `parallel` shares the work between the caller and the pool. Async calls up
- * to AUTO_INLINE_MAX samples (≲ 20 µs native) run inline: a round trip would cost more.
+ * JIT-compiled JS loop beats the napi call (≈ 240 vs 330 ns at 4 samples, even at
+ * 16–32 on the AVX2 host); from there on `parallel`, whose napi entry
+ * is direct: it counts fewer than two 2^14-sample chunks on the caller alone, and from
+ * 2^15 shares the work with the pool. (Through the registry's `nativeBitwise` entry the
+ * same small counts cost ≈ 150 ns more per call: auto ran at 0.38–0.73× the best
+ * variant at 10^1…10^3 on an AVX2 host.) Async calls up to AUTO_INLINE_MAX samples
+ * (≲ 20 µs native) run inline: a round trip would cost more.
  */
-export const AUTO_NATIVE_MIN = 4;
-export const AUTO_PARALLEL_MIN = 1 << 15;
+export const AUTO_NATIVE_MIN = 24;
 export const AUTO_INLINE_MAX = 1 << 14;
 /**
  * Worker chunks: 4 per worker (uneven workers balance), none below 2^14 samples. No
@@ -118,8 +121,7 @@ function pickSync(n: number): PiSyncVariant {
     warnFallbackOnce();
     return wasmKernels() ? 'wasm' : 'jsBitwise';
   }
-  if (n < AUTO_NATIVE_MIN) return 'jsBitwise';
-  return n >= AUTO_PARALLEL_MIN ? 'parallel' : 'nativeBitwise';
+  return n < AUTO_NATIVE_MIN ? 'jsBitwise' : 'parallel';
 }
 
 /** Samples [0, n) through the registry's sync entry, on `tier`. */

@@ -55,6 +55,21 @@ describe('π estimate', () => {
     }
   });
 
+  test('auto: the JS loop below 24 samples, then parallel (its direct napi entry), sync and inline async', async () => {
+    for (const [n, want] of [
+      [0, 'jsBitwise'],
+      [23, 'jsBitwise'],
+      [24, 'parallel'],
+      [1000, 'parallel'],
+      [1 << 15, 'parallel'],
+    ]) {
+      const r = pi.estimateSync(n, { seed: 3 });
+      assert.equal(r.variant, want, `n=${n}`);
+      assert.equal(r.inside, pi.estimateSync(n, { seed: 3, variant: 'js' }).inside, `n=${n}`);
+      if (n <= 1 << 14) assert.equal((await pi.estimate(n, { seed: 3 })).variant, want, `async n=${n}`);
+    }
+  });
+
   test('accuracy: |π̂ − π| < 0.01 at 10^6', () => {
     assert.ok(Math.abs(pi.estimateSync(1e6).estimate - Math.PI) < 0.01);
   });
