@@ -261,12 +261,39 @@ export async function offloadChild(chunks) {
     t.end();
     await once(out, 'finish');
   }
+  // gzip, chunks written as a producer does (until write() says wait, then 'drain'):
+  // the event loop's CPU per 64 KiB chunk, offthread's filter against zlib.createGzip
+  // (which offloads to libuv's pool). Text, so the deflate is the usual kind of work.
+  const text = Buffer.from('Lorem ipsum dolor sit amet, ünïcödé, 東京, 🙂 — consectetur. '.repeat(2000)).subarray(
+    0,
+    CHUNK,
+  );
+  const gzips = { GzipOurs: () => filters.gzip({ pool }), GzipZlib: () => zlib.createGzip() };
+  const gzChunks = Math.max(200, Math.round(chunks / 10));
+  for (const [key, make] of Object.entries(gzips)) {
+    const t = make();
+    const out = new Writable({ write: (_c, _e, cb) => cb(), highWaterMark: 1 });
+    t.pipe(out);
+    const pump = async (n) => {
+      for (let i = 0; i < n; i++) if (!t.write(text)) await once(t, 'drain');
+    };
+    await pump(50);
+    const cpu0 = threadCpuNs();
+    const t0 = performance.now();
+    await pump(gzChunks);
+    result[`usPerChunk${key}`] = ((performance.now() - t0) * 1000) / gzChunks;
+    const cpu1 = threadCpuNs();
+    result[`loopCpuUsPerChunk${key}`] = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1000 / gzChunks;
+    t.end();
+    await once(out, 'finish');
+  }
   // The pool's bare round trip (a job returning a number), for scale.
   for (let i = 0; i < 500; i++) await pool.echo(1);
   const t0 = performance.now();
   for (let i = 0; i < chunks; i++) await pool.echo(1);
   result.usPerEcho = ((performance.now() - t0) * 1000) / chunks;
   result.offloadUs = result.usPerChunk - result.usPerChunkNoOp;
+  result.offloadOverCopyUs = result.usPerChunk - result.usPerChunkCopy;
   return result;
 }
 
@@ -534,11 +561,24 @@ export async function run(ctx) {
           value: offload.usPerChunk,
           unit: 'µs',
         },
+        {
+          label:
+            'per-chunk: offthread latin1 → latin1 − in-loop copying Transform (the same fresh 64 KiB output, made in the loop)',
+          value: offload.offloadOverCopyUs,
+          unit: 'µs',
+        },
+        {
+          label: "gzip, event-loop CPU per 64 KiB chunk: offthread's filter / zlib.createGzip (libuv's pool)",
+          value: offload.loopCpuUsPerChunkGzipOurs / offload.loopCpuUsPerChunkGzipZlib,
+          target: 1,
+          op: '<=',
+        },
       );
       const us = (k) =>
         `${offload[`usPerChunk${k}`].toFixed(1)} µs wall, ${offload[`loopCpuUsPerChunk${k}`]?.toFixed(1) ?? '?'} µs of event-loop CPU`;
       notes.push(
-        `Per-chunk round trip at 64 KiB, one chunk in flight, one harness: in-loop pass-through Transform ${us('NoOp')}; in-loop copying Transform ${us('Copy')}; offthread latin1 → latin1 ${us('')}; offthread UTF-8 → UTF-16LE (ASCII) ${us('Utf16')}; the pool's bare round trip (\`pool.echo\`) ${offload.usPerEcho.toFixed(1)} µs. The offload cost is the offthread pass-through's wall time minus the in-loop pass-through's: what moving the chunk to the pool and back adds to a stream.`,
+        `Per-chunk round trip at 64 KiB, one chunk in flight, one harness: in-loop pass-through Transform ${us('NoOp')}; in-loop copying Transform ${us('Copy')}; offthread latin1 → latin1 ${us('')}; offthread UTF-8 → UTF-16LE (ASCII) ${us('Utf16')}; the pool's bare round trip (\`pool.echo\`) ${offload.usPerEcho.toFixed(1)} µs. The offload cost is the offthread pass-through's wall time minus the in-loop pass-through's: what moving the chunk to the pool and back adds to a stream. It holds a copy of the chunk into a fresh 64 KiB Buffer (the in-loop copying Transform's whole cost: the chunk must be copied, since a caller may reuse or transfer it while the job runs) and the bare round trip; the target of 10 µs is below the sum of those two here.`,
+        `gzip at 64 KiB chunks of text, written until write() asks to wait: offthread ${us('GzipOurs')}; zlib.createGzip ${us('GzipZlib')} (wall per chunk: the deflate's pace).`,
       );
     }
 
