@@ -34,6 +34,8 @@ const BENCH_PAGE = new URL('../../services/http/public/bench.html', import.meta.
 const VEGETA = 'github.com/tsenart/vegeta/v12@v12.13.0';
 const SECTIONS = ['ab', 'rate'];
 const TICKS_PER_SEC = 100; // Linux USER_HZ
+/** TIME_WAIT sockets below which an open-loop row may start (see drainTimeWait). */
+const TW_QUIET = 1000;
 
 /** CPU seconds (user + system, all threads) of a process, from /proc/<pid>/stat. */
 function cpuSeconds(/** @type {number} */ pid) {
@@ -116,6 +118,36 @@ export async function startServiceTarget(name, env) {
       await service.exit;
     },
   };
+}
+
+/** Sockets in TIME_WAIT on this machine (/proc/net/sockstat), or null off Linux. */
+function timeWaitCount() {
+  try {
+    return Number(readFileSync('/proc/net/sockstat', 'utf8').match(/^TCP:.* tw (\d+)/m)?.[1] ?? Number.NaN);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits (at most 70 s: TIME_WAIT lasts 60 s) until fewer than TW_QUIET loopback
+ * connections are in TIME_WAIT, and returns the count it started the row with. Every
+ * connection of the earlier rows (ab alone makes 160,000) sits there for a minute; a
+ * SYN that meets one of them can be answered with a challenge ACK instead of a
+ * SYN-ACK (TcpExtTCPSYNChallenge) and waits out a 1 s retransmit, and the ephemeral
+ * ports run short. Measured before this wait: whichever server came last in the
+ * open-loop rows had a p99 of 0.2–3 s, the same server first a few ms.
+ * @param {(msg: string) => void} progress
+ */
+async function drainTimeWait(progress) {
+  const start = performance.now();
+  let tw = timeWaitCount();
+  if (tw !== null && tw >= TW_QUIET) progress(`http-conn: waiting for ${tw} TIME_WAIT sockets to expire`);
+  while (tw !== null && tw >= TW_QUIET && performance.now() - start < 70_000) {
+    await new Promise((r) => setTimeout(r, 1000));
+    tw = timeWaitCount();
+  }
+  return tw;
 }
 
 /** `ab -c 100 -n N URL` (no -k: HTTP/1.0, the server closes each connection). */
@@ -386,11 +418,12 @@ export async function run(ctx) {
         ? `vegeta attack -rate=${rate}/s -keepalive=false`
         : `node open loop, ${rate}/s, fresh socket each`;
       for (const t of targets) {
+        const tw = await drainTimeWait(ctx.progress);
         ctx.progress(`http-conn: ${tool}, ${rateRequests} requests, ${t.name}`);
         const r = await withCpu(t, rateRequests, async () =>
           vegeta ? runVegeta(vegeta, t.url, rate, rateRequests, dir) : openLoop(t.url, rate, rateRequests),
         );
-        rateRows.push({ server: t.name, tool, ...r });
+        rateRows.push({ server: t.name, tool, ...r, timeWaitAtStart: tw });
         if (r.errorKinds.length > 0) notes.push(`${t.name}, open loop: errors ${r.errorKinds.join('; ')}.`);
         if ('lateStartMs' in r && r.lateStartMs > 5) {
           notes.push(
@@ -419,6 +452,7 @@ export async function run(ctx) {
 
     notes.push(
       'The servers run at once, each in its own process (idle while another is measured); ab rounds take turns between them, each round starting one server later, so a slow spell on the machine falls on all rows alike. Compare rows of one run: throughput on 2 shared cores moves with whatever else runs.',
+      'Each open-loop row starts once fewer than 1,000 loopback connections are in TIME_WAIT (waiting up to 70 s; the count it started with is in its row): every connection of the rows before sits there for 60 s, and with one client address a new SYN that meets one of them can be answered by a challenge ACK and wait out a 1 s retransmit. Before this wait, whichever server came last had a p99 of 0.2–3 s and the same server first a few ms.',
       'ab and vegeta run on the same 2 cores as the server: at these rates the load generator takes about one core.',
       'server CPU / request: user + system CPU of the server process (all threads, /proc) over the run, divided by its requests.',
       `The services run with the node flags of \`npm start\` (${SERVICE_NODE_ARGS.join(' ')}), offload mode, LOG_LEVEL=error.`,
@@ -461,6 +495,7 @@ export async function run(ctx) {
             { key: 'p99Ms', label: 'p99', format: 'ms' },
             { key: 'maxMs', label: 'max', format: 'ms' },
             { key: 'serverCpuUsPerReq', label: 'server CPU / request (µs)', format: 'sig3' },
+            { key: 'timeWaitAtStart', label: 'TIME_WAIT at start', format: 'int' },
           ],
           rows: rateRows,
         },
