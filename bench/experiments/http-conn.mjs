@@ -28,21 +28,14 @@ import { join } from 'node:path';
 import { SERVICE_NODE_ARGS, spawnService } from '../../services/http/test-support/process.mjs';
 import { summarize } from '../lib/measure.mjs';
 import { ensureApt, ensureGoTool } from '../lib/tools.mjs';
+import { cpuSeconds } from './http-server.mjs';
 
 /** The 8,673-byte page of the Nexus server benchmark (the service's public/bench.html). */
 const BENCH_PAGE = new URL('../../services/http/public/bench.html', import.meta.url);
 const VEGETA = 'github.com/tsenart/vegeta/v12@v12.13.0';
 const SECTIONS = ['ab', 'rate'];
-const TICKS_PER_SEC = 100; // Linux USER_HZ
 /** TIME_WAIT sockets below which an open-loop row may start (see drainTimeWait). */
 const TW_QUIET = 1000;
-
-/** CPU seconds (user + system, all threads) of a process, from /proc/<pid>/stat. */
-function cpuSeconds(/** @type {number} */ pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SEC; // utime, stime
-}
 
 /**
  * Child: bare node:http or bare fastify serving the page from memory on a free port;

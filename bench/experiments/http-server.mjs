@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 const MAIN = fileURLToPath(new URL('../../services/http/src/main.mjs', import.meta.url));
 const TICKS_PER_SEC = 100; // Linux USER_HZ
 
-/** CPU seconds (user + system, all threads) of a process, from /proc/<pid>/stat. */
-function cpuSeconds(/** @type {number} */ pid) {
+/** CPU seconds (user + system, all threads) of a process, from /proc/<pid>/stat; NaN once it is gone. */
+export function cpuSeconds(/** @type {number} */ pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

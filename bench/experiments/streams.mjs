@@ -232,6 +232,29 @@ export async function offloadChild(chunks) {
   const { filters } = await import('offthread');
   const pool = await benchPool();
   const result = {};
+  /**
+   * Pipes `t` into a sink taking every chunk, warms it with `warm` chunks, then times
+   * `n` chunks sent by `send(t, count)`: wall and event-loop CPU per chunk, as
+   * `usPerChunk<key>` and `loopCpuUsPerChunk<key>`.
+   */
+  const perChunk = async (key, t, send, warm, n) => {
+    const out = new Writable({ write: (_c, _e, cb) => cb(), highWaterMark: 1 });
+    t.pipe(out);
+    await send(t, warm);
+    const cpu0 = threadCpuNs();
+    const t0 = performance.now();
+    await send(t, n);
+    result[`usPerChunk${key}`] = ((performance.now() - t0) * 1000) / n;
+    const cpu1 = threadCpuNs();
+    result[`loopCpuUsPerChunk${key}`] = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1000 / n;
+    t.end();
+    await once(out, 'finish');
+  };
+  // One chunk in flight: each write waits for its callback (or 'drain').
+  const ascii = Buffer.alloc(CHUNK, 0x61);
+  const oneAtATime = async (t, n) => {
+    for (let i = 0; i < n; i++) await new Promise((resolve) => (t.write(ascii) ? resolve() : t.once('drain', resolve)));
+  };
   const transforms = {
     NoOp: () => new Transform({ transform: (c, _e, cb) => cb(null, c) }),
     Copy: () =>
@@ -245,22 +268,7 @@ export async function offloadChild(chunks) {
     '': () => filters.transcode('latin1', 'latin1', { inFlight: 1, pool }),
     Utf16: () => filters.transcode('utf8', 'utf16le', { inFlight: 1, pool }),
   };
-  for (const [key, make] of Object.entries(transforms)) {
-    const t = make();
-    const chunk = Buffer.alloc(CHUNK, 0x61);
-    const out = new Writable({ write: (_c, _e, cb) => cb(), highWaterMark: 1 });
-    t.pipe(out);
-    const write = (c) => new Promise((resolve) => (t.write(c) ? resolve() : t.once('drain', resolve)));
-    for (let i = 0; i < 500; i++) await write(chunk);
-    const cpu0 = threadCpuNs();
-    const t0 = performance.now();
-    for (let i = 0; i < chunks; i++) await write(chunk);
-    result[`usPerChunk${key}`] = ((performance.now() - t0) * 1000) / chunks;
-    const cpu1 = threadCpuNs();
-    result[`loopCpuUsPerChunk${key}`] = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1000 / chunks;
-    t.end();
-    await once(out, 'finish');
-  }
+  for (const [key, make] of Object.entries(transforms)) await perChunk(key, make(), oneAtATime, 500, chunks);
   // gzip, chunks written as a producer does (until write() says wait, then 'drain'):
   // the event loop's CPU per 64 KiB chunk, offthread's filter against zlib.createGzip
   // (which offloads to libuv's pool). Text, so the deflate is the usual kind of work.
@@ -268,25 +276,12 @@ export async function offloadChild(chunks) {
     0,
     CHUNK,
   );
+  const asProducer = async (t, n) => {
+    for (let i = 0; i < n; i++) if (!t.write(text)) await once(t, 'drain');
+  };
   const gzips = { GzipOurs: () => filters.gzip({ pool }), GzipZlib: () => zlib.createGzip() };
   const gzChunks = Math.max(200, Math.round(chunks / 10));
-  for (const [key, make] of Object.entries(gzips)) {
-    const t = make();
-    const out = new Writable({ write: (_c, _e, cb) => cb(), highWaterMark: 1 });
-    t.pipe(out);
-    const pump = async (n) => {
-      for (let i = 0; i < n; i++) if (!t.write(text)) await once(t, 'drain');
-    };
-    await pump(50);
-    const cpu0 = threadCpuNs();
-    const t0 = performance.now();
-    await pump(gzChunks);
-    result[`usPerChunk${key}`] = ((performance.now() - t0) * 1000) / gzChunks;
-    const cpu1 = threadCpuNs();
-    result[`loopCpuUsPerChunk${key}`] = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1000 / gzChunks;
-    t.end();
-    await once(out, 'finish');
-  }
+  for (const [key, make] of Object.entries(gzips)) await perChunk(key, make(), asProducer, 50, gzChunks);
   // The pool's bare round trip (a job returning a number), for scale.
   for (let i = 0; i < 500; i++) await pool.echo(1);
   const t0 = performance.now();
