@@ -22,7 +22,7 @@ after(async () => {
 });
 
 /** A reader on `key` recording what it delivers and how many losses it reported. */
-async function reader(key) {
+async function reader(key, events) {
   const seen = [];
   const state = { lost: 0 };
   const waiters = [];
@@ -37,6 +37,7 @@ async function reader(key) {
       state.lost++;
       for (const w of [...waiters]) w();
     },
+    events,
   );
   await stream.start();
   /** Resolves once `check()` holds (re-checked after every delivery or loss). */
@@ -103,6 +104,36 @@ test('entries trimmed before it read them are reported, and reading goes on afte
   await add('ev:c', 20, 100);
   await r.until(() => r.seen.length === 33);
   assert.equal(r.state.lost, 1);
+  await r.stream.close();
+});
+
+test('a filtered reader delivers only the events asked for, in order, and still counts the skipped ones', async () => {
+  const r = await reader('ev:f', ['completed', 'failed']);
+  const m = db.multi();
+  for (let i = 0; i < 1500; i++) {
+    m.xadd('ev:f', '*', 'event', 'active', 'jobId', String(i));
+    m.xadd('ev:f', '*', 'event', i % 3 === 0 ? 'failed' : 'completed', 'jobId', String(i));
+  }
+  await m.exec();
+  // 3,000 entries: more than one read's worth, half of them skipped inside Redis.
+  await r.until(() => r.seen.length === 1500);
+  assert.deepEqual(
+    r.seen.map((e) => `${e.event}:${e.jobId}`),
+    Array.from({ length: 1500 }, (_, i) => `${i % 3 === 0 ? 'failed' : 'completed'}:${i}`),
+  );
+  // Trimming all it read (skipped entries included) is no loss: its count covers them.
+  await db.multi().xtrim('ev:f', 'MAXLEN', 0).xadd('ev:f', '*', 'event', 'completed', 'jobId', 'next').exec();
+  await r.until(() => r.seen.length === 1501);
+  assert.equal(r.state.lost, 0);
+  // A gap made only of skipped entries is still a loss: what was trimmed is unknown to it.
+  const g = db.multi();
+  for (let i = 0; i < 50; i++) g.xadd('ev:f', '*', 'event', 'active', 'jobId', `gap-${i}`);
+  g.xtrim('ev:f', 'MAXLEN', 1);
+  g.xadd('ev:f', '*', 'event', 'completed', 'jobId', 'after');
+  await g.exec();
+  await r.until(() => r.state.lost > 0 && r.seen.length === 1502);
+  assert.equal(r.state.lost, 1);
+  assert.equal(r.seen[1501].jobId, 'after');
   await r.stream.close();
 });
 

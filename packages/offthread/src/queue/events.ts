@@ -18,26 +18,47 @@ import type { Redis } from 'ioredis';
 export type StreamEvent = Record<string, string>;
 
 /**
- * The script's answer: entries after the position (at most ARGV[2]), `entries-added`
- * (−1 where Redis does not count it: 6.2), length, the first entry's id and the last
+ * The script's answer: the kept entries after the position (of at most ARGV[2] read), how
+ * many entries it read, the first and last of their ids ('' for none), `entries-added`
+ * (−1 where Redis does not count it: 6.2), length, the stream's first entry id and its last
  * generated id ('' for none).
  */
-type ReadReply = [[string, string[]][], number, number, string, string];
+type ReadReply = [[string, string[]][], number, string, string, number, number, string, string];
 
 /** A connection with the script defined on it (ioredis adds a method per defineCommand). */
-type ScriptedRedis = Redis & { offthreadReadEvents(key: string, pos: string, count: number): Promise<ReadReply> };
+type ScriptedRedis = Redis & {
+  offthreadReadEvents(key: string, pos: string, count: number, ...events: string[]): Promise<ReadReply>;
+};
 
 /**
  * XRANGE after the position and the stream's counts in one script, so both see the same
  * stream. (A MULTI of XREAD and XINFO STREAM did the same, but XINFO's reply carries the
- * first and last entries whole, and the client parsed it on every read.) A missing
- * stream reads as empty.
+ * first and last entries whole, and the client parsed it on every read.) Entries whose
+ * `event` is not among ARGV[3…] (when given) stay in Redis: BullMQ writes four entries a
+ * job (added, waiting, active, completed) and a producer wants one, so three quarters of
+ * the reply was parsed only to be dropped. A missing stream reads as empty.
  */
 const READ_LUA = `
-local entries = {}
+local entries, kept, firstRead, lastRead = {}, {}, '', ''
 if tonumber(ARGV[2]) > 0 then
   entries = redis.call('XRANGE', KEYS[1], '(' .. ARGV[1], '+', 'COUNT', ARGV[2])
 end
+local wanted = nil
+if #ARGV > 2 then
+  wanted = {}
+  for i = 3, #ARGV do wanted[ARGV[i]] = true end
+end
+for _, e in ipairs(entries) do
+  local keep = wanted == nil
+  if not keep then
+    local f = e[2]
+    for i = 1, #f, 2 do
+      if f[i] == 'event' then keep = wanted[f[i + 1]] == true break end
+    end
+  end
+  if keep then kept[#kept + 1] = e end
+end
+if #entries > 0 then firstRead, lastRead = entries[1][1], entries[#entries][1] end
 local ok, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
 local added, length, first, last = -1, 0, '', ''
 if ok then
@@ -49,7 +70,7 @@ if ok then
     elseif k == 'last-generated-id' then last = v end
   end
 end
-return {entries, added, length, first, last}
+return {kept, #entries, firstRead, lastRead, added, length, first, last}
 `;
 
 /** Entries per read: one round trip catches up this far. */
@@ -69,6 +90,8 @@ export class EventStream {
   readonly #key: string;
   readonly #onEvent: (event: StreamEvent, id: string) => void;
   readonly #onLost: () => void;
+  /** The `event` values delivered (empty: all). */
+  readonly #events: readonly string[];
   /** Id of the last entry read ('0-0': before the first). */
   #pos = '0-0';
   /** Entries ever added up to and including #pos; undefined where Redis does not count (6.2). */
@@ -80,18 +103,27 @@ export class EventStream {
    * @param db a connection of its own: the reader blocks on it between entries.
    * @param onLost called when entries this reader never saw were trimmed (or the stream
    *   was deleted): the caller must read what it waits for some other way.
+   * @param events deliver only entries whose `event` is one of these (the others are read,
+   *   counted and skipped inside Redis); all when empty.
    */
-  constructor(db: Redis, key: string, onEvent: (event: StreamEvent, id: string) => void, onLost: () => void) {
+  constructor(
+    db: Redis,
+    key: string,
+    onEvent: (event: StreamEvent, id: string) => void,
+    onLost: () => void,
+    events: readonly string[] = [],
+  ) {
     db.defineCommand('offthreadReadEvents', { numberOfKeys: 1, lua: READ_LUA });
     this.#db = db as ScriptedRedis;
     this.#key = key;
     this.#onEvent = onEvent;
     this.#onLost = onLost;
+    this.#events = events;
   }
 
   /** Fixes the position at the stream's newest entry, then reads from there on. */
   async start(): Promise<void> {
-    const [, added, , , last] = await this.#read(0);
+    const [, , , , added, , , last] = await this.#db.offthreadReadEvents(this.#key, this.#pos, 0);
     if (last !== '') {
       this.#pos = last;
       this.#upToPos = added >= 0 ? added : undefined;
@@ -99,47 +131,49 @@ export class EventStream {
     this.#loop = this.#run();
   }
 
-  /** One atomic read (the script): up to `count` entries after the position, and the stream's counts. */
-  #read(count: number): Promise<ReadReply> {
-    return this.#db.offthreadReadEvents(this.#key, this.#pos, count);
+  /**
+   * The next read: at once after a full batch (more are waiting); otherwise a blocking
+   * XREAD for the next entry with the script sent right behind it on the same connection.
+   * Redis runs a blocked client's next command as soon as the block ends, so the wait and
+   * the read take one round trip; the XREAD's own entry (one) is only a wake-up, and its
+   * failures show in the script's. (Two plain commands, not an ioredis pipeline: the
+   * pipeline object cost the producer more than the round trip it saved.)
+   */
+  #read(wait: boolean): Promise<ReadReply> {
+    if (wait) this.#db.xread('COUNT', 1, 'BLOCK', BLOCK_MS, 'STREAMS', this.#key, this.#pos).catch(() => {});
+    return this.#db.offthreadReadEvents(this.#key, this.#pos, READ_COUNT, ...this.#events);
   }
 
   async #run(): Promise<void> {
+    let wait = false;
     while (!this.#closing) {
       let reply: ReadReply;
       try {
-        reply = await this.#read(READ_COUNT);
+        reply = await this.#read(wait);
       } catch {
         if (this.#closing) return;
         // The connection failed mid-read: what happened meanwhile is unknown.
         this.#onLost();
         await new Promise((r) => setTimeout(r, 100));
+        wait = false;
         continue;
       }
-      const [entries, added, length, firstId] = reply;
-      if (entries.length > 0) {
-        const gone = this.#lostBefore(added, length, firstId, entries[0]?.[0] as string);
+      const [kept, read, firstRead, lastRead, added, length, firstId] = reply;
+      if (read > 0) {
+        const gone = this.#lostBefore(added, length, firstId, firstRead);
         if (gone !== false) this.#onLost();
         // Entries at or before the new position: the ones not lost, or (after a loss) every
         // trimmed one, then the entries read now.
-        if (this.#upToPos !== undefined) this.#upToPos = (gone === false ? this.#upToPos : gone) + entries.length;
-        for (const [id, flat] of entries) {
-          this.#pos = id;
+        if (this.#upToPos !== undefined) this.#upToPos = (gone === false ? this.#upToPos : gone) + read;
+        this.#pos = lastRead;
+        for (const [id, flat] of kept) {
           const event: StreamEvent = {};
           for (let i = 0; i + 1 < flat.length; i += 2) event[flat[i] as string] = flat[i + 1] as string;
           this.#onEvent(event, id);
         }
-        // A full batch: more are waiting; read on at once.
-        if (entries.length === READ_COUNT) continue;
       }
-      // Wait for the next entry (at once if one came meanwhile); the script then reads it
-      // with its check. The wait's own entry is only a wake-up: one, never parsed.
-      try {
-        await this.#db.xread('COUNT', 1, 'BLOCK', BLOCK_MS, 'STREAMS', this.#key, this.#pos);
-      } catch {
-        if (this.#closing) return;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      // A full batch: more are waiting; read on at once.
+      wait = read < READ_COUNT;
     }
   }
 

@@ -204,6 +204,9 @@ export class QueueClient {
         this.#suspect = true;
         void this.#sweep();
       },
+      // What settles or informs a call; BullMQ's other entries (added, waiting, active,
+      // drained …: three a job) are skipped inside Redis.
+      ['completed', 'failed', 'progress'],
     );
     this.#ready = Promise.all([this.#events.start(), this.#queue.waitUntilReady()]);
     this.#ready.catch(() => {});
