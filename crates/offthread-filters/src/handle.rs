@@ -84,6 +84,9 @@ enum State {
     Sequential {
         filter: Arc<Mutex<Box<dyn Filter>>>,
         busy: Arc<AtomicBool>,
+        /// The last chunk's copy, given back by its work item: the next push copies into
+        /// memory that is already mapped and warm instead of a fresh allocation.
+        spare: Arc<Mutex<Vec<u8>>>,
     },
 }
 
@@ -145,6 +148,7 @@ impl FilterHandle {
         let sequential = |f: Box<dyn Filter>| State::Sequential {
             filter: Arc::new(Mutex::new(f)),
             busy: Arc::new(AtomicBool::new(false)),
+            spare: Arc::default(),
         };
         let state = match spec {
             FilterSpec::Transcode(c) => State::Parallel(Transcoder::new(c)),
@@ -307,15 +311,27 @@ impl FilterHandle {
                     out
                 })))
             }
-            State::Sequential { filter, busy } => {
+            State::Sequential {
+                filter,
+                busy,
+                spare,
+            } => {
                 if busy.swap(true, Ordering::AcqRel) {
                     return Err(FilterError::new(
                         BUSY,
                         "this filter is sequential: wait for the previous chunk",
                     ));
                 }
-                let owned = chunk.map(<[u8]>::to_vec);
-                let (filter, busy) = (Arc::clone(filter), Arc::clone(busy));
+                // Not busy: the previous work item has given its copy back (or had none).
+                let owned = chunk.map(|c| {
+                    let mut bytes =
+                        std::mem::take(&mut *spare.lock().unwrap_or_else(|p| p.into_inner()));
+                    bytes.clear();
+                    bytes.extend_from_slice(c);
+                    bytes
+                });
+                let (filter, busy, spare) =
+                    (Arc::clone(filter), Arc::clone(busy), Arc::clone(spare));
                 Ok(Work(Box::new(move || {
                     let _running = Running {
                         busy,
@@ -330,6 +346,10 @@ impl FilterHandle {
                     };
                     if out.is_err() {
                         failed.store(true, Ordering::Release);
+                    }
+                    // Given back before `_running` clears `busy` (dropped after this).
+                    if let Some(bytes) = owned {
+                        *spare.lock().unwrap_or_else(|p| p.into_inner()) = bytes;
                     }
                     out
                 })))

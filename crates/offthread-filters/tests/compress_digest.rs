@@ -156,6 +156,30 @@ fn a_sequential_filter_takes_one_chunk_at_a_time_and_closes_after_an_error() {
 }
 
 #[test]
+fn chunks_copied_into_a_recycled_buffer_keep_nothing_of_the_one_before() {
+    // Each push copies its chunk into the previous push's buffer: long chunks, then
+    // short ones, then empty ones must read as exactly themselves.
+    let input = sample();
+    let sizes = [4000, 17, 3000, 1, 0, 2500, 64, 0, 900];
+    let mut h = FilterHandle::from_json(r#"{"kind":"sha256"}"#).unwrap();
+    let mut z = FilterHandle::from_json(r#"{"kind":"gzip"}"#).unwrap();
+    let mut gz = Vec::new();
+    let mut at = 0;
+    for n in sizes.iter().cycle().take(40) {
+        let piece = &input[at.min(input.len())..(at + n).min(input.len())];
+        at += n;
+        assert!(h.push_now(piece).unwrap().is_empty());
+        gz.extend(z.push_now(piece).unwrap());
+    }
+    gz.extend(z.finish_now().unwrap());
+    let fed = &input[..at.min(input.len())];
+    assert_eq!(gunzip_ref(&gz), fed);
+    let mut one_shot = FilterHandle::from_json(r#"{"kind":"sha256"}"#).unwrap();
+    one_shot.push_now(fed).unwrap();
+    assert_eq!(h.finish_now().unwrap(), one_shot.finish_now().unwrap());
+}
+
+#[test]
 fn specs_are_checked() {
     use offthread_filters::INVALID_SPEC;
     for spec in [

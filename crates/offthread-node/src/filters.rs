@@ -120,6 +120,9 @@ impl NativePool {
     fn submit_work(&mut self, id: u32, work: Work) -> std::result::Result<(), CodedError> {
         self.submit(id, false, move |_| {
             Ok(match work.run() {
+                // Most pushes of a deflate, digest or record stream hand back nothing yet:
+                // a number (0) drains with the completion, no `take` and no Buffer.
+                Ok(bytes) if bytes.is_empty() => Outcome::Number(0.0),
                 Ok(bytes) => Outcome::Bytes(bytes),
                 Err(e) => Outcome::Error {
                     code: e.code,
@@ -132,7 +135,8 @@ impl NativePool {
 
 #[napi]
 impl NativePool {
-    /// The next chunk of `filter`'s stream; job `id` completes with the output bytes.
+    /// The next chunk of `filter`'s stream; job `id` completes with the output bytes
+    /// (the number 0 when the chunk produced none).
     /// A refused chunk (ERR_FILTER_BUSY, ERR_FILTER_CLOSED) throws here.
     #[napi(ts_args_type = "id: number, filter: NativeFilter, chunk: Uint8Array")]
     pub fn submit_filter_push(
@@ -213,7 +217,7 @@ impl NativePool {
         Ok(())
     }
 
-    /// The end of `filter`'s stream; job `id` completes with the bytes held back.
+    /// The end of `filter`'s stream; job `id` completes with the bytes held back (0: none).
     #[napi(ts_args_type = "id: number, filter: NativeFilter")]
     pub fn submit_filter_finish(
         &mut self,

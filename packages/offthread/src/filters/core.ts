@@ -38,6 +38,10 @@ const NodeBuffer = (globalThis as { Buffer?: { allocUnsafeSlow(size: number): Ui
 const allocUnsafe = (size: number): Uint8Array =>
   NodeBuffer ? NodeBuffer.allocUnsafeSlow(size) : new Uint8Array(size);
 
+const NO_BYTES = new Uint8Array(0);
+/** A push's result: its bytes, or 0 where it produced none (the addon sends no Buffer then). */
+const bytesOf = (r: Uint8Array | number): Uint8Array => (typeof r === 'number' ? NO_BYTES : r);
+
 function checkInFlight(n: number | undefined, fallback: number): number {
   if (n === undefined) return fallback;
   if (!Number.isInteger(n) || n < 1 || n > 1024)
@@ -65,12 +69,11 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
         // Transcoding writes into a fresh, uninitialised Buffer that no one else sees
         // until the job is done (no Rust allocation, zeroing or finalizer per chunk).
         const bound = filter.outputBound(chunk.length);
-        if (bound === null || bound === undefined)
-          return pool.run('filter', { filter, chunk }, {}) as Promise<Uint8Array>;
+        if (bound === null || bound === undefined) return pool.run('filter', { filter, chunk }, {}).then(bytesOf);
         const out = allocUnsafe(bound);
         return pool.run('filter', { filter, chunk, out }, {}).then((n) => out.subarray(0, n as number));
       },
-      finish: () => pool.run('filter', { filter, chunk: null }, {}) as Promise<Uint8Array>,
+      finish: () => pool.run('filter', { filter, chunk: null }, {}).then(bytesOf),
       close: () => {},
     };
   }
