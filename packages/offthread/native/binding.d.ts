@@ -15,7 +15,8 @@ export declare class NativeFilter {
 /** A pool of native threads whose jobs resolve JS promises in batches. */
 export declare class NativePool {
   /**
-   * The next chunk of `filter`'s stream; job `id` completes with the output bytes.
+   * The next chunk of `filter`'s stream; job `id` completes with the output bytes
+   * (the number 0 when the chunk produced none).
    * A refused chunk (ERR_FILTER_BUSY, ERR_FILTER_CLOSED) throws here.
    */
   submitFilterPush(id: number, filter: NativeFilter, chunk: Uint8Array): void
@@ -27,7 +28,7 @@ export declare class NativePool {
    * chunk and hands out a view of it only after the completion.
    */
   submitFilterPushInto(id: number, filter: NativeFilter, chunk: Uint8Array, out: Uint8Array): void
-  /** The end of `filter`'s stream; job `id` completes with the bytes held back. */
+  /** The end of `filter`'s stream; job `id` completes with the bytes held back (0: none). */
   submitFilterFinish(id: number, filter: NativeFilter): void
   /** Registry kernel `kernel` as a pool job (cancellable between its chunks). */
   submitKernel(id: number, kernel: number, input: string | Uint8Array, a: number, b: number, c: number, cancellable: boolean): void
