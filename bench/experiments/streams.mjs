@@ -56,6 +56,8 @@ function utf8Boundary(b) {
  * UTF-8 input, so this row reads the input and writes every chunk twice.
  */
 const DISK_X2 = 'copy ×2 (disk only, output volume)';
+/** Runs of each transcoding method (the row is the median). */
+const TRANSCODE_ROUNDS = 3;
 const writeTwice = () =>
   new Transform({
     transform(chunk, _e, cb) {
@@ -508,17 +510,38 @@ export async function run(ctx) {
         'copy (disk only)',
         DISK_X2,
       ];
+      // Each method runs in TRANSCODE_ROUNDS rounds, the order rotated every round, and the
+      // row is its median run: a run's system time depends on the page cache the run
+      // before it left (the first run after the outputs of another was deleted paid up to
+      // twice the kernel time), and a fixed order gave that cost to the same method.
+      const rounds = ctx.quick ? 1 : TRANSCODE_ROUNDS;
       for (const files of [1, 4]) {
+        const runs = new Map(methods.map((m) => [m, []]));
+        for (let round = 0; round < rounds; round++) {
+          for (const method of [
+            ...methods.slice(round % methods.length),
+            ...methods.slice(0, round % methods.length),
+          ]) {
+            ctx.progress(`streams: transcode ${method} × ${files} (round ${round + 1})`);
+            runs
+              .get(method)
+              .push((await runInChild(import.meta.url, 'transcodeChild', [method, text, dir, files])).value);
+          }
+        }
         for (const method of methods) {
-          ctx.progress(`streams: transcode ${method} × ${files}`);
-          const c = await runInChild(import.meta.url, 'transcodeChild', [method, text, dir, files]);
-          const v = c.value;
+          const all = runs.get(method);
+          const v = [...all].sort((a, b) => a.wallMs - b.wallMs)[(all.length - 1) >> 1];
           transcodeRows.push({
             method,
             files,
             wallMs: v.wallMs,
+            wallEach: all.map((r) => r.wallMs),
             mbPerSec: (files * bytes) / 2 ** 20 / (v.wallMs / 1000),
-            identical: method.startsWith('copy') ? '–' : v.hashes.every((h) => h === reference) ? 'yes' : 'NO',
+            identical: method.startsWith('copy')
+              ? '–'
+              : all.every((r) => r.hashes.every((h) => h === reference))
+                ? 'yes'
+                : 'NO',
             loopP99Ms: v.loop.p99Ms,
             loopMaxMs: v.loop.maxMs,
             peakRssMiB: v.peakRssMiB,
@@ -555,6 +578,9 @@ export async function run(ctx) {
           op: '<=',
           unit: 'ms',
         },
+      );
+      notes.push(
+        `Transcoding rows: each method ran ${rounds} times per file count, the order of methods rotated each round; a row is its median run, with every run's wall time. The kernel's share of a run (page-cache allocation and writeback for 200 MiB of output a file) depends on what the run before left behind, and moved one method's 4-file wall time by up to 1.5× between runs.`,
       );
     }
 
@@ -772,7 +798,12 @@ export async function run(ctx) {
           columns: [
             { key: 'method', label: 'method' },
             { key: 'files', label: 'files', format: 'int' },
-            { key: 'wallMs', label: 'wall', format: 'ms' },
+            { key: 'wallMs', label: 'wall (median run)', format: 'ms' },
+            {
+              key: 'wallEach',
+              label: 'each run, ms',
+              format: (v) => v.map((ms) => Math.round(ms).toLocaleString('en-US')).join(' / '),
+            },
             { key: 'mbPerSec', label: 'MiB/s (input)', format: 'sig3' },
             { key: 'identical', label: 'identical to iconv' },
             ...loopCols,
