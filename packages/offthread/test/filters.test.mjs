@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -229,6 +230,43 @@ test('CSV and NDJSON become batches the generated reader reads in place', async 
   );
 });
 
+test('small chunks written while the filter is busy go to the pool together, output unchanged', async () => {
+  const { Pool } = await import('offthread');
+  const pool = new Pool({ threads: 1 });
+  /** Writes every chunk at once (all but the first queue up behind it), then ends. */
+  const writeAll = async (filter, chunks) => {
+    const out = [];
+    filter.on('data', (c) => out.push(c));
+    for (const c of chunks) filter.write(c);
+    filter.end();
+    await once(filter, 'end');
+    return Buffer.concat(out);
+  };
+  try {
+    const pieces = chunked(BYTES, 100); // ~1,800 writes, each far below a push's 64 KiB
+    const pushesAtMost = Math.ceil(BYTES.length / 65536) + 2; // the first chunk, the joined rest, the finish
+    const jobs = () => pool.stats().completed;
+    let before = jobs();
+    const utf16 = await writeAll(filters.transcode('utf8', 'utf16le', { pool }), pieces);
+    assert.deepEqual(utf16, Buffer.from(TEXT, 'utf16le'));
+    assert.ok(jobs() - before <= pushesAtMost, `${jobs() - before} pushes for ${pieces.length} chunks`);
+    before = jobs();
+    const gz = await writeAll(filters.gzip({ pool }), pieces);
+    assert.deepEqual(zlib.gunzipSync(gz), BYTES);
+    assert.ok(jobs() - before <= pushesAtMost);
+    const digest = await writeAll(filters.sha256({ pool }), pieces);
+    assert.equal(digest.toString('hex'), createHash('sha256').update(BYTES).digest('hex'));
+    // A chunk of more than a push's worth is pushed whole, never cut or joined.
+    const big = Buffer.alloc(200_000, 0x61);
+    before = jobs();
+    const out = await writeAll(filters.transcode('latin1', 'latin1', { pool }), [big, big, big]);
+    assert.deepEqual(out, Buffer.concat([big, big, big]));
+    assert.equal(jobs() - before, 4, 'three pushes and the finish');
+  } finally {
+    await pool.close();
+  }
+});
+
 test('NDJSON chunks parse in parallel: rows in order, errors name the line in the whole stream', async () => {
   // Every 7th line blank (lines count, rows do not); chunks cut mid-line.
   const lines = ROWS.flatMap(([t, v], i) => [
@@ -240,7 +278,9 @@ test('NDJSON chunks parse in parallel: rows in order, errors name the line in th
   assert.equal(parallel.inFlight, 4);
   const nd = [];
   await pipeline(Readable.from(chunked(text, 333)), parallel, collect(nd));
-  assert.ok(nd.length > 100, 'a batch per chunk that completed lines');
+  // A batch per push: the 333-byte chunks that queue up while pushes are pending go
+  // together, at most 64 KiB a push, so the stream is still many pieces, 4 in flight.
+  assert.ok(nd.length > 4 && nd.length >= text.length / 65536, `${nd.length} batches`);
   assert.deepEqual(readBatches(nd), ROWS);
 
   // A bad value on line 4,000 of the stream, many chunks after the first.

@@ -14,9 +14,24 @@ import { fileSink, fileSource, Source, source } from './nexus.js';
 import { emitsBatches, type FilterSpec } from './spec.js';
 import { web } from './web.js';
 
+/**
+ * Chunks that queued up while the filter was busy go to the pool together, up to this
+ * many bytes a push: a stream of small pieces (sockets, line writers) then pays one round
+ * trip per batch instead of one per piece. Larger chunks are pushed as they are.
+ */
+const BATCH_BYTES = 64 * 1024;
+
+type Written = { chunk: unknown; encoding: BufferEncoding };
+
+function toBytes(chunk: unknown, encoding: BufferEncoding): Uint8Array | undefined {
+  return chunk instanceof Uint8Array ? chunk : typeof chunk === 'string' ? Buffer.from(chunk, encoding) : undefined;
+}
+
 export class FilterTransform extends Transform {
   readonly #core: FilterCore;
   readonly #pushes: OrderedPushes;
+  /** Bytes of queued chunks joined into one push (0: each chunk alone). */
+  readonly #batchBytes: number;
   /** The filter's spec (what runs in Rust). */
   readonly spec: FilterSpec;
 
@@ -28,6 +43,8 @@ export class FilterTransform extends Transform {
     this.#pushes = new OrderedPushes(this.#core, (out) =>
       this.push(Buffer.from(out.buffer, out.byteOffset, out.length)),
     );
+    // A guest sees the chunks as they were written (its function runs per chunk).
+    this.#batchBytes = core === undefined ? BATCH_BYTES : 0;
   }
 
   /** 'native' (the pool's threads) or 'wasm' (in place on this thread). */
@@ -41,13 +58,38 @@ export class FilterTransform extends Transform {
   }
 
   override _transform(chunk: unknown, encoding: BufferEncoding, callback: TransformCallback): void {
-    const bytes =
-      chunk instanceof Uint8Array ? chunk : typeof chunk === 'string' ? Buffer.from(chunk, encoding) : undefined;
+    const bytes = toBytes(chunk, encoding);
     if (!bytes) {
       callback(makeError('ERR_INVALID_ARG', 'a filter takes Buffers, Uint8Arrays or strings'));
       return;
     }
     this.#pushes.write(bytes).then(() => callback(), callback);
+  }
+
+  /** Every chunk written while the filter was busy, in order: small ones joined into pushes of ≤ BATCH_BYTES. */
+  override _writev(chunks: Written[], callback: (error?: Error | null) => void): void {
+    const pushes: Uint8Array[] = [];
+    let run: Uint8Array[] = [];
+    let runBytes = 0;
+    const close = () => {
+      if (run.length > 0) pushes.push(run.length === 1 ? (run[0] as Uint8Array) : Buffer.concat(run, runBytes));
+      run = [];
+      runBytes = 0;
+    };
+    for (const { chunk, encoding } of chunks) {
+      const bytes = toBytes(chunk, encoding);
+      if (!bytes) {
+        callback(makeError('ERR_INVALID_ARG', 'a filter takes Buffers, Uint8Arrays or strings'));
+        return;
+      }
+      if (runBytes + bytes.length > this.#batchBytes) close();
+      run.push(bytes);
+      runBytes += bytes.length;
+    }
+    close();
+    (async () => {
+      for (const bytes of pushes) await this.#pushes.write(bytes);
+    })().then(() => callback(), callback);
   }
 
   override _flush(callback: TransformCallback): void {
