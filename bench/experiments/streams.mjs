@@ -240,18 +240,25 @@ export async function offloadChild(chunks) {
    * `n` chunks sent by `send(t, count)`: wall and event-loop CPU per chunk, as
    * `usPerChunk<key>` and `loopCpuUsPerChunk<key>`.
    */
+  /** Times `run()` (n rounds of something): wall and event-loop CPU per round, as `usPer<key>` and `loopCpuUsPer<key>`. */
+  const timed = async (key, n, run) => {
+    const cpu0 = threadCpuNs();
+    const t0 = performance.now();
+    await run();
+    result[`usPer${key}`] = ((performance.now() - t0) * 1000) / n;
+    const cpu1 = threadCpuNs();
+    result[`loopCpuUsPer${key}`] = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1000 / n;
+  };
   const perChunk = async (key, t, send, warm, n) => {
     const out = new Writable({ write: (_c, _e, cb) => cb(), highWaterMark: 1 });
     t.pipe(out);
     await send(t, warm);
-    const cpu0 = threadCpuNs();
-    const t0 = performance.now();
-    await send(t, n);
-    result[`usPerChunk${key}`] = ((performance.now() - t0) * 1000) / n;
-    const cpu1 = threadCpuNs();
-    result[`loopCpuUsPerChunk${key}`] = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1000 / n;
+    await timed(`Chunk${key}`, n, () => send(t, n));
     t.end();
     await once(out, 'finish');
+  };
+  const repeat = async (call, n) => {
+    for (let i = 0; i < n; i++) await call();
   };
   // One chunk in flight: each write waits for its callback (or 'drain').
   const ascii = Buffer.alloc(CHUNK, 0x61);
@@ -296,19 +303,13 @@ export async function offloadChild(chunks) {
   };
   for (const [key, call] of Object.entries(lone)) {
     const n = Math.max(500, Math.round(chunks / 5));
-    for (let i = 0; i < 200; i++) await call();
-    const cpu0 = threadCpuNs();
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) await call();
-    result[`usPer${key}`] = ((performance.now() - t0) * 1000) / n;
-    const cpu1 = threadCpuNs();
-    result[`loopCpuUsPer${key}`] = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1000 / n;
+    await repeat(call, 200);
+    await timed(key, n, () => repeat(call, n));
   }
   // The pool's bare round trip (a job returning a number), for scale.
-  for (let i = 0; i < 500; i++) await pool.echo(1);
-  const t0 = performance.now();
-  for (let i = 0; i < chunks; i++) await pool.echo(1);
-  result.usPerEcho = ((performance.now() - t0) * 1000) / chunks;
+  const echo = () => pool.echo(1);
+  await repeat(echo, 500);
+  await timed('Echo', chunks, () => repeat(echo, chunks));
   result.offloadUs = result.usPerChunk - result.usPerChunkNoOp;
   result.offloadOverCopyUs = result.usPerChunk - result.usPerChunkCopy;
   return result;

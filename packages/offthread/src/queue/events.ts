@@ -123,7 +123,7 @@ export class EventStream {
 
   /** Fixes the position at the stream's newest entry, then reads from there on. */
   async start(): Promise<void> {
-    const [, , , , added, , , last] = await this.#db.offthreadReadEvents(this.#key, this.#pos, 0);
+    const [, , , , added, , , last] = await this.#read(0);
     if (last !== '') {
       this.#pos = last;
       this.#upToPos = added >= 0 ? added : undefined;
@@ -131,17 +131,21 @@ export class EventStream {
     this.#loop = this.#run();
   }
 
+  /** One atomic read (the script): up to `count` entries after the position, and the stream's counts. */
+  #read(count: number): Promise<ReadReply> {
+    return this.#db.offthreadReadEvents(this.#key, this.#pos, count, ...this.#events);
+  }
+
   /**
-   * The next read: at once after a full batch (more are waiting); otherwise a blocking
-   * XREAD for the next entry with the script sent right behind it on the same connection.
-   * Redis runs a blocked client's next command as soon as the block ends, so the wait and
-   * the read take one round trip; the XREAD's own entry (one) is only a wake-up, and its
-   * failures show in the script's. (Two plain commands, not an ioredis pipeline: the
-   * pipeline object cost the producer more than the round trip it saved.)
+   * Blocks the connection until an entry after the position exists (at once if one does):
+   * a read sent next waits behind it, since Redis runs a blocked client's next command as
+   * soon as the block ends. The wait and the read then take one round trip; the XREAD's
+   * own entry (one) is only a wake-up, and its failures show in the read's. (Two plain
+   * commands, not an ioredis pipeline: the pipeline object cost the producer more than
+   * the round trip it saved.)
    */
-  #read(wait: boolean): Promise<ReadReply> {
-    if (wait) this.#db.xread('COUNT', 1, 'BLOCK', BLOCK_MS, 'STREAMS', this.#key, this.#pos).catch(() => {});
-    return this.#db.offthreadReadEvents(this.#key, this.#pos, READ_COUNT, ...this.#events);
+  #blockUntilNext(): void {
+    this.#db.xread('COUNT', 1, 'BLOCK', BLOCK_MS, 'STREAMS', this.#key, this.#pos).catch(() => {});
   }
 
   async #run(): Promise<void> {
@@ -149,7 +153,8 @@ export class EventStream {
     while (!this.#closing) {
       let reply: ReadReply;
       try {
-        reply = await this.#read(wait);
+        if (wait) this.#blockUntilNext();
+        reply = await this.#read(READ_COUNT);
       } catch {
         if (this.#closing) return;
         // The connection failed mid-read: what happened meanwhile is unknown.
