@@ -235,11 +235,6 @@ export async function offloadChild(chunks) {
   const { filters } = await import('offthread');
   const pool = await benchPool();
   const result = {};
-  /**
-   * Pipes `t` into a sink taking every chunk, warms it with `warm` chunks, then times
-   * `n` chunks sent by `send(t, count)`: wall and event-loop CPU per chunk, as
-   * `usPerChunk<key>` and `loopCpuUsPerChunk<key>`.
-   */
   /** Times `run()` (n rounds of something): wall and event-loop CPU per round, as `usPer<key>` and `loopCpuUsPer<key>`. */
   const timed = async (key, n, run) => {
     const cpu0 = threadCpuNs();
@@ -249,6 +244,11 @@ export async function offloadChild(chunks) {
     const cpu1 = threadCpuNs();
     result[`loopCpuUsPer${key}`] = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / 1000 / n;
   };
+  /**
+   * Pipes `t` into a sink taking every chunk, warms it with `warm` chunks, then times
+   * `n` chunks sent by `send(t, count)`: wall and event-loop CPU per chunk, as
+   * `usPerChunk<key>` and `loopCpuUsPerChunk<key>`.
+   */
   const perChunk = async (key, t, send, warm, n) => {
     const out = new Writable({ write: (_c, _e, cb) => cb(), highWaterMark: 1 });
     t.pipe(out);

@@ -10,7 +10,7 @@ use crate::digest::Digest;
 use crate::error::{BUSY, CLOSED, FilterError, FilterResult, TOO_LARGE};
 use crate::records::{RecordFormat, RecordParser};
 use crate::spec::FilterSpec;
-use crate::transcode::{Conversion, Transcoder, recycle};
+use crate::transcode::{Conversion, Spares, Transcoder, give_back, recycle, take_spare};
 
 /// A stateful filter: chunks in order, then `finish` once.
 pub trait Filter: Send {
@@ -84,9 +84,9 @@ enum State {
     Sequential {
         filter: Arc<Mutex<Box<dyn Filter>>>,
         busy: Arc<AtomicBool>,
-        /// The last chunk's copy, given back by its work item: the next push copies into
-        /// memory that is already mapped and warm instead of a fresh allocation.
-        spare: Arc<Mutex<Vec<u8>>>,
+        /// Chunk copies given back by finished work items (as a transcoder's): the next
+        /// push copies into memory that is already mapped and warm.
+        spares: Spares,
     },
 }
 
@@ -148,7 +148,7 @@ impl FilterHandle {
         let sequential = |f: Box<dyn Filter>| State::Sequential {
             filter: Arc::new(Mutex::new(f)),
             busy: Arc::new(AtomicBool::new(false)),
-            spare: Arc::default(),
+            spares: Spares::default(),
         };
         let state = match spec {
             FilterSpec::Transcode(c) => State::Parallel(Transcoder::new(c)),
@@ -314,7 +314,7 @@ impl FilterHandle {
             State::Sequential {
                 filter,
                 busy,
-                spare,
+                spares,
             } => {
                 if busy.swap(true, Ordering::AcqRel) {
                     return Err(FilterError::new(
@@ -322,16 +322,13 @@ impl FilterHandle {
                         "this filter is sequential: wait for the previous chunk",
                     ));
                 }
-                // Not busy: the previous work item has given its copy back (or had none).
                 let owned = chunk.map(|c| {
-                    let mut bytes =
-                        std::mem::take(&mut *spare.lock().unwrap_or_else(|p| p.into_inner()));
-                    bytes.clear();
+                    let mut bytes = take_spare(spares);
                     bytes.extend_from_slice(c);
                     bytes
                 });
-                let (filter, busy, spare) =
-                    (Arc::clone(filter), Arc::clone(busy), Arc::clone(spare));
+                let (filter, busy, spares) =
+                    (Arc::clone(filter), Arc::clone(busy), Arc::clone(spares));
                 Ok(Work(Box::new(move || {
                     let _running = Running {
                         busy,
@@ -349,7 +346,7 @@ impl FilterHandle {
                     }
                     // Given back before `_running` clears `busy` (dropped after this).
                     if let Some(bytes) = owned {
-                        *spare.lock().unwrap_or_else(|p| p.into_inner()) = bytes;
+                        give_back(&spares, bytes);
                     }
                     out
                 })))

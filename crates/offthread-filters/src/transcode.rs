@@ -91,9 +91,7 @@ impl Transcoder {
     /// The bytes of `carry ‖ chunk` up to the last character boundary; the rest is
     /// kept for the next chunk.
     pub fn cut(&mut self, chunk: &[u8]) -> Piece {
-        let spare = self.spares.lock().ok().and_then(|mut s| s.pop());
-        let mut bytes = spare.unwrap_or_default();
-        bytes.clear();
+        let mut bytes = take_spare(&self.spares);
         bytes.reserve_exact(self.carry.len() + chunk.len());
         bytes.extend_from_slice(&self.carry);
         bytes.extend_from_slice(chunk);
@@ -155,13 +153,29 @@ impl Transcoder {
     }
 }
 
-/// Gives a converted piece's input buffer back to its stream for a later cut.
-pub fn recycle(spares: &Spares, piece: Piece) {
+/// An empty input buffer: one `spares` holds (already allocated and warm), or a new one.
+pub fn take_spare(spares: &Spares) -> Vec<u8> {
+    let mut bytes = spares
+        .lock()
+        .ok()
+        .and_then(|mut s| s.pop())
+        .unwrap_or_default();
+    bytes.clear();
+    bytes
+}
+
+/// Gives an input buffer back to its stream for a later push.
+pub fn give_back(spares: &Spares, bytes: Vec<u8>) {
     if let Ok(mut s) = spares.lock()
         && s.len() < MAX_SPARES
     {
-        s.push(piece.bytes);
+        s.push(bytes);
     }
+}
+
+/// Gives a converted piece's input buffer back to its stream for a later cut.
+pub fn recycle(spares: &Spares, piece: Piece) {
+    give_back(spares, piece.bytes);
 }
 
 /// Where the last UTF-8 sequence that `bytes` may not finish starts (else its length).

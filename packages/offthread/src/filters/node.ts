@@ -71,7 +71,7 @@ export class FilterTransform extends Transform {
     const pushes: Uint8Array[] = [];
     let run: Uint8Array[] = [];
     let runBytes = 0;
-    const close = () => {
+    const endRun = () => {
       if (run.length > 0) pushes.push(run.length === 1 ? (run[0] as Uint8Array) : Buffer.concat(run, runBytes));
       run = [];
       runBytes = 0;
@@ -82,11 +82,11 @@ export class FilterTransform extends Transform {
         callback(makeError('ERR_INVALID_ARG', 'a filter takes Buffers, Uint8Arrays or strings'));
         return;
       }
-      if (runBytes + bytes.length > this.#batchBytes) close();
+      if (runBytes + bytes.length > this.#batchBytes) endRun();
       run.push(bytes);
       runBytes += bytes.length;
     }
-    close();
+    endRun();
     (async () => {
       for (const bytes of pushes) await this.#pushes.write(bytes);
     })().then(() => callback(), callback);
