@@ -1,6 +1,8 @@
 // /metrics: Prometheus text with the request, duration, loop-delay and pool metrics.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import client from 'prom-client';
+import { DURATION_BUCKETS, requestSeries } from '../src/metrics.mjs';
 import { get, startServer } from '../test-support/helpers.mjs';
 
 /** @param {string} text @param {string} series the metric name with its labels, as printed */
@@ -41,4 +43,50 @@ test('metric names, and a request count that increases', async (t) => {
   assert.equal(value(second, series), before + 1);
   assert.equal(value(second, 'http_requests_total{method="GET",route="/pi",status_code="400"}'), 1);
   assert.equal(value(second, 'http_requests_total{method="GET",route="/metrics",status_code="200"}'), 1);
+});
+
+test('the hand-kept request series print exactly as a prom-client Counter and Histogram', async () => {
+  const ours = new client.Registry();
+  const series = requestSeries(ours);
+  const [total, duration] = await ours.getMetricsAsJSON();
+  const theirs = new client.Registry();
+  const counter = new client.Counter({
+    name: total.name,
+    help: total.help,
+    labelNames: ['method', 'route', 'status_code'],
+    registers: [theirs],
+  });
+  const histogram = new client.Histogram({
+    name: duration.name,
+    help: duration.help,
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: DURATION_BUCKETS,
+    registers: [theirs],
+  });
+  // Every bucket bound exactly, just above it, 0, past the last bound, several series
+  // in an order that is not sorted; seconds with rounding in their sums.
+  const samples = [0, ...DURATION_BUCKETS.flatMap((b) => [b, b * 1.001]), 11, 1e6, 0.1234567, 1 / 3];
+  const routes = [
+    ['GET', '/b', 200],
+    ['GET', '/a', 304],
+    ['HEAD', '/a', 200],
+    ['GET', '(unmatched)', 404],
+    ['GET', '/a', 200],
+  ];
+  let i = 0;
+  for (const s of samples) {
+    for (const [method, route, status] of routes.slice(0, 1 + (i++ % routes.length))) {
+      series.record(method, route, status, s);
+      const labels = { method, route, status_code: String(status) };
+      counter.inc(labels);
+      histogram.observe(labels, s);
+    }
+  }
+  assert.equal(await ours.metrics(), await theirs.metrics());
+  // As JSON (prom-client's label objects have no prototype; what a caller gets is the same).
+  const asJson = async (/** @type {client.Registry} */ r) => JSON.parse(JSON.stringify(await r.getMetricsAsJSON()));
+  assert.deepEqual(await asJson(ours), await asJson(theirs));
+  ours.resetMetrics();
+  theirs.resetMetrics();
+  assert.equal(await ours.metrics(), await theirs.metrics());
 });
