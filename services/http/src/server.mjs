@@ -167,6 +167,36 @@ function unavailableLogger() {
 }
 
 /**
+ * Closes connections idle for `idleMs` (no request in progress, no byte read or written):
+ * one sweep over the tracked sockets every `checkIntervalMs` (at most `idleMs`) instead of
+ * node's socket timeout, which re-arms a timer on every read and write of every
+ * connection (≈ 2.6 µs a connection in a CPU profile under `ab` without keep-alive). A
+ * connection is closed up to two sweeps after `idleMs`; a long computation keeps it.
+ * @param {Map<import('node:net').Socket, number>} sockets each with its unanswered requests
+ * @param {{ idleMs: number, checkIntervalMs: number }} timeouts idleMs 0: never
+ * @returns {NodeJS.Timeout | undefined}
+ */
+function sweepIdle(sockets, { idleMs, checkIntervalMs }) {
+  if (idleMs <= 0) return undefined;
+  /** @type {WeakMap<import('node:net').Socket, { bytes: number, since: number }>} */
+  const lastActive = new WeakMap();
+  const sweep = setInterval(
+    () => {
+      const now = performance.now();
+      for (const [socket, unanswered] of sockets) {
+        const bytes = socket.bytesRead + socket.bytesWritten;
+        const seen = lastActive.get(socket);
+        if (unanswered > 0 || seen === undefined || seen.bytes !== bytes) lastActive.set(socket, { bytes, since: now });
+        else if (now - seen.since >= idleMs) socket.destroy();
+      }
+    },
+    Math.min(checkIntervalMs, idleMs),
+  );
+  sweep.unref();
+  return sweep;
+}
+
+/**
  * Builds the service (not listening). `app.close()` stops its timers and workers; the
  * caller owns `pool` and closes it after the server.
  * @param {ServerOptions} [opts]
@@ -230,10 +260,11 @@ export function buildServer(opts = {}) {
         trackRequest(req, res);
         if (stopping || app.log.isLevelEnabled?.('info') || !serveFromMemory(req, res)) fastifyHandler(req, res);
       });
-      // What fastify sets on the server it creates itself.
-      server.keepAliveTimeout = options.keepAliveTimeout;
+      // What fastify sets on the server it creates itself, except: the keep-alive timeout
+      // as given (fastify turns 0, node's "none", into its default of 72 s), and no socket
+      // timeout: idle connections are swept (idleSweep below).
+      server.keepAliveTimeout = timeouts.keepAliveMs;
       server.requestTimeout = options.requestTimeout;
-      server.setTimeout(options.connectionTimeout);
       return server;
     },
     logger: opts.logger ?? false,
@@ -241,8 +272,6 @@ export function buildServer(opts = {}) {
     // fastify's own 503 while closing has a body of its own shape: the onRequest hook answers instead.
     return503OnClosing: false,
     requestTimeout: timeouts.requestMs,
-    keepAliveTimeout: timeouts.keepAliveMs,
-    connectionTimeout: timeouts.idleMs,
     http: {
       headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
       requestTimeout: timeouts.requestMs,
@@ -271,11 +300,7 @@ export function buildServer(opts = {}) {
     sockets.set(socket, 0);
     socket.on('close', forgetSocket);
   });
-  // With a 'timeout' listener node leaves inactive sockets to us: close those with no
-  // request in progress; a long computation keeps its connection.
-  app.server.on('timeout', (socket) => {
-    if (!sockets.get(socket)) socket.destroy();
-  });
+  const idleSweep = sweepIdle(sockets, timeouts);
   // CONNECT is not routed by fastify: without this node drops the socket unanswered.
   app.server.on('connect', (req, socket) => {
     metrics.record('CONNECT', '(unmatched)', 404, 0);
@@ -347,6 +372,7 @@ export function buildServer(opts = {}) {
   app.addHook('onResponse', async (request, reply) => done(request, reply.statusCode, reply.elapsedTime));
   app.addHook('onRequestAbort', async (request) => done(request, 499, performance.now() - request.startedAt));
   app.addHook('onClose', async () => {
+    clearInterval(idleSweep);
     loop.stop();
     metrics.stop();
     await (await piscina)?.destroy();

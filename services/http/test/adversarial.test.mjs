@@ -394,6 +394,16 @@ describe('slow and silent clients (short timeouts)', () => {
     assert.equal(r.text?.split('HTTP/1.1 ').length, 2, `one answer only: ${r.text}`);
   });
 
+  test('with the keep-alive timeout off, an idle connection is closed after the idle timeout', async (t) => {
+    const { port } = await listen(t, { timeouts: { ...timeouts, keepAliveMs: 0, idleMs: 400 } });
+    const started = performance.now();
+    const r = await exchange(port, { data: get('/health'), waitClose: true, deadlineMs: 5_000 });
+    const ms = performance.now() - started;
+    assert.equal(r.status, 200);
+    assert.equal(r.closed, true, 'kept open past the idle timeout');
+    assert.ok(ms >= 400, `closed after ${ms.toFixed(0)} ms, before the idle timeout`);
+  });
+
   test('a request slower than the idle timeout still gets its answer', async (t) => {
     // A kernel that takes 1.5 s with the connection silent (idle timeout 400 ms).
     const slow = () =>
