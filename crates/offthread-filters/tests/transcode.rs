@@ -81,9 +81,11 @@ fn strict_utf8_fails_at_the_same_byte_at_every_split() {
 
 #[test]
 fn a_sequence_cut_off_by_the_end_is_named_so() {
-    let e = run_chunks(VALIDATE, &[b"ab\xe2\x82"]).unwrap_err();
-    assert_eq!(e.code, INVALID_UTF8);
-    assert!(e.message.contains("cut off by the end"), "{}", e.message);
+    for spec in [VALIDATE, TO_UTF16_STRICT] {
+        let e = run_chunks(spec, &[b"ab\xe2\x82"]).unwrap_err();
+        assert_eq!(e.code, INVALID_UTF8);
+        assert!(e.message.contains("cut off by the end"), "{spec}: {}", e.message);
+    }
 }
 
 #[test]
