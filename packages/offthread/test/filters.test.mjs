@@ -301,6 +301,11 @@ test('bad specs throw at once with a code', () => {
   assert.throws(() => filters.transcode('utf8', 'ebcdic'), { code: 'ERR_FILTER_INVALID_SPEC' });
   assert.throws(() => filters.csv({ columns: [{ name: 'a', type: 'u128' }] }), { code: 'ERR_FILTER_INVALID_SPEC' });
   assert.throws(() => filters.gzip({ lvl: 1 }), { code: 'ERR_FILTER_INVALID_SPEC' });
+  assert.throws(() => filters.validateUtf8({ strict: false }), {
+    code: 'ERR_FILTER_INVALID_SPEC',
+    message: 'validateUtf8 takes only pool and inFlight, got strict',
+  });
+  assert.throws(() => filters.web.validateUtf8({ from: 'latin1' }), { code: 'ERR_FILTER_INVALID_SPEC' });
   assert.throws(() => filters.transcode('utf8', 'utf16le', { inFlight: 0 }), { code: 'ERR_INVALID_ARG' });
 });
 

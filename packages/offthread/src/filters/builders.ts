@@ -64,7 +64,14 @@ export function builders<S>(make: (spec: FilterSpec, run: StreamOptions) => S): 
       return make({ kind: 'transcode', from, to, ...rest }, run);
     },
     validateUtf8: (options) => {
-      const [, run] = split(options);
+      const [rest, run] = split(options);
+      // Its spec is fixed: any other option would be ignored, so it is refused.
+      const extra = Object.keys(rest);
+      if (extra.length > 0)
+        throw makeError(
+          'ERR_FILTER_INVALID_SPEC',
+          `validateUtf8 takes only pool and inFlight, got ${extra.join(', ')}`,
+        );
       return make({ kind: 'transcode', from: 'utf8', to: 'utf8', strict: true }, run);
     },
     gzip: deflater('gzip'),
