@@ -346,7 +346,9 @@ test('WHATWG TransformStream: same bytes, same order', async () => {
   assert.deepEqual(zlib.gunzipSync(Buffer.concat(packed)), BYTES);
 });
 
-test('Nexus shape: one source, a filter, several file sinks; a failing sink rejects resume()', async () => {
+test('Nexus shape: one source, a filter, several file sinks; a failing sink rejects resume()', {
+  timeout: 30_000,
+}, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'offthread-filters-'));
   try {
     const input = join(dir, 'in.txt');
@@ -369,6 +371,23 @@ test('Nexus shape: one source, a filter, several file sinks; a failing sink reje
       (e) => e.code === 'ERR_STREAM_SINK_FAILED' && e.cause.message === 'disk full',
     );
     assert.throws(() => failing.pipe(broken), { code: 'ERR_INVALID_ARG' });
+
+    // A sink destroyed without an error (a response whose client left) while the others
+    // still take chunks: resume() rejects instead of waiting for its 'drain' forever.
+    let taken = 0;
+    const quitter = new Writable({
+      highWaterMark: 1,
+      write(_c, _e, cb) {
+        if (++taken === 3) this.destroy();
+        else setImmediate(cb);
+      },
+    });
+    const deserted = filters.source(filters.fileSource(input, { highWaterMark: 1024 }));
+    deserted.pushFilter(filters.transcode('utf8', 'utf16le')).pipe(filters.fileSink(join(dir, 'e')), quitter);
+    await assert.rejects(
+      deserted.resume(),
+      (e) => e.code === 'ERR_STREAM_SINK_FAILED' && e.cause.code === 'ERR_STREAM_PREMATURE_CLOSE',
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

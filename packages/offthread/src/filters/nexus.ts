@@ -11,8 +11,8 @@
  * Every sink gets every chunk; the slowest sink sets the pace (a chunk is taken from
  * the filters only when every sink has room). An error in the source, a filter or any
  * sink destroys the whole graph and rejects `resume()` (a sink's as
- * ERR_STREAM_SINK_FAILED with the sink's error as `cause`), so no partial file goes
- * unreported.
+ * ERR_STREAM_SINK_FAILED with the sink's error as `cause`; a sink closed before the end
+ * fails the same way), so no partial file goes unreported.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { type Duplex, type Readable, Writable } from 'node:stream';
@@ -26,9 +26,11 @@ class FanOut extends Writable {
   constructor(sinks: Writable[]) {
     super({ objectMode: true, highWaterMark: 1 });
     this.#sinks = sinks;
+    // A sink that errors, or closes before the end without an error (a response whose
+    // client went away, a destroyed socket), fails the graph: its 'drain' never comes.
     for (const [i, sink] of sinks.entries()) {
-      sink.on('error', (e) => {
-        this.destroy(makeError('ERR_STREAM_SINK_FAILED', `sink ${i} failed: ${(e as Error).message}`, e));
+      finished(sink).catch((e: Error) => {
+        this.destroy(makeError('ERR_STREAM_SINK_FAILED', `sink ${i} failed: ${e.message}`, e));
       });
     }
   }
