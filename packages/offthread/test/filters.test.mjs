@@ -371,6 +371,8 @@ test('Nexus shape: one source, a filter, several file sinks; a failing sink reje
       (e) => e.code === 'ERR_STREAM_SINK_FAILED' && e.cause.message === 'disk full',
     );
     assert.throws(() => failing.pipe(broken), { code: 'ERR_INVALID_ARG' });
+    assert.throws(() => filters.fileSource(input, { start: 10 }), { code: 'ERR_INVALID_ARG', message: /start/ });
+    assert.throws(() => filters.fileSource(input, { highWaterMark: 0 }), { code: 'ERR_INVALID_ARG' });
 
     // A sink destroyed without an error (a response whose client left) while the others
     // still take chunks: resume() rejects instead of waiting for its 'drain' forever.

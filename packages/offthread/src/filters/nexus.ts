@@ -17,7 +17,8 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { type Duplex, type Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import { makeError } from '../errors.js';
+import { describe, makeError } from '../errors.js';
+import { toOptions } from '../validate.js';
 
 /** Writes every chunk to every sink; ends them all, waits for all to finish. */
 class FanOut extends Writable {
@@ -98,9 +99,17 @@ export class Source {
   }
 }
 
+export interface FileSourceOptions {
+  /** Bytes per chunk read (default 1 MiB). */
+  highWaterMark?: number | undefined;
+}
+
 /** A file as a source device. */
-export function fileSource(path: string, options?: { highWaterMark?: number }): Readable {
-  return createReadStream(path, { highWaterMark: options?.highWaterMark ?? 1 << 20 });
+export function fileSource(path: string, options?: FileSourceOptions): Readable {
+  const { highWaterMark = 1 << 20 } = toOptions<FileSourceOptions>(options, ['highWaterMark']);
+  if (!Number.isSafeInteger(highWaterMark) || highWaterMark < 1)
+    throw makeError('ERR_INVALID_ARG', `highWaterMark must be a positive integer, got ${describe(highWaterMark)}`);
+  return createReadStream(path, { highWaterMark });
 }
 
 /** A file as a sink device. */
