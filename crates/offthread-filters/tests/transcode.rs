@@ -84,7 +84,11 @@ fn a_sequence_cut_off_by_the_end_is_named_so() {
     for spec in [VALIDATE, TO_UTF16_STRICT] {
         let e = run_chunks(spec, &[b"ab\xe2\x82"]).unwrap_err();
         assert_eq!(e.code, INVALID_UTF8);
-        assert!(e.message.contains("cut off by the end"), "{spec}: {}", e.message);
+        assert!(
+            e.message.contains("cut off by the end"),
+            "{spec}: {}",
+            e.message
+        );
     }
 }
 
