@@ -2,8 +2,10 @@
 // (chunked, and the gunzipped body is the file), the plain in-memory path otherwise,
 // directory → index.html, 404 in JSON, MIME types, and paths that leave the root.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -196,6 +198,43 @@ describe('static files', () => {
     for (const url of ['/static/sub', '/static/../outside.txt', '/static/%E0%A4%A', '/static/.secret', '/other/x']) {
       assert.equal(await staticFile(root, url), null, url);
     }
+  });
+
+  test('clients that leave in the middle of a gzip answer: the server closes its files', {
+    timeout: 60_000,
+  }, async (t) => {
+    if (!existsSync('/proc/self/fd')) return t.skip('counts open files in /proc/self/fd');
+    const { dir, root } = makeRoot();
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    // 16 MiB that gzip shrinks to ~12: far more than the socket buffers hold, so the
+    // answer is still being read from disk when the client goes.
+    writeFileSync(join(root, 'huge.txt'), randomBytes(12 << 20).toString('base64'));
+    const port = await listen(t, { staticRoot: root });
+    const openFiles = () => readdirSync('/proc/self/fd').length;
+    const before = openFiles();
+    await Promise.all(
+      Array.from(
+        { length: 10 },
+        () =>
+          new Promise((resolve, reject) => {
+            const socket = connect(port, '127.0.0.1', () =>
+              socket.write(`GET /static/huge.txt HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n`),
+            );
+            socket.once('data', () => socket.destroy()); // the headers and a first chunk, then gone
+            socket.on('close', resolve);
+            socket.on('error', reject);
+          }),
+      ),
+    );
+    let now = openFiles();
+    for (let i = 0; i < 200 && now > before; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      now = openFiles();
+    }
+    assert.ok(now <= before, `${now - before} files or sockets still open 10 s after the clients left`);
+    // And the server still answers.
+    const small = await fetchRaw(port, '/static/index.html', GZIP);
+    assert.equal(small.status, 200);
   });
 
   test("the service's own page: gzip to a browser, the 8,673 plain bytes to ab", async (t) => {
