@@ -1,13 +1,14 @@
 //! Stream filters (crates/offthread-filters) on the pool. A `NativeFilter` is one
-//! stream's filter; `NativePool.submitFilter` takes the next chunk in stream order on
+//! stream's filter; `NativePool.submitFilterPush` takes the next chunk in stream order on
 //! the JS thread (copying it: the job owns its bytes, a transfer of the JS buffer
 //! cannot pull them away — see bytes.rs) and runs the filter's work on the pool.
 //! Filter failures complete the job with their registry code (ERR_FILTER_*).
 //!
-//! Transcoding can also write straight into the output chunk (`submitFilterPushInto`):
-//! the TS package allocates an uninitialised Buffer of `outputBound(len)` bytes, keeps
-//! it to itself until the job completes with the byte count, then hands out a view of
-//! it. No Rust allocation, no zeroing, no external buffer and no finalizer per chunk.
+//! Transcoding writes straight into its output chunk: the binding makes an uninitialised
+//! Buffer of the filter's output bound, the job writes into it, and JS receives a view
+//! of the bytes written from `take` once the job is done — no Rust allocation, zeroing,
+//! external buffer or finalizer per chunk, and no JS code can see (or transfer away) the
+//! Buffer while the job writes (`NativePool::lent`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +19,7 @@ use offthread_filters::{FilterError, FilterHandle, Work, WorkInto};
 
 use crate::arg::{Arg, Expected};
 use crate::error::{Code, CodedError, coded};
-use crate::runtime::{NativePool, Outcome};
+use crate::runtime::{Lent, NativePool, Outcome};
 
 fn to_js(e: FilterError) -> CodedError {
     coded(e.code, e.message)
@@ -28,33 +29,6 @@ fn to_js(e: FilterError) -> CodedError {
 #[napi]
 pub struct NativeFilter {
     handle: FilterHandle,
-    /// Output buffers jobs write into, referenced until their job is done: the memory
-    /// outlives a JS side that gave up early (a destroyed pool rejects at once while
-    /// the job may still run). Released on the JS thread at the next submit.
-    lent: Vec<Lent>,
-}
-
-struct Lent {
-    done: Arc<AtomicBool>,
-    buffer: Uint8Array,
-}
-
-impl NativeFilter {
-    fn release_done(&mut self) {
-        self.lent.retain(|l| !l.done.load(Ordering::Acquire));
-    }
-}
-
-impl Drop for NativeFilter {
-    fn drop(&mut self) {
-        // A job still writing keeps its buffer: leak the reference rather than free
-        // memory under it (only a pool destroyed mid-stream gets here).
-        for l in self.lent.drain(..) {
-            if !l.done.load(Ordering::Acquire) {
-                std::mem::forget(l.buffer);
-            }
-        }
-    }
 }
 
 /// Marks a lent buffer free when its job is dropped: after running, or unrun.
@@ -70,7 +44,7 @@ impl Drop for Finished {
 struct OutBytes(*mut u8, usize);
 
 // SAFETY: the pointer is only dereferenced by the one job it was made for, while the
-// Buffer it points into is kept alive by `Lent` and not read by JS (see `submit_filter_push_into`).
+// Buffer it points into is kept alive by `Lent` and unseen by JS (see `submit_push_into`).
 unsafe impl Send for OutBytes {}
 
 impl OutBytes {
@@ -87,10 +61,7 @@ impl NativeFilter {
     #[napi(constructor, ts_args_type = "spec: string")]
     pub fn new(Arg(spec): Arg<String>) -> Result<Self, Code> {
         FilterHandle::from_json(&spec)
-            .map(|handle| Self {
-                handle,
-                lent: Vec::new(),
-            })
+            .map(|handle| Self { handle })
             .map_err(to_js)
     }
 
@@ -99,21 +70,29 @@ impl NativeFilter {
     pub fn parallel(&self) -> bool {
         self.handle.parallel()
     }
-
-    /// The output Buffer size `submitFilterPushInto` needs for a chunk of `len` bytes
-    /// pushed next, or null: this filter's outputs come back as new Buffers.
-    #[napi(ts_args_type = "len: number")]
-    pub fn output_bound(&self, Arg(len): Arg<u32>) -> Option<u32> {
-        self.handle
-            .output_bound(len as usize)
-            .and_then(|n| u32::try_from(n).ok())
-    }
 }
 
 /// Every code a filter can fail with (the registry test checks them).
 #[napi]
 pub fn filter_error_codes() -> Vec<&'static str> {
     offthread_filters::ERROR_CODES.to_vec()
+}
+
+/// A new, uninitialised Buffer of `len` bytes, referenced (so kept alive) by the result.
+fn new_buffer(env: &Env, len: usize) -> std::result::Result<Uint8Array, CodedError> {
+    let (mut data, mut value) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: Node-API calls on the JS thread (this is a napi method's env).
+    unsafe {
+        let status = napi::sys::napi_create_buffer(env.raw(), len, &mut data, &mut value);
+        if status != napi::sys::Status::napi_ok {
+            return Err(coded(
+                offthread_filters::TOO_LARGE,
+                format!("cannot allocate {len} bytes for the output"),
+            ));
+        }
+        Uint8Array::from_napi_value(env.raw(), value)
+            .map_err(|e| coded(offthread_filters::TOO_LARGE, e.reason.clone()))
+    }
 }
 
 impl NativePool {
@@ -131,64 +110,22 @@ impl NativePool {
             })
         })
     }
-}
 
-#[napi]
-impl NativePool {
-    /// The next chunk of `filter`'s stream; job `id` completes with the output bytes
-    /// (the number 0 when the chunk produced none).
-    /// A refused chunk (ERR_FILTER_BUSY, ERR_FILTER_CLOSED) throws here.
-    #[napi(ts_args_type = "id: number, filter: NativeFilter, chunk: Uint8Array")]
-    pub fn submit_filter_push(
+    /// A push written into a new Buffer of `bound` bytes that only the job sees until
+    /// it is done: job `id` completes with the byte count and `take` hands out the view.
+    fn submit_push_into(
         &mut self,
-        Arg(id): Arg<u32>,
-        Arg(mut filter): Arg<ClassInstance<'_, NativeFilter>>,
-        Arg(chunk): Arg<Uint8ArraySlice>,
-    ) -> Result<(), Code> {
-        // Borrowed only during this call: prepare_push copies what the job reads.
-        let work = filter.handle.prepare_push(&chunk).map_err(to_js)?;
-        self.submit_work(id, work)
-    }
-
-    /// Like `submitFilterPush`, writing the output into `out` (at least
-    /// `filter.outputBound(chunk.length)` bytes, from the start): job `id` completes
-    /// with the number of bytes written. `out` must be a Buffer that nothing else
-    /// holds, read or transfers until then: the TS package allocates a fresh one per
-    /// chunk and hands out a view of it only after the completion.
-    #[napi(ts_args_type = "id: number, filter: NativeFilter, chunk: Uint8Array, out: Uint8Array")]
-    pub fn submit_filter_push_into(
-        &mut self,
-        Arg(id): Arg<u32>,
-        Arg(mut filter): Arg<ClassInstance<'_, NativeFilter>>,
-        Arg(chunk): Arg<Uint8ArraySlice>,
-        Arg(mut out): Arg<Uint8Array>,
-    ) -> Result<(), Code> {
-        filter.release_done();
-        let bound = filter.handle.output_bound(chunk.len());
-        if bound.is_none_or(|b| b > out.len()) {
-            return Err(coded(
-                "ERR_INVALID_ARG",
-                format!(
-                    "out holds {} bytes; this push needs {}",
-                    out.len(),
-                    bound.map_or("a returned Buffer".to_owned(), |b| b.to_string())
-                ),
-            ));
-        }
-        // In place, the chunk is copied into `out` during this call: they must not
-        // share bytes (a borrowed slice and a mutable one over the same memory).
-        let (c, o) = (chunk.as_ptr_range(), out.as_ptr_range());
-        if !chunk.is_empty() && !out.is_empty() && c.start < o.end && o.start < c.end {
-            return Err(coded("ERR_INVALID_ARG", "out overlaps the chunk"));
-        }
-        // SAFETY: JS is blocked in this call, and afterwards only the job below
-        // touches these bytes; the caller reads `out` only after the job completes
-        // (documented above).
+        env: &Env,
+        id: u32,
+        handle: &mut FilterHandle,
+        chunk: &[u8],
+        bound: usize,
+    ) -> std::result::Result<(), CodedError> {
+        let mut out = new_buffer(env, bound)?;
+        // SAFETY: the Buffer is new and no JS code holds it; after this call only the
+        // job below touches its bytes, until `take` (after the job) hands it to JS.
         let bytes = unsafe { out.as_mut() };
-        let work: WorkInto = filter
-            .handle
-            .prepare_push_into(&chunk, bytes)
-            .map_err(to_js)?;
+        let work: WorkInto = handle.prepare_push_into(chunk, bytes).map_err(to_js)?;
         let dst = OutBytes(bytes.as_mut_ptr(), bytes.len());
         let done = Arc::new(AtomicBool::new(false));
         let finished = Finished(Arc::clone(&done));
@@ -198,14 +135,13 @@ impl NativePool {
             // SAFETY: `dst` points at the Buffer `lent` keeps alive until `_finished`
             // drops, after this write; nobody else touches those bytes meanwhile.
             let out = unsafe { dst.bytes() };
-            let result = work.run(out);
-            Ok(match result {
+            Ok(match work.run(out) {
                 Ok(n) => {
-                    // The output chunk is a view of `out`'s first n bytes, but its
-                    // ArrayBuffer is all of `out`: clear the uninitialised rest (a few
-                    // bytes for ASCII, at most a third for CJK) so it shows no old heap.
+                    // The view handed out covers n bytes, but its ArrayBuffer is all of
+                    // `out`: clear the uninitialised rest (a few bytes for ASCII, at most
+                    // a third for CJK) so it shows no old heap.
                     out[n..].fill(0);
-                    Outcome::Number(n as f64)
+                    Outcome::Lent(n)
                 }
                 Err(e) => Outcome::Error {
                     code: e.code,
@@ -213,8 +149,33 @@ impl NativePool {
                 },
             })
         })?;
-        filter.lent.push(Lent { done, buffer: out });
+        self.lent.insert(id, Lent { done, buffer: out });
         Ok(())
+    }
+}
+
+#[napi]
+impl NativePool {
+    /// The next chunk of `filter`'s stream; job `id` completes with the output bytes
+    /// (the number 0 when the chunk produced none). Transcoding writes into a Buffer the
+    /// binding makes (`take` gives a view of the bytes written).
+    /// A refused chunk (ERR_FILTER_BUSY, ERR_FILTER_CLOSED) throws here.
+    #[napi(ts_args_type = "id: number, filter: NativeFilter, chunk: Uint8Array")]
+    pub fn submit_filter_push(
+        &mut self,
+        env: &Env,
+        Arg(id): Arg<u32>,
+        Arg(mut filter): Arg<ClassInstance<'_, NativeFilter>>,
+        Arg(chunk): Arg<Uint8ArraySlice>,
+    ) -> Result<(), Code> {
+        match filter.handle.output_bound(chunk.len()) {
+            Some(bound) => Ok(self.submit_push_into(env, id, &mut filter.handle, &chunk, bound)?),
+            // Borrowed only during this call: prepare_push copies what the job reads.
+            None => {
+                let work = filter.handle.prepare_push(&chunk).map_err(to_js)?;
+                Ok(self.submit_work(id, work)?)
+            }
+        }
     }
 
     /// The end of `filter`'s stream; job `id` completes with the bytes held back (0: none).
@@ -224,7 +185,6 @@ impl NativePool {
         Arg(id): Arg<u32>,
         Arg(mut filter): Arg<ClassInstance<'_, NativeFilter>>,
     ) -> Result<(), Code> {
-        filter.release_done();
         let work = filter.handle.prepare_finish().map_err(to_js)?;
         self.submit_work(id, work)
     }

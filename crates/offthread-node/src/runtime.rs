@@ -33,7 +33,12 @@ pub enum Outcome {
     Number(f64),
     Text(String),
     Bytes(Vec<u8>),
-    Error { code: &'static str, message: String },
+    /// This many bytes, from the start, were written into the job's [`Lent`] Buffer.
+    Lent(usize),
+    Error {
+        code: &'static str,
+        message: String,
+    },
 }
 
 impl From<KernelError> for Outcome {
@@ -95,7 +100,18 @@ pub struct NativePool {
     /// Drained completions not yet copied out (when more than one `out` holds).
     backlog: VecDeque<(u32, Outcome)>,
     values: HashMap<u32, Outcome>,
+    /// Buffers the binding made for jobs to write into (filters.rs), by job id: JS sees
+    /// one only through `take`, after its job is done, so nothing can transfer it away
+    /// from under the job. JS thread only.
+    pub(crate) lent: HashMap<u32, Lent>,
     referenced: bool,
+}
+
+/// A Buffer a job writes into, kept alive by a reference until the job is dropped
+/// (`done`, set by the job when it is dropped, after running or unrun).
+pub(crate) struct Lent {
+    pub done: Arc<AtomicBool>,
+    pub buffer: Uint8Array,
 }
 
 fn millis(p: Percentiles) -> LatencyStats {
@@ -144,6 +160,7 @@ impl NativePool {
             handles: HashMap::new(),
             backlog: VecDeque::new(),
             values: HashMap::new(),
+            lent: HashMap::new(),
             referenced: false,
         })
     }
@@ -227,6 +244,10 @@ impl NativePool {
             if !self.handles.is_empty() {
                 self.handles.remove(&id);
             }
+            // A lent Buffer of a job that failed (or never ran) is not handed out.
+            if !self.lent.is_empty() && !matches!(outcome, Outcome::Lent(_)) {
+                self.lent.remove(&id);
+            }
             slot[0] = f64::from(id);
             slot[1] = match outcome {
                 Outcome::Number(x) => {
@@ -247,16 +268,21 @@ impl NativePool {
         n as u32
     }
 
-    /// The value (string, Buffer) or error (`[code, message]`) of a drained job.
+    /// The value (string, Buffer, a lent Buffer's bytes) or error (`[code, message]`) of
+    /// a drained job; undefined once taken.
     #[napi(
         ts_args_type = "id: number",
-        ts_return_type = "string | Buffer | [string, string] | undefined"
+        ts_return_type = "string | Buffer | Uint8Array | [string, string] | undefined"
     )]
     pub fn take<'env>(&mut self, env: &'env Env, Arg(id): Arg<u32>) -> Result<Unknown<'env>> {
         match self.values.remove(&id) {
             None | Some(Outcome::Number(_)) => ().into_unknown(env),
             Some(Outcome::Text(s)) => s.into_unknown(env),
             Some(Outcome::Bytes(b)) => BufferSlice::from_data(env, b)?.into_unknown(env),
+            Some(Outcome::Lent(n)) => match self.lent.remove(&id) {
+                Some(lent) => first_bytes(env, lent.buffer, n),
+                None => ().into_unknown(env),
+            },
             Some(Outcome::Error { code, message }) => {
                 vec![code.to_owned(), message].into_unknown(env)
             }
@@ -332,6 +358,36 @@ impl NativePool {
     }
 }
 
+/// The first `n` bytes of a lent Buffer, as a Uint8Array over the same memory.
+fn first_bytes<'env>(env: &'env Env, buffer: Uint8Array, n: usize) -> Result<Unknown<'env>> {
+    let raw = env.raw();
+    // SAFETY: Node-API calls on the JS thread, with values of this call.
+    unsafe {
+        let value = Uint8Array::to_napi_value(raw, buffer)?;
+        let (mut kind, mut len, mut data) = (0, 0, std::ptr::null_mut());
+        let (mut arraybuffer, mut offset) = (std::ptr::null_mut(), 0);
+        check_status!(napi::sys::napi_get_typedarray_info(
+            raw,
+            value,
+            &mut kind,
+            &mut len,
+            &mut data,
+            &mut arraybuffer,
+            &mut offset
+        ))?;
+        let mut view = std::ptr::null_mut();
+        check_status!(napi::sys::napi_create_typedarray(
+            raw,
+            napi::sys::TypedarrayType::uint8_array,
+            n.min(len),
+            arraybuffer,
+            offset,
+            &mut view
+        ))?;
+        Unknown::from_napi_value(raw, view)
+    }
+}
+
 impl NativePool {
     /// Stops the pool (`cancel`: cancels its jobs too), joins its threads on a helper
     /// thread, and lets go of the wake-up function: it is released once the last job
@@ -353,6 +409,13 @@ impl NativePool {
             }
         }
         self.shared = None;
+        // A job still writing keeps its Buffer: leak the reference rather than free
+        // memory under it (only a pool released mid-job gets here).
+        for (_, l) in self.lent.drain() {
+            if !l.done.load(Ordering::Acquire) {
+                std::mem::forget(l.buffer);
+            }
+        }
         self.handles.clear();
         self.values.clear();
         self.backlog.clear();

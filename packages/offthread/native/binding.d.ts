@@ -5,29 +5,17 @@ export declare class NativeFilter {
   constructor(spec: string)
   /** Several chunks may be in flight at once (transcoding); else one at a time. */
   get parallel(): boolean
-  /**
-   * The output Buffer size `submitFilterPushInto` needs for a chunk of `len` bytes
-   * pushed next, or null: this filter's outputs come back as new Buffers.
-   */
-  outputBound(len: number): number | null
 }
 
 /** A pool of native threads whose jobs resolve JS promises in batches. */
 export declare class NativePool {
   /**
    * The next chunk of `filter`'s stream; job `id` completes with the output bytes
-   * (the number 0 when the chunk produced none).
+   * (the number 0 when the chunk produced none). Transcoding writes into a Buffer the
+   * binding makes (`take` gives a view of the bytes written).
    * A refused chunk (ERR_FILTER_BUSY, ERR_FILTER_CLOSED) throws here.
    */
   submitFilterPush(id: number, filter: NativeFilter, chunk: Uint8Array): void
-  /**
-   * Like `submitFilterPush`, writing the output into `out` (at least
-   * `filter.outputBound(chunk.length)` bytes, from the start): job `id` completes
-   * with the number of bytes written. `out` must be a Buffer that nothing else
-   * holds, read or transfers until then: the TS package allocates a fresh one per
-   * chunk and hands out a view of it only after the completion.
-   */
-  submitFilterPushInto(id: number, filter: NativeFilter, chunk: Uint8Array, out: Uint8Array): void
   /** The end of `filter`'s stream; job `id` completes with the bytes held back (0: none). */
   submitFilterFinish(id: number, filter: NativeFilter): void
   /** Registry kernel `kernel` as a pool job (cancellable between its chunks). */
@@ -58,8 +46,11 @@ export declare class NativePool {
    * `take(id)` for the value or the error.
    */
   drain(out: Float64Array): number
-  /** The value (string, Buffer) or error (`[code, message]`) of a drained job. */
-  take(id: number): string | Buffer | [string, string] | undefined
+  /**
+   * The value (string, Buffer, a lent Buffer's bytes) or error (`[code, message]`) of
+   * a drained job; undefined once taken.
+   */
+  take(id: number): string | Buffer | Uint8Array | [string, string] | undefined
   /**
    * Keeps the process alive while JS awaits jobs (`true` when the first job is
    * pending, `false` when the last one settles). The wake-up function is created

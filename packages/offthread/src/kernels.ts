@@ -186,14 +186,10 @@ const testPanic: Kernel<Record<string, never>, never> = {
 
 /** The next chunk of a stream filter (src/filters; null: the end). Native pool only: a
  * filter's state lives in one NativeFilter, and worker engines run filters inline (core.ts).
- * With `out` (transcoding), the output is written into it and the result is its length. */
-const filter: Kernel<{ filter: NativeFilter; chunk: Uint8Array | null; out?: Uint8Array }, Uint8Array | number> = {
+ * The result: the output bytes, or 0 where the chunk produced none. */
+const filter: Kernel<{ filter: NativeFilter; chunk: Uint8Array | null }, Uint8Array | number> = {
   native: (pool, id, a) =>
-    a.chunk
-      ? a.out
-        ? pool.submitFilterPushInto(id, a.filter, a.chunk, a.out)
-        : pool.submitFilterPush(id, a.filter, a.chunk)
-      : pool.submitFilterFinish(id, a.filter),
+    a.chunk ? pool.submitFilterPush(id, a.filter, a.chunk) : pool.submitFilterFinish(id, a.filter),
   worker: () => {
     throw makeError('ERR_BACKEND_UNAVAILABLE', 'stream filters run on the native pool, or inline on offthread.wasm');
   },

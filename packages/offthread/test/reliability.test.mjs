@@ -160,7 +160,6 @@ function bindingCalls() {
     submitPanic: [0],
     submitSpin: [0],
     submitFilterPush: [0, filter, bytes],
-    submitFilterPushInto: [0, filter, bytes, bytes],
     submitFilterFinish: [0, filter],
     awaitCompletion: [0],
     cancel: [0],

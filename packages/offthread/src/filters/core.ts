@@ -32,12 +32,6 @@ export interface FilterCore {
   close(): void;
 }
 
-// Node's (the native backend runs only there; the browser build type-checks without it).
-const NodeBuffer = (globalThis as { Buffer?: { allocUnsafeSlow(size: number): Uint8Array } }).Buffer;
-/** Output room for a native push: uninitialised (the job writes it before anyone reads it). */
-const allocUnsafe = (size: number): Uint8Array =>
-  NodeBuffer ? NodeBuffer.allocUnsafeSlow(size) : new Uint8Array(size);
-
 const NO_BYTES = new Uint8Array(0);
 /** A push's result: its bytes, or 0 where it produced none (the addon sends no Buffer then). */
 const bytesOf = (r: Uint8Array | number): Uint8Array => (typeof r === 'number' ? NO_BYTES : r);
@@ -65,14 +59,8 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
       parallel,
       backend: 'native',
       inFlight,
-      push: (chunk) => {
-        // Transcoding writes into a fresh, uninitialised Buffer that no one else sees
-        // until the job is done (no Rust allocation, zeroing or finalizer per chunk).
-        const bound = filter.outputBound(chunk.length);
-        if (bound === null || bound === undefined) return pool.run('filter', { filter, chunk }, {}).then(bytesOf);
-        const out = allocUnsafe(bound);
-        return pool.run('filter', { filter, chunk, out }, {}).then((n) => out.subarray(0, n as number));
-      },
+      // Transcoding writes into a Buffer the binding makes and hands out when the job is done.
+      push: (chunk) => pool.run('filter', { filter, chunk }, {}).then(bytesOf),
       finish: () => pool.run('filter', { filter, chunk: null }, {}).then(bytesOf),
       close: () => {},
     };
