@@ -62,8 +62,8 @@ const TRANSCODE_ROUNDS = 3;
 const OFFLOAD_ROUNDS = 3;
 
 /**
- * Each numeric figure's median over `runs` (objects with the same keys); the offload
- * differences are taken again from those medians, with every run's offload cost in
+ * Each numeric figure's median over `runs` (offloadChild's results); the offload
+ * differences are taken from those medians, with every run's offload cost in
  * `offloadUsRuns`.
  * @param {Record<string, number | null>[]} runs
  */
@@ -77,7 +77,7 @@ function medianFigures(runs) {
   }
   out.offloadUs = out.usPerChunk - out.usPerChunkNoOp;
   out.offloadOverCopyUs = out.usPerChunk - out.usPerChunkCopy;
-  out.offloadUsRuns = runs.map((r) => r.offloadUs);
+  out.offloadUsRuns = runs.map((r) => Number(r.usPerChunk) - Number(r.usPerChunkNoOp));
   return out;
 }
 const writeTwice = () =>
@@ -332,8 +332,6 @@ export async function offloadChild(chunks) {
   const echo = () => pool.echo(1);
   await repeat(echo, 500);
   await timed('Echo', chunks, () => repeat(echo, chunks));
-  result.offloadUs = result.usPerChunk - result.usPerChunkNoOp;
-  result.offloadOverCopyUs = result.usPerChunk - result.usPerChunkCopy;
   return result;
 }
 

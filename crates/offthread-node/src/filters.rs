@@ -25,6 +25,16 @@ fn to_js(e: FilterError) -> CodedError {
     coded(e.code, e.message)
 }
 
+/// A push's failure as its job's outcome (the same code and message).
+impl From<FilterError> for Outcome {
+    fn from(e: FilterError) -> Self {
+        Outcome::Error {
+            code: e.code,
+            message: e.message,
+        }
+    }
+}
+
 /// One stream's filter (`spec`: the JSON the TS package writes, checked in Rust).
 #[napi]
 pub struct NativeFilter {
@@ -103,10 +113,7 @@ impl NativePool {
                 // a number (0) drains with the completion, no `take` and no Buffer.
                 Ok(bytes) if bytes.is_empty() => Outcome::Number(0.0),
                 Ok(bytes) => Outcome::Bytes(bytes),
-                Err(e) => Outcome::Error {
-                    code: e.code,
-                    message: e.message,
-                },
+                Err(e) => e.into(),
             })
         })
     }
@@ -143,10 +150,7 @@ impl NativePool {
                     out[n..].fill(0);
                     Outcome::Lent(n)
                 }
-                Err(e) => Outcome::Error {
-                    code: e.code,
-                    message: e.message,
-                },
+                Err(e) => e.into(),
             })
         })?;
         self.lent.insert(id, Lent { done, buffer: out });

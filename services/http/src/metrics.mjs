@@ -106,7 +106,7 @@ export function requestSeries(register) {
   /** @type {Series[]} in first-seen order, as prom-client lists its series */
   const all = [];
   const duration = 'http_request_duration_seconds';
-  /** @param {Series['labels']} labels @param {string | number} le */
+  /** One `_bucket` line: `value` requests took at most `le` seconds. @param {Series['labels']} labels @param {string | number} le @param {number} value */
   const bucket = (labels, le, value) => ({
     value,
     metricName: `${duration}_bucket`,
