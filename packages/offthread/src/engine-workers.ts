@@ -41,8 +41,10 @@ interface Task {
   args: unknown;
   /** A guest call (guests/): sent as a 'guest' message instead of a kernel task. */
   guest?: unknown;
-  /** Only this worker (by index) may run it: a `single` guest lives on one worker. */
+  /** Only this worker (by index) may run it: a `single` guest or a stream filter lives on one worker. */
   target?: number | undefined;
+  /** Moved, not copied, to the worker with the task (a chunk the task owns). */
+  transfer?: Transferable[] | undefined;
   /** It went through the worker's mailbox (its answer is read from there). */
   mailed?: boolean;
   submitted: number;
@@ -148,7 +150,20 @@ export class WorkerEngine implements Engine {
     return this.#submit({ kernel, args }, call) as Promise<ResultOf<K>>;
   }
 
-  #submit(work: Pick<Task, 'kernel' | 'args' | 'guest' | 'target'>, call: RunOptions): Promise<unknown> {
+  /**
+   * Runs `kernel` on worker `worker` only (index from 0 below `threads`), after the
+   * tasks queued for it before: a stream filter's steps, in order, where its state is.
+   */
+  runOn<K extends KernelName>(
+    worker: number,
+    kernel: K,
+    args: ArgsOf<K>,
+    transfer?: Transferable[],
+  ): Promise<ResultOf<K>> {
+    return this.#submit({ kernel, args, target: worker, transfer }, {}) as Promise<ResultOf<K>>;
+  }
+
+  #submit(work: Pick<Task, 'kernel' | 'args' | 'guest' | 'target' | 'transfer'>, call: RunOptions): Promise<unknown> {
     if (this.#state !== 'open') return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
     if (this.#broken) return Promise.reject(this.#broken);
     if (this.#queue.length >= this.#maxQueue) {
@@ -517,7 +532,7 @@ export class WorkerEngine implements Engine {
       const kernel = this.#crashNext ? 'testPanic' : (task.kernel as KernelName);
       this.#crashNext = false;
       const msg: TaskMessage = { type: 'task', id: task.id, kernel, args: task.args };
-      this.#post(slot, msg);
+      this.#post(slot, msg, task.transfer);
     }
   }
 }

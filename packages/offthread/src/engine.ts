@@ -47,6 +47,13 @@ export interface Engine {
   readonly name: EngineName;
   readonly threads: number;
   run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>>;
+  /** Worker engines: runs on worker `worker` only, after what was queued for it (stream filters). */
+  runOn?<K extends KernelName>(
+    worker: number,
+    kernel: K,
+    args: ArgsOf<K>,
+    transfer?: Transferable[],
+  ): Promise<ResultOf<K>>;
   stats(): PoolStats;
   /** Stop accepting; resolve once accepted work has settled, then free the threads. */
   close(): Promise<void>;

@@ -7,6 +7,7 @@
  */
 import type { NativeFilter, NativePool } from '../native/binding';
 import { makeError } from './errors.js';
+import { WasmFilter } from './filters/wasm.js';
 import { host } from './host.js';
 import { type JsEnv, jsKernel } from './js/registry.js';
 import type { RegistryValue, WasmKernels } from './wasm-client.js';
@@ -14,6 +15,8 @@ import type { RegistryValue, WasmKernels } from './wasm-client.js';
 /** What a worker computes with: its own WASM instance, or the JS tier (host MD5, stop check). */
 export interface WorkerEnv extends JsEnv {
   wasm: WasmKernels | null;
+  /** The stream filters this worker holds, by key (`workerFilter`); made on first use. */
+  filters?: Map<number, WasmFilter>;
 }
 
 interface Kernel<Args, Result> {
@@ -185,17 +188,57 @@ const testPanic: Kernel<Record<string, never>, never> = {
 };
 
 /** The next chunk of a stream filter (src/filters; null: the end). Native pool only: a
- * filter's state lives in one NativeFilter, and worker engines run filters inline (core.ts).
+ * filter's state lives in one NativeFilter (worker engines: `workerFilter` below).
  * The result: the output bytes, or 0 where the chunk produced none. */
 const filter: Kernel<{ filter: NativeFilter; chunk: Uint8Array | null }, Uint8Array | number> = {
   native: (pool, id, a) =>
     a.chunk ? pool.submitFilterPush(id, a.filter, a.chunk) : pool.submitFilterFinish(id, a.filter),
   worker: () => {
-    throw makeError('ERR_BACKEND_UNAVAILABLE', 'stream filters run on the native pool, or inline on offthread.wasm');
+    throw makeError('ERR_BACKEND_UNAVAILABLE', 'worker pools run stream filters through workerFilter');
   },
 };
 
-export const kernels = { pi, md5Iterate, qr, registry, echo, testSpin, testPanic, filter };
+/** One step of a stream filter held by a worker (worker engines: `Pool.runOn` sends every
+ * step of a stream to the worker that opened it, since the filter's state lives there). */
+export interface WorkerFilterArgs {
+  op: 'open' | 'push' | 'finish' | 'close';
+  /** The stream's filter, unique per pool. */
+  key: number;
+  /** open: the spec's JSON. */
+  spec?: string | undefined;
+  /** push: the chunk (a copy of its own, transferred). */
+  chunk?: Uint8Array | undefined;
+}
+const workerFilter: Kernel<WorkerFilterArgs, Uint8Array | number> = {
+  native: () => {
+    throw makeError('ERR_BACKEND_UNAVAILABLE', 'the native pool runs stream filters through NativeFilter');
+  },
+  worker: (env, a) => {
+    env.filters ??= new Map();
+    if (a.op === 'open') {
+      const wasm = needsWasm(env, 'a stream filter');
+      env.filters.set(a.key, new WasmFilter(wasm.instance, a.spec ?? ''));
+      return 0;
+    }
+    const held = env.filters.get(a.key);
+    if (!held) {
+      if (a.op === 'close') return 0;
+      // A new worker in the old one's place (a crash, or a cancelled call's worker
+      // replaced): the stream's state went with the old one.
+      throw makeError(
+        'ERR_FILTER_CLOSED',
+        "the worker holding this stream's filter was replaced; the stream cannot go on",
+      );
+    }
+    if (a.op === 'push') return held.push(a.chunk ?? new Uint8Array(0));
+    env.filters.delete(a.key);
+    if (a.op === 'finish') return held.finish();
+    held.free();
+    return 0;
+  },
+};
+
+export const kernels = { pi, md5Iterate, qr, registry, echo, testSpin, testPanic, filter, workerFilter };
 export type KernelName = keyof typeof kernels;
 export type ArgsOf<K extends KernelName> = Parameters<(typeof kernels)[K]['worker']>[1];
 export type ResultOf<K extends KernelName> = NonNullable<ReturnType<(typeof kernels)[K]['worker']>>;

@@ -142,6 +142,22 @@ export class Pool {
     return this.#engine.run(kernel, args, call);
   }
 
+  /**
+   * @internal Runs one kernel job on worker `worker` of a worker engine, after the jobs
+   * queued for that worker before it (stream filters: a stream's state lives in one worker).
+   */
+  runOn<K extends KernelName>(
+    worker: number,
+    kernel: K,
+    args: ArgsOf<K>,
+    transfer?: Transferable[],
+  ): Promise<ResultOf<K>> {
+    if (!this.#engine.runOn) {
+      return Promise.reject(makeError('ERR_BACKEND_UNAVAILABLE', `the ${this.#engine.name} engine has no workers`));
+    }
+    return this.#engine.runOn(worker, kernel, args, transfer);
+  }
+
   /** @internal Rejects with ERR_POOL_CLOSED once the pool is closed (for calls small enough to run inline). */
   assertOpen(): void {
     if (this.#state !== 'open') throw makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`);

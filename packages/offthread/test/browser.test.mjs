@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
 import { launchChromium, startServer } from '../../../scripts/browser-server.mjs';
@@ -386,6 +387,61 @@ for (const isolated of [false, true]) {
         [1, 2, 3, 4, 5].map((seed) => nodeInside(300_007, seed)),
       );
       assert.equal(got.full, 'ERR_QUEUE_FULL');
+    });
+
+    test('filters are TransformStreams whose work runs on the pool’s workers, with Node’s bytes', async () => {
+      const text = 'ascii, é ü ß, € 日本語, 𝄞 😀; '.repeat(4000);
+      const got = await inPage(async (o, t) => {
+        const { filters, Pool } = o;
+        const pool = new Pool({ threads: 2 });
+        const bytes = new TextEncoder().encode(t);
+        const hex = (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+        /** Runs `bytes` in chunks of 4093 through `stream`, the output as hex. */
+        const through = async (stream, input = bytes) => {
+          const out = [];
+          const reader = new ReadableStream({
+            start(c) {
+              for (let i = 0; i < input.length; i += 4093) c.enqueue(input.slice(i, i + 4093));
+              c.close();
+            },
+          })
+            .pipeThrough(stream)
+            .getReader();
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            out.push(hex(value));
+          }
+          return out.join('');
+        };
+        const before = pool.stats().completed;
+        const gzip = await through(filters.gzip({ pool }));
+        const utf16 = await through(filters.transcode('utf8', 'utf16le', { pool }));
+        const sha256 = await through(filters.sha256({ pool }));
+        const ran = pool.stats().completed - before;
+        const byDefault = await through(filters.md5());
+        const corrupt = await through(filters.gunzip({ pool }), bytes.subarray(0, 100)).then(
+          () => 'resolved',
+          (e) => e.code,
+        );
+        let spec = 'no throw';
+        try {
+          filters.gzip({ pool, level: 42 });
+        } catch (e) {
+          spec = e.code;
+        }
+        await pool.close();
+        return { gzip, utf16, sha256, ran, byDefault, corrupt, spec, chunks: Math.ceil(bytes.length / 4093) };
+      }, text);
+      const input = Buffer.from(text);
+      assert.equal(zlib.gunzipSync(Buffer.from(got.gzip, 'hex')).toString(), text);
+      assert.equal(got.utf16, Buffer.from(text, 'utf16le').toString('hex'));
+      assert.equal(got.sha256, createHash('sha256').update(input).digest('hex'));
+      assert.equal(got.byDefault, createHash('md5').update(input).digest('hex'));
+      // open, every chunk and the finish of three streams ran as pool tasks, none in the page's thread.
+      assert.ok(got.ran >= 3 * (got.chunks + 2), `${got.ran} tasks on the pool`);
+      assert.equal(got.corrupt, 'ERR_FILTER_CORRUPT_DATA');
+      assert.equal(got.spec, 'ERR_FILTER_INVALID_SPEC');
     });
 
     test('a crashed worker rejects its call and is replaced; the next call succeeds', async () => {

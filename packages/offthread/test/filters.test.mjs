@@ -386,7 +386,7 @@ test('Nexus shape: one source, a filter, several file sinks; a failing sink reje
   }
 });
 
-test('without the addon, filters run on offthread.wasm in place with the same output', () => {
+test('without the addon, filters run on offthread.wasm on the worker pool with the same output', () => {
   const script = `
     const { filters } = require('offthread');
     const { pipeline } = require('node:stream/promises');
@@ -417,7 +417,7 @@ test('without the addon, filters run on offthread.wasm in place with the same ou
   });
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').pop()), {
-    backend: 'wasm',
+    backend: 'workers',
     gzip: true,
     utf16: true,
     code: 'ERR_FILTER_CORRUPT_DATA',

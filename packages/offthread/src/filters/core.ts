@@ -1,11 +1,15 @@
 /**
  * One stream's filter, whichever backend runs it: the native addon's pool (chunks
- * copied during the submit call, the work on the pool's threads) or offthread.wasm on
- * the calling thread. Host-neutral; the stream classes (node.ts, web.ts) sit on top.
+ * copied during the submit call, the work on the pool's threads), a worker pool's
+ * offthread.wasm (browsers, Node without the addon: the filter lives in one worker and
+ * every step of the stream goes there, in order), or — a pool without WASM workers —
+ * offthread.wasm on the calling thread. Host-neutral; the stream classes (node.ts,
+ * web.ts) sit on top.
  */
 import type { NativeFilter } from '../../native/binding';
 import { makeError } from '../errors.js';
 import { host } from '../host.js';
+import type { WorkerFilterArgs } from '../kernels.js';
 import { defaultPool, Pool } from '../pool.js';
 import { type FilterSpec, isParallel } from './spec.js';
 import { WasmFilter } from './wasm.js';
@@ -20,9 +24,12 @@ export interface FilterRunOptions {
   inFlight?: number | undefined;
 }
 
+export type FilterBackend = 'native' | 'workers' | 'wasm';
+
 export interface FilterCore {
   readonly parallel: boolean;
-  readonly backend: 'native' | 'wasm';
+  /** 'native': the addon's pool; 'workers': offthread.wasm on a pool worker; 'wasm': offthread.wasm on this thread. */
+  readonly backend: FilterBackend;
   /** How many pushes may be pending at once. */
   readonly inFlight: number;
   push(chunk: Uint8Array): Promise<Uint8Array>;
@@ -43,7 +50,53 @@ function checkInFlight(n: number | undefined, fallback: number): number {
   return n;
 }
 
-/** Opens `spec` on the native pool when the addon is loaded, else on offthread.wasm. */
+/** Streams opened on worker pools: each gets the next key, and the worker `key % threads`. */
+let workerFilters = 0;
+
+/**
+ * A filter held by one worker of `pool` (a 'wasm' worker engine). Every step is queued
+ * for that worker right away, so they run in call order; a push reports the open's
+ * error when the open failed. Each chunk is copied once, into a buffer the job owns
+ * and transfers (a caller may reuse its chunk, and a view would clone its whole buffer).
+ */
+function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number | undefined): FilterCore {
+  const key = workerFilters++;
+  const worker = key % pool.threads;
+  const step = (args: WorkerFilterArgs, transfer?: Transferable[]) =>
+    pool.runOn(worker, 'workerFilter', args, transfer).then(bytesOf);
+  const opened = step({ op: 'open', key, spec: json });
+  opened.catch(() => {}); // reported by the first push or the finish
+  let closed = false;
+  return {
+    parallel,
+    backend: 'workers',
+    // Steps queue for the filter's one worker and run there in order, so even a
+    // sequential filter may have a second chunk on its way: it hides the message hop.
+    inFlight: parallel ? checkInFlight(inFlight, 2) : 2,
+    push: (chunk) => {
+      const own = new Uint8Array(chunk);
+      const pushed = step({ op: 'push', key, chunk: own }, [own.buffer]);
+      pushed.catch(() => {}); // after a failed open, the open's error is the one reported
+      return opened.then(() => pushed);
+    },
+    finish: () => {
+      closed = true;
+      const finished = step({ op: 'finish', key });
+      finished.catch(() => {});
+      return opened.then(() => finished);
+    },
+    close: () => {
+      if (closed) return;
+      closed = true;
+      step({ op: 'close', key }).catch(() => {}); // a closed pool has freed its workers already
+    },
+  };
+}
+
+/**
+ * Opens `spec` on the native pool when the addon is loaded, else on a worker of the
+ * (default) pool, else on this thread's offthread.wasm.
+ */
 export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): FilterCore {
   if (options.pool !== undefined && !(options.pool instanceof Pool))
     throw makeError('ERR_INVALID_ARG', 'pool must be a Pool');
@@ -51,8 +104,9 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
   const parallel = isParallel(spec);
   const h = host();
   const native = h.native();
-  const pool = options.pool ?? (native ? defaultPool() : undefined);
-  if (native && pool && pool.stats().engine === 'native') {
+  const pool = options.pool ?? defaultPool();
+  const engine = pool.stats().engine;
+  if (native && engine === 'native') {
     const filter: NativeFilter = new native.NativeFilter(json);
     const inFlight = parallel ? checkInFlight(options.inFlight, Math.max(2, pool.threads)) : 1;
     return {
@@ -66,6 +120,12 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
     };
   }
   const instance = h.wasmInstance();
+  if (engine === 'wasm') {
+    // A bad spec throws here, as on the other backends (the workers' copy would only
+    // say so at the first push).
+    if (instance) new WasmFilter(instance, json).free();
+    return onWorker(pool, json, parallel, options.inFlight);
+  }
   if (!instance)
     throw makeError(
       'ERR_BACKEND_UNAVAILABLE',

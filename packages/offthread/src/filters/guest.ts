@@ -89,7 +89,7 @@ export function guestFilter(host: GuestHost, options: GuestFilterOptions): [Filt
   };
   const core: FilterCore = {
     parallel: inFlight > 1,
-    backend: 'wasm',
+    backend: 'workers',
     inFlight,
     // A throwing encode or a refused call rejects this chunk's push: the stream fails with its code.
     push: (chunk) =>

@@ -8,7 +8,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { makeError } from '../errors.js';
 import type { GuestHost } from '../guests/load.js';
 import { builders, type FilterBuilders, type StreamOptions } from './builders.js';
-import { type FilterCore, OrderedPushes, openFilter } from './core.js';
+import { type FilterBackend, type FilterCore, OrderedPushes, openFilter } from './core.js';
 import { type GuestFilterOptions, guestFilter } from './guest.js';
 import { fileSink, fileSource, Source, source } from './nexus.js';
 import { emitsBatches, type FilterSpec } from './spec.js';
@@ -47,8 +47,8 @@ export class FilterTransform extends Transform {
     this.#batchBytes = core === undefined ? BATCH_BYTES : 0;
   }
 
-  /** 'native' (the pool's threads) or 'wasm' (in place on this thread). */
-  get backend(): 'native' | 'wasm' {
+  /** 'native' (the addon's pool threads), 'workers' (offthread.wasm or a guest on a pool worker) or 'wasm' (in place on this thread). */
+  get backend(): FilterBackend {
     return this.#core.backend;
   }
 

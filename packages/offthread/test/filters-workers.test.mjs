@@ -1,0 +1,149 @@
+// Stream filters on a worker pool (engine 'wasm': what browsers and Node without the
+// addon run): each stream's filter lives in one worker and every step goes there in
+// order. Output equal to the native pool's and to Node's own; streams spread over the
+// workers; a chunk is copied, never taken from its caller; a replaced worker fails its
+// streams with ERR_FILTER_CLOSED instead of starting them over.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { after, test } from 'node:test';
+import zlib from 'node:zlib';
+import { filters, Pool } from 'offthread';
+
+const TEXT = 'ascii, é ü ß, € 日本語, 𝄞 😀; '.repeat(3000);
+const BYTES = Buffer.from(TEXT);
+const workers = new Pool({ engine: 'wasm', threads: 2 });
+after(() => workers.close());
+
+function chunked(bytes, size) {
+  const out = [];
+  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
+  return out;
+}
+
+async function run(filter, chunks) {
+  const out = [];
+  const sink = new Writable({
+    objectMode: true,
+    write(chunk, _e, cb) {
+      out.push(chunk);
+      cb();
+    },
+  });
+  await pipeline(Readable.from(chunks), filter, sink);
+  return out;
+}
+const bytesOf = async (filter, chunks) => Buffer.concat(await run(filter, chunks));
+
+test('every filter gives the native pool’s bytes, on the workers', async () => {
+  const completed = workers.stats().completed;
+  const cases = [
+    ['transcode utf8 → utf16le', () => filters.transcode('utf8', 'utf16le', { pool: workers }), BYTES],
+    [
+      'transcode utf16le → utf8',
+      () => filters.transcode('utf16le', 'utf8', { pool: workers }),
+      Buffer.from(TEXT, 'utf16le'),
+    ],
+    ['validateUtf8', () => filters.validateUtf8({ pool: workers }), BYTES],
+    ['gzip', () => filters.gzip({ pool: workers, level: 6 }), BYTES],
+    ['gunzip', () => filters.gunzip({ pool: workers }), zlib.gzipSync(BYTES)],
+    ['sha256', () => filters.sha256({ pool: workers }), BYTES],
+    ['md5', () => filters.md5({ pool: workers }), BYTES],
+  ];
+  for (const [name, make, input] of cases) {
+    const t = make();
+    assert.equal(t.backend, 'workers', name);
+    // Odd sizes split UTF-8 and UTF-16 sequences between chunks.
+    const ours = await bytesOf(t, chunked(input, 4093));
+    const native = await bytesOf(new filters.FilterTransform(t.spec), chunked(input, 4093));
+    assert.ok(ours.equals(native), `${name}: the workers' bytes differ from the native pool's`);
+  }
+  assert.equal(zlib.gunzipSync(await bytesOf(filters.gzip({ pool: workers }), chunked(BYTES, 1000))).toString(), TEXT);
+  assert.equal(
+    (await bytesOf(filters.sha256({ pool: workers }), chunked(BYTES, 777))).toString('hex'),
+    createHash('sha256').update(BYTES).digest('hex'),
+  );
+  // open + every push + finish ran as tasks on the pool, none on this thread.
+  assert.ok(workers.stats().completed - completed >= 7 * 3 + Math.ceil(BYTES.length / 4093));
+});
+
+test('record batches on the workers equal the native pool’s', async () => {
+  const columns = [
+    { name: 'id', type: 'u32' },
+    { name: 'name', type: 'string' },
+  ];
+  const rows = Array.from({ length: 5000 }, (_, i) => `${i},"name ""${i}"", with comma"`).join('\r\n');
+  const csv = Buffer.from(`id,name\r\n${rows}\r\n`);
+  const ours = await run(filters.csv({ columns, pool: workers }), chunked(csv, 999));
+  const native = await run(filters.csv({ columns }), chunked(csv, 999));
+  assert.ok(ours.length > 0);
+  assert.deepEqual(
+    ours.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength)),
+    native.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength)),
+  );
+});
+
+test('streams at once each keep their own state, spread over the workers, in order', async () => {
+  const inputs = [0, 1, 2, 3, 4].map((i) => Buffer.from(`${i}: ${TEXT}`));
+  const outs = await Promise.all(inputs.map((b) => bytesOf(filters.gzip({ pool: workers }), chunked(b, 2000))));
+  for (const [i, out] of outs.entries())
+    assert.ok(zlib.gunzipSync(out).equals(inputs[i] ?? Buffer.alloc(0)), `stream ${i}`);
+});
+
+test('a chunk is copied: its buffer stays with the caller, and a view sends only its bytes', async () => {
+  const big = Buffer.from(`xx${TEXT}yy`);
+  const view = big.subarray(2, big.length - 2);
+  const t = filters.transcode('utf8', 'utf16le', { pool: workers });
+  const out = await bytesOf(t, [view]);
+  assert.ok(out.equals(Buffer.from(TEXT, 'utf16le')));
+  assert.equal(big.buffer.byteLength > 0, true, 'the caller’s buffer was not transferred');
+  assert.equal(big.toString(), `xx${TEXT}yy`);
+});
+
+test('a bad spec throws at once, bad input fails the stream with its code', async () => {
+  assert.throws(() => filters.gzip({ pool: workers, level: 42 }), { code: 'ERR_FILTER_INVALID_SPEC' });
+  await assert.rejects(bytesOf(filters.gunzip({ pool: workers }), [Buffer.from('not gzip')]), {
+    code: 'ERR_FILTER_CORRUPT_DATA',
+  });
+  await assert.rejects(bytesOf(filters.validateUtf8({ pool: workers }), [Buffer.from([0x61, 0xff])]), {
+    code: 'ERR_FILTER_INVALID_UTF8',
+  });
+});
+
+test('a worker replaced mid-stream fails its stream with ERR_FILTER_CLOSED, never restarts it', async () => {
+  const one = new Pool({ engine: 'wasm', threads: 1 });
+  try {
+    const g = filters.gzip({ pool: one });
+    const out = [];
+    g.on('data', (c) => out.push(c));
+    const failed = new Promise((resolve) => g.on('error', resolve));
+    await new Promise((resolve, reject) => g.write(BYTES.subarray(0, 5000), (e) => (e ? reject(e) : resolve())));
+    await one.echo(0); // queued behind the open and the push: both have run
+    // The next task sent to the worker crashes it; a new worker takes its place.
+    one._engine.crashNextTask();
+    await assert.rejects(one.echo(1), { code: 'ERR_KERNEL_PANIC' });
+    g.end(BYTES.subarray(5000, 10_000));
+    const err = await failed;
+    assert.equal(err.code, 'ERR_FILTER_CLOSED');
+    assert.equal(await one.echo(7), 7, 'the pool goes on');
+  } finally {
+    await one.close();
+  }
+});
+
+test('a destroyed stream frees its filter in the worker', async () => {
+  const one = new Pool({ engine: 'wasm', threads: 1 });
+  try {
+    const t = filters.gzip({ pool: one });
+    await new Promise((resolve) => t.write(BYTES, resolve));
+    await one.echo(0); // queued behind the open and the push: both have run
+    const before = one.stats().completed;
+    t.destroy();
+    await one.close(); // settles once the close step has run
+    assert.equal(one.stats().completed, before + 1, 'one close step ran on the worker');
+    assert.equal(one.stats().failed, 0);
+  } finally {
+    await one.close();
+  }
+});
