@@ -66,6 +66,11 @@ function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number 
     pool.runOn(worker, 'workerFilter', args, transfer).then(bytesOf);
   const opened = step({ op: 'open', key, spec: json });
   opened.catch(() => {}); // reported by the first push or the finish
+  /** A step's outcome, or the open's error when the open failed (then the step's is not reported). */
+  const afterOpen = (queued: Promise<Uint8Array>) => {
+    queued.catch(() => {});
+    return opened.then(() => queued);
+  };
   let closed = false;
   return {
     parallel,
@@ -75,15 +80,11 @@ function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number 
     inFlight: parallel ? checkInFlight(inFlight, 2) : 2,
     push: (chunk) => {
       const own = new Uint8Array(chunk);
-      const pushed = step({ op: 'push', key, chunk: own }, [own.buffer]);
-      pushed.catch(() => {}); // after a failed open, the open's error is the one reported
-      return opened.then(() => pushed);
+      return afterOpen(step({ op: 'push', key, chunk: own }, [own.buffer]));
     },
     finish: () => {
       closed = true;
-      const finished = step({ op: 'finish', key });
-      finished.catch(() => {});
-      return opened.then(() => finished);
+      return afterOpen(step({ op: 'finish', key }));
     },
     close: () => {
       if (closed) return;
@@ -105,7 +106,7 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
   const h = host();
   const native = h.native();
   const pool = options.pool ?? defaultPool();
-  const engine = pool.stats().engine;
+  const engine = pool.engine;
   if (native && engine === 'native') {
     const filter: NativeFilter = new native.NativeFilter(json);
     const inFlight = parallel ? checkInFlight(options.inFlight, Math.max(2, pool.threads)) : 1;
