@@ -4,6 +4,7 @@
 // workers; a chunk is copied, never taken from its caller; a replaced worker fails its
 // streams with ERR_FILTER_CLOSED instead of starting them over.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -146,4 +147,31 @@ test('a destroyed stream frees its filter in the worker', async () => {
   } finally {
     await one.close();
   }
+});
+
+test('a stream dropped without an end or a close frees its filter in the worker once collected', () => {
+  // A child with --expose-gc: the stream is written to, then dropped; each round collects
+  // and yields until the close step has run (bounded: 100 rounds).
+  const script = `
+    const { filters, Pool } = require('offthread');
+    const one = new Pool({ engine: 'wasm', threads: 1 });
+    (async () => {
+      await (async () => {
+        const t = filters.web.gzip({ pool: one });
+        const w = t.writable.getWriter();
+        await w.write(new Uint8Array(5000));
+        await one.echo(0); // the open and the push have run
+      })();
+      const before = one.stats().completed;
+      let rounds = 0;
+      while (one.stats().completed === before && rounds++ < 100) {
+        globalThis.gc();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      console.log(JSON.stringify({ closes: one.stats().completed - before, failed: one.stats().failed }));
+      await one.close();
+    })();`;
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').pop()), { closes: 1, failed: 0 });
 });

@@ -53,6 +53,19 @@ function checkInFlight(n: number | undefined, fallback: number): number {
 /** Streams opened on worker pools: each gets the next key, and the worker `key % threads`. */
 let workerFilters = 0;
 
+interface HeldFilter {
+  pool: Pool;
+  worker: number;
+  key: number;
+}
+/**
+ * A stream dropped without finish or close (an abandoned WHATWG stream has no hook for
+ * it) would keep its filter in the worker until the pool closes: its collection closes it.
+ */
+const abandoned = new FinalizationRegistry<HeldFilter>(({ pool, worker, key }) => {
+  pool.runOn(worker, 'workerFilter', { op: 'close', key }).catch(() => {});
+});
+
 /**
  * A filter held by one worker of `pool` (a 'wasm' worker engine). Every step is queued
  * for that worker right away, so they run in call order; a push reports the open's
@@ -72,7 +85,7 @@ function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number 
     return opened.then(() => queued);
   };
   let closed = false;
-  return {
+  const core: FilterCore = {
     parallel,
     backend: 'workers',
     // Steps queue for the filter's one worker and run there in order, so even a
@@ -84,14 +97,18 @@ function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number 
     },
     finish: () => {
       closed = true;
+      abandoned.unregister(core);
       return afterOpen(step({ op: 'finish', key }));
     },
     close: () => {
       if (closed) return;
       closed = true;
+      abandoned.unregister(core);
       step({ op: 'close', key }).catch(() => {}); // a closed pool has freed its workers already
     },
   };
+  abandoned.register(core, { pool, worker, key }, core);
+  return core;
 }
 
 /**
