@@ -133,6 +133,30 @@ test('a worker replaced mid-stream fails its stream with ERR_FILTER_CLOSED, neve
   }
 });
 
+// A regression here would leave b waiting forever: the timeout makes it a failure.
+test('a crash loses only the stream it hit: steps queued behind it run on the new worker', {
+  timeout: 30_000,
+}, async () => {
+  const one = new Pool({ engine: 'wasm', threads: 1 });
+  try {
+    const a = filters.gzip({ pool: one });
+    a.on('data', () => {});
+    const aFailed = new Promise((resolve) => a.on('error', resolve));
+    await new Promise((resolve, reject) => a.write(BYTES.subarray(0, 5000), (e) => (e ? reject(e) : resolve())));
+    await one.echo(0); // a's open and first push have run
+    one._engine.crashNextTask(); // a's next step crashes its worker
+    a.end(BYTES.subarray(5000, 10_000));
+    // b's steps are queued before the crash is seen: they never ran, so they must run
+    // on the new worker, and b must come out whole.
+    const b = bytesOf(filters.gzip({ pool: one }), chunked(BYTES, 3000));
+    assert.equal((await aFailed).code, 'ERR_KERNEL_PANIC');
+    assert.equal(zlib.gunzipSync(await b).toString(), TEXT);
+    assert.equal(one.stats().crashed, 1);
+  } finally {
+    await one.close();
+  }
+});
+
 test('a destroyed stream frees its filter in the worker', async () => {
   const one = new Pool({ engine: 'wasm', threads: 1 });
   try {
