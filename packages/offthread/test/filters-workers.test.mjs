@@ -173,6 +173,28 @@ test('a destroyed stream frees its filter in the worker', async () => {
   }
 });
 
+test('a web stream cancelled or aborted frees its filter in the worker at once', async () => {
+  const one = new Pool({ engine: 'wasm', threads: 1 });
+  try {
+    const cancelled = filters.web.gzip({ pool: one });
+    const aborted = filters.web.gzip({ pool: one });
+    for (const s of [cancelled, aborted]) {
+      const w = s.writable.getWriter();
+      await w.write(new Uint8Array(5000));
+      w.releaseLock();
+    }
+    await one.echo(0); // both opens and pushes have run
+    const before = one.stats().completed;
+    await cancelled.readable.cancel('reader left');
+    await aborted.writable.abort(new Error('writer failed'));
+    await one.echo(0); // queued behind the close steps
+    assert.equal(one.stats().completed - before, 3, 'two close steps and the echo');
+    assert.equal(one.stats().failed, 0);
+  } finally {
+    await one.close();
+  }
+});
+
 test('a stream dropped without an end or a close frees its filter in the worker once collected', () => {
   // A child with --expose-gc: the stream is written to, then dropped; each round collects
   // and yields until the close step has run (bounded: 100 rounds).

@@ -15,18 +15,20 @@ export function filterStream(
   core: FilterCore = openFilter(spec, run),
 ): TransformStream<Uint8Array, Uint8Array> {
   let pushes: OrderedPushes;
-  return new TransformStream<Uint8Array, Uint8Array>(
-    {
-      start(controller) {
-        pushes = new OrderedPushes(core, (out) => controller.enqueue(host().binary(out)));
-      },
-      // Resolving late is the backpressure: the writer waits while `inFlight` are pending.
-      transform: (chunk) => pushes.write(chunk),
-      flush: () => pushes.end(),
+  // `cancel` (the Streams spec since 2023; Node 20, Chromium) is not in TypeScript's
+  // Transformer type yet, hence the wider type.
+  const transformer: Transformer<Uint8Array, Uint8Array> & { cancel(reason: unknown): void } = {
+    start(controller) {
+      pushes = new OrderedPushes(core, (out) => controller.enqueue(host().binary(out)));
     },
-    { highWaterMark: 1 },
-    { highWaterMark: 1 },
-  );
+    // Resolving late is the backpressure: the writer waits while `inFlight` are pending.
+    transform: (chunk) => pushes.write(chunk),
+    flush: () => pushes.end(),
+    // The readable cancelled or the writable aborted: the filter is freed now (on a
+    // worker, its close step), not when the stream is collected.
+    cancel: () => pushes.abort(),
+  };
+  return new TransformStream<Uint8Array, Uint8Array>(transformer, { highWaterMark: 1 }, { highWaterMark: 1 });
 }
 
 /** `web.gzip()`, `web.transcode('utf8', 'utf16le')`, …, `web.guest(host, …)`: TransformStreams. */
