@@ -59,8 +59,8 @@ interface HeldFilter {
   key: number;
 }
 /**
- * A stream dropped without finish or close (an abandoned WHATWG stream has no hook for
- * it) would keep its filter in the worker until the pool closes: its collection closes it.
+ * A stream dropped without a finish or a close (neither ended, destroyed, cancelled nor
+ * aborted) would keep its filter in the worker until the pool closes: its collection closes it.
  */
 const abandoned = new FinalizationRegistry<HeldFilter>(({ pool, worker, key }) => {
   pool.runOn(worker, 'workerFilter', { op: 'close', key }).catch(() => {});
