@@ -37,6 +37,16 @@ async function run(filter, chunks) {
 }
 const bytesOf = async (filter, chunks) => Buffer.concat(await run(filter, chunks));
 
+/** Runs `body` with a pool of one wasm worker (every stream on it), closed afterwards. */
+async function withOneWorker(body) {
+  const one = new Pool({ engine: 'wasm', threads: 1 });
+  try {
+    await body(one);
+  } finally {
+    await one.close();
+  }
+}
+
 test('every filter gives the native pool’s bytes, on the workers', async () => {
   const completed = workers.stats().completed;
   const cases = [
@@ -112,9 +122,8 @@ test('a bad spec throws at once, bad input fails the stream with its code', asyn
   });
 });
 
-test('a worker replaced mid-stream fails its stream with ERR_FILTER_CLOSED, never restarts it', async () => {
-  const one = new Pool({ engine: 'wasm', threads: 1 });
-  try {
+test('a worker replaced mid-stream fails its stream with ERR_FILTER_CLOSED, never restarts it', () =>
+  withOneWorker(async (one) => {
     const g = filters.gzip({ pool: one });
     const out = [];
     g.on('data', (c) => out.push(c));
@@ -128,38 +137,34 @@ test('a worker replaced mid-stream fails its stream with ERR_FILTER_CLOSED, neve
     const err = await failed;
     assert.equal(err.code, 'ERR_FILTER_CLOSED');
     assert.equal(await one.echo(7), 7, 'the pool goes on');
-  } finally {
-    await one.close();
-  }
-});
+  }));
 
 // A regression here would leave b waiting forever: the timeout makes it a failure.
-test('a crash loses only the stream it hit: steps queued behind it run on the new worker', {
-  timeout: 30_000,
-}, async () => {
-  const one = new Pool({ engine: 'wasm', threads: 1 });
-  try {
-    const a = filters.gzip({ pool: one });
-    a.on('data', () => {});
-    const aFailed = new Promise((resolve) => a.on('error', resolve));
-    await new Promise((resolve, reject) => a.write(BYTES.subarray(0, 5000), (e) => (e ? reject(e) : resolve())));
-    await one.echo(0); // a's open and first push have run
-    one._engine.crashNextTask(); // a's next step crashes its worker
-    a.end(BYTES.subarray(5000, 10_000));
-    // b's steps are queued before the crash is seen: they never ran, so they must run
-    // on the new worker, and b must come out whole.
-    const b = bytesOf(filters.gzip({ pool: one }), chunked(BYTES, 3000));
-    assert.equal((await aFailed).code, 'ERR_KERNEL_PANIC');
-    assert.equal(zlib.gunzipSync(await b).toString(), TEXT);
-    assert.equal(one.stats().crashed, 1);
-  } finally {
-    await one.close();
-  }
-});
+test(
+  'a crash loses only the stream it hit: steps queued behind it run on the new worker',
+  {
+    timeout: 30_000,
+  },
+  () =>
+    withOneWorker(async (one) => {
+      const a = filters.gzip({ pool: one });
+      a.on('data', () => {});
+      const aFailed = new Promise((resolve) => a.on('error', resolve));
+      await new Promise((resolve, reject) => a.write(BYTES.subarray(0, 5000), (e) => (e ? reject(e) : resolve())));
+      await one.echo(0); // a's open and first push have run
+      one._engine.crashNextTask(); // a's next step crashes its worker
+      a.end(BYTES.subarray(5000, 10_000));
+      // b's steps are queued before the crash is seen: they never ran, so they must run
+      // on the new worker, and b must come out whole.
+      const b = bytesOf(filters.gzip({ pool: one }), chunked(BYTES, 3000));
+      assert.equal((await aFailed).code, 'ERR_KERNEL_PANIC');
+      assert.equal(zlib.gunzipSync(await b).toString(), TEXT);
+      assert.equal(one.stats().crashed, 1);
+    }),
+);
 
-test('a destroyed stream frees its filter in the worker', async () => {
-  const one = new Pool({ engine: 'wasm', threads: 1 });
-  try {
+test('a destroyed stream frees its filter in the worker', () =>
+  withOneWorker(async (one) => {
     const t = filters.gzip({ pool: one });
     await new Promise((resolve) => t.write(BYTES, resolve));
     await one.echo(0); // queued behind the open and the push: both have run
@@ -168,14 +173,10 @@ test('a destroyed stream frees its filter in the worker', async () => {
     await one.close(); // settles once the close step has run
     assert.equal(one.stats().completed, before + 1, 'one close step ran on the worker');
     assert.equal(one.stats().failed, 0);
-  } finally {
-    await one.close();
-  }
-});
+  }));
 
-test('a web stream cancelled or aborted frees its filter in the worker at once', async () => {
-  const one = new Pool({ engine: 'wasm', threads: 1 });
-  try {
+test('a web stream cancelled or aborted frees its filter in the worker at once', () =>
+  withOneWorker(async (one) => {
     const cancelled = filters.web.gzip({ pool: one });
     const aborted = filters.web.gzip({ pool: one });
     for (const s of [cancelled, aborted]) {
@@ -190,10 +191,7 @@ test('a web stream cancelled or aborted frees its filter in the worker at once',
     await one.echo(0); // queued behind the close steps
     assert.equal(one.stats().completed - before, 3, 'two close steps and the echo');
     assert.equal(one.stats().failed, 0);
-  } finally {
-    await one.close();
-  }
-});
+  }));
 
 test('a stream dropped without an end or a close frees its filter in the worker once collected', () => {
   // A child with --expose-gc: the stream is written to, then dropped; each round collects
