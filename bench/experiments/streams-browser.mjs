@@ -12,6 +12,7 @@
 // with the input.
 //   npm run bench -- streams-browser [--quick]
 import { launchChromium, startServer } from '../../scripts/browser-server.mjs';
+import { summarize } from '../lib/measure.mjs';
 
 const WAYS = ['offthread, workers', 'offthread, in page', 'CompressionStream'];
 
@@ -115,10 +116,8 @@ async function inPage(o, { way, mib }) {
   };
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1];
-};
+/** The median (nearest rank) of an odd number of runs' figures. */
+const median = (/** @type {number[]} */ xs) => summarize(xs).p50;
 
 /** @param {import('../run.mjs').ExperimentContext} ctx */
 export async function run(ctx) {
@@ -154,7 +153,8 @@ export async function run(ctx) {
   }
   const rows = WAYS.map((way) => {
     const rs = runs[way] ?? [];
-    const mid = rs.find((r) => r.wallMs === median(rs.map((x) => x.wallMs))) ?? rs[0];
+    const midWall = median(rs.map((r) => r.wallMs));
+    const mid = rs.find((r) => r.wallMs === midWall) ?? rs[0];
     return {
       ...mid,
       wallEach: rs.map((r) => r.wallMs),

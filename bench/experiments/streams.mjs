@@ -33,7 +33,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { startLoopDelay } from '../lib/loop-delay.mjs';
-import { cpuMeter, peakRssMiB, progress, runInChild } from '../lib/measure.mjs';
+import { cpuMeter, peakRssMiB, progress, runInChild, summarize } from '../lib/measure.mjs';
 import { CSV_COLUMNS, smallTexts, writeCsv, writeText } from './_streams-data.mjs';
 
 const CHUNK = 64 * 1024;
@@ -68,12 +68,11 @@ const OFFLOAD_ROUNDS = 3;
  * @param {Record<string, number | null>[]} runs
  */
 function medianFigures(runs) {
-  const median = (/** @type {number[]} */ xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   /** @type {Record<string, any>} */
   const out = {};
   for (const key of Object.keys(runs[0] ?? {})) {
     const values = runs.map((r) => r[key]).filter((v) => typeof v === 'number');
-    out[key] = values.length === runs.length ? median(values) : null;
+    out[key] = values.length === runs.length ? summarize(values).p50 : null;
   }
   out.offloadUs = out.usPerChunk - out.usPerChunkNoOp;
   out.offloadOverCopyUs = out.usPerChunk - out.usPerChunkCopy;
