@@ -26,10 +26,49 @@ export function pathWithoutCargo() {
 // The README's examples, plus what the issue asks to see: results, the engine, whether a
 // timer fires while a long call runs, and (with --measure) loop delay and timeout latency.
 const EXAMPLE = `
-const { pi, md5, qr, Pool, all, Emitter, backendInfo, monitorLoopDelay } = require('offthread');
+const { pi, md5, qr, Pool, all, Emitter, backendInfo, monitorLoopDelay, filters, schema } = require('offthread');
+const fs = require('node:fs');
+const zlib = require('node:zlib');
+const { pipeline } = require('node:stream/promises');
 const measure = process.argv.includes('--measure');
+
+/** The README's streams, on files in the app's directory. */
+async function streams() {
+  const text = 'héllo wörld, 東京, 🙂 '.repeat(20000);
+  fs.writeFileSync('in.txt', text);
+  const rows = Array.from({ length: 3000 }, (_, i) => \`\${i * 1000},\${(i % 80) / 4}\`);
+  fs.writeFileSync('readings.csv', \`timestamp,value\\n\${rows.join('\\n')}\\n\`);
+  const transcode = filters.transcode('utf8', 'utf16le');
+  await pipeline(fs.createReadStream('in.txt'), transcode, fs.createWriteStream('out.txt'));
+  await pipeline(fs.createReadStream('in.txt'), filters.gzip(), fs.createWriteStream('in.txt.gz'));
+  let sum = 0;
+  await pipeline(
+    fs.createReadStream('readings.csv'),
+    filters.csv({
+      columns: [
+        { name: 'timestamp', type: 'i64' },
+        { name: 'value', type: 'f32' },
+      ],
+    }),
+    async (batches) => {
+      for await (const batch of batches) {
+        const readings = schema.TemperatureBatchReader.fromBytes(batch).readings();
+        const values = readings.value();
+        for (let i = 0; i < readings.length; i++) sum += values[i];
+      }
+    },
+  );
+  return {
+    backend: transcode.backend,
+    utf16: fs.readFileSync('out.txt').equals(Buffer.from(text, 'utf16le')),
+    gunzips: zlib.gunzipSync(fs.readFileSync('in.txt.gz')).toString() === text,
+    csvSum: sum,
+  };
+}
+
 (async () => {
   const out = { active: backendInfo().active };
+  out.streams = await streams().catch((e) => e.code ?? String(e));
   out.pi = (await pi.estimate(1e7, { seed: 1 })).inside;
   out.md5 = await md5.iterate('text', 2000);
   out.qr = await qr.toDataURL('hello', { size: 128, ecc: 'M' }).then((u) => u.slice(0, 22), (e) => e.code);
@@ -80,7 +119,30 @@ const results: unknown[] = await events.emit('upload', 'payload');
 console.log(inside, text, results.length, pool.engine satisfies 'native' | 'wasm' | 'js');
 await pool.close();
 `;
-const TSCONFIG = (extra) =>
+// The README's streams, typed: Node streams, so checked for Node only (in a browser build
+// \`filters\` are the WHATWG TransformStreams).
+const TYPED_NODE = `
+import { createReadStream, createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { type FilterTransform, filters, schema } from 'offthread';
+const transcode: FilterTransform = filters.transcode('utf8', 'utf16le');
+await pipeline(createReadStream('in.txt'), transcode, createWriteStream('out.txt'));
+await pipeline(createReadStream('in.txt'), filters.gzip({ level: 6 }), createWriteStream('in.txt.gz'));
+let sum = 0;
+await pipeline(
+  createReadStream('readings.csv'),
+  filters.csv({ columns: [{ name: 'timestamp', type: 'i64' }, { name: 'value', type: 'f32' }] }),
+  async (batches: AsyncIterable<Uint8Array>) => {
+    for await (const batch of batches) {
+      const readings = schema.TemperatureBatchReader.fromBytes(batch).readings();
+      const values: Float32Array = readings.value();
+      for (let i = 0; i < readings.length; i++) sum += values[i] ?? 0;
+    }
+  },
+);
+console.log(sum, transcode.backend satisfies 'native' | 'workers' | 'wasm');
+`;
+const TSCONFIG = (extra, files) =>
   JSON.stringify({
     compilerOptions: {
       strict: true,
@@ -94,22 +156,24 @@ const TSCONFIG = (extra) =>
       typeRoots: [join(root, 'node_modules', '@types')],
       ...extra,
     },
-    files: ['check.mts'],
+    files,
   });
 
 /** tsc over the README's TypeScript in `app`, for Node and for a browser bundler; '' when clean. */
 function typecheck(app) {
   writeFileSync(join(app, 'check.mts'), TYPED);
+  writeFileSync(join(app, 'check-node.mts'), TYPED_NODE);
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const out = {};
-  for (const [name, extra] of [
-    ['nodenext', { module: 'nodenext', moduleResolution: 'nodenext' }],
+  for (const [name, extra, files] of [
+    ['nodenext', { module: 'nodenext', moduleResolution: 'nodenext' }, ['check.mts', 'check-node.mts']],
     [
       'bundler+browser',
       { module: 'esnext', moduleResolution: 'bundler', customConditions: ['browser'], lib: ['es2022', 'dom'] },
+      ['check.mts'],
     ],
   ]) {
-    writeFileSync(join(app, 'tsconfig.json'), TSCONFIG(extra));
+    writeFileSync(join(app, 'tsconfig.json'), TSCONFIG(extra, files));
     const r = spawnSync(process.execPath, [tsc, '-p', app], { encoding: 'utf8' });
     out[name] = `${r.stdout}${r.stderr}`.trim();
   }

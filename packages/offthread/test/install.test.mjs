@@ -1,13 +1,14 @@
 // The package as a user installs it (scripts/fresh-app.mjs): `npm run package`'s
 // tarballs in fresh apps outside the repo, cargo off the PATH. The README's examples
-// give the same answers on the native engine (addon from the platform package), with
-// --omit=optional (WebAssembly on worker threads) and with OFFTHREAD_BACKEND=js.
+// (streams included) give the same answers on the native engine (addon from the platform
+// package), with --omit=optional (WebAssembly on worker threads) and with
+// OFFTHREAD_BACKEND=js.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { md5, pi } from 'offthread';
 import { run } from '../../../scripts/fresh-app.mjs';
 
-test('packed tarballs in fresh apps: native, --omit=optional (wasm) and js give the same answers', () => {
+test('packed tarballs in fresh apps: native, --omit=optional (wasm) and js give the same answers, streams included', () => {
   const results = run();
   assert.deepEqual(
     results.types,
@@ -24,10 +25,28 @@ test('packed tarballs in fresh apps: native, --omit=optional (wasm) and js give 
     all: [pi.estimateSync(1e6).inside, md5.iterateSync('x', 100), 'plain JS'],
     emit: [md5.iterateSync('payload', 1000)],
   };
+  // The README's streams: UTF-16LE equal to Buffer's, a gzip that gunzips to the text,
+  // and the CSV's values summed from the batches (i/4 for i in 0…79, repeated: exact in f32).
+  const streamed = {
+    utf16: true,
+    gunzips: true,
+    csvSum: Array.from({ length: 3000 }, (_, i) => (i % 80) / 4).reduce((a, b) => a + b),
+  };
   const expected = {
-    native: { active: 'native', engine: 'native', qr: 'data:image/png;base64,' },
-    wasm: { active: 'wasm', engine: 'wasm', qr: 'data:image/png;base64,' },
-    js: { active: 'js', engine: 'js', qr: 'ERR_BACKEND_UNAVAILABLE' },
+    native: {
+      active: 'native',
+      engine: 'native',
+      qr: 'data:image/png;base64,',
+      streams: { backend: 'native', ...streamed },
+    },
+    wasm: {
+      active: 'wasm',
+      engine: 'wasm',
+      qr: 'data:image/png;base64,',
+      streams: { backend: 'workers', ...streamed },
+    },
+    // No WebAssembly at all: the filters are Rust, like QR.
+    js: { active: 'js', engine: 'js', qr: 'ERR_BACKEND_UNAVAILABLE', streams: 'ERR_BACKEND_UNAVAILABLE' },
   };
   for (const [mode, want] of Object.entries(expected)) {
     const { stderr, ...got } = results[mode];
