@@ -149,6 +149,78 @@ export async function launchChromium() {
   };
 }
 
+const FIREFOXES = ['/usr/bin/firefox-esr', '/usr/bin/firefox'];
+
+/** Firefox's binary (OFFTHREAD_FIREFOX, else Debian's), or null when none is installed. */
+export function firefoxPath() {
+  return process.env.OFFTHREAD_FIREFOX ?? FIREFOXES.find((p) => existsSync(p)) ?? null;
+}
+
+/** Makes sure Firefox is installed: `apt-get install firefox-esr` when root, else throws. */
+export function ensureFirefox() {
+  const found = firefoxPath();
+  if (found) return found;
+  if (process.getuid?.() !== 0) {
+    throw new Error('Firefox is missing and this is not root: run `sudo apt-get install -y firefox-esr`');
+  }
+  try {
+    execFileSync('apt-get', ['update'], { stdio: 'ignore' });
+    execFileSync('apt-get', ['install', '-y', 'firefox-esr'], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  } catch (err) {
+    throw new Error(`cannot install Firefox (\`apt-get install -y firefox-esr\` failed: ${err.message})`);
+  }
+  const installed = firefoxPath();
+  if (!installed) throw new Error('apt-get installed firefox-esr but no Firefox binary is there');
+  return installed;
+}
+
+/**
+ * Headless Firefox (the system's, ensureFirefox) over WebDriver BiDi with puppeteer-core:
+ * playwright-core drives only its own patched Firefox, which no registry here serves.
+ * Resolves `{ browser, version, context, close() }`; `context.newPage()` gives pages with
+ * the playwright signatures the browser tests use (`waitForFunction(fn, arg, options)`,
+ * console types `warning`/`error`), so one suite runs in both browsers.
+ */
+export async function launchFirefox() {
+  const executablePath = ensureFirefox();
+  const { default: puppeteer } = await import('puppeteer-core');
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath,
+    headless: true,
+    protocol: 'webDriverBiDi',
+  });
+  return {
+    browser,
+    version: await browser.version(),
+    context: { newPage: async () => playwrightShaped(await browser.newPage()) },
+    close: () => browser.close(),
+  };
+}
+
+/** @param {import('puppeteer-core').Page} page */
+function playwrightShaped(page) {
+  return {
+    goto: (url) => page.goto(url),
+    evaluate: (fn, arg) => page.evaluate(fn, arg),
+    waitForFunction: (fn, arg, options) => page.waitForFunction(fn, options, arg),
+    close: () => page.close(),
+    locator: (selector) => ({
+      screenshot: async (options) => Buffer.from(await (await page.waitForSelector(selector)).screenshot(options)),
+    }),
+    on(event, listener) {
+      if (event !== 'console') return page.on(event, listener);
+      // puppeteer says 'warn' where playwright (and the tests) say 'warning'.
+      return page.on('console', (m) =>
+        listener({ type: () => (m.type() === 'warn' ? 'warning' : m.type()), text: () => m.text() }),
+      );
+    },
+  };
+}
+
 // (node --test runs every file under test/: only start when run directly, not as a test file.)
 if (process.argv[1] === fileURLToPath(import.meta.url) && !process.env.NODE_TEST_CONTEXT) {
   const { values } = parseArgs({

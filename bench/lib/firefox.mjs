@@ -1,35 +1,24 @@
 // Headless Firefox for the browser experiment: the system binary (`apt-get install
-// firefox-esr`; no browser download) driven over WebDriver BiDi by puppeteer-core.
-import { existsSync } from 'node:fs';
+// firefox-esr`; no browser download) driven over WebDriver BiDi by puppeteer-core, as the
+// browser tests launch it (scripts/browser-server.mjs).
+import { firefoxPath, launchFirefox } from '../../scripts/browser-server.mjs';
 
-const CANDIDATES = ['/usr/bin/firefox-esr', '/usr/bin/firefox'];
-
-/** The Firefox binary, or null when none is installed. */
-export function firefoxPath() {
-  return process.env.OFFTHREAD_FIREFOX ?? CANDIDATES.find((p) => existsSync(p)) ?? null;
-}
+export { firefoxPath };
 
 /**
  * Opens `url` in headless Firefox and resolves `globalThis.runBench(options)` there.
  * @returns {Promise<{ result: any, version: string }>}
  */
 export async function runPageInFirefox(url, options, progress) {
-  const executablePath = firefoxPath();
-  if (!executablePath) throw new Error('no Firefox: apt-get install firefox-esr (or set OFFTHREAD_FIREFOX)');
-  const { default: puppeteer } = await import('puppeteer-core');
-  const browser = await puppeteer.launch({
-    browser: 'firefox',
-    executablePath,
-    headless: true,
-    protocol: 'webDriverBiDi',
-  });
+  if (!firefoxPath()) throw new Error('no Firefox: apt-get install firefox-esr (or set OFFTHREAD_FIREFOX)');
+  const firefox = await launchFirefox();
   try {
-    const version = await browser.version();
-    const page = await browser.newPage();
+    const { version } = firefox;
+    const page = await firefox.context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(url);
-    await page.waitForFunction(() => globalThis.benchReady === true, { timeout: 60_000 });
+    await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 60_000 });
     let shown = '';
     const timer = setInterval(async () => {
       const s = await page.evaluate(() => document.getElementById('status')?.textContent ?? '').catch(() => '');
@@ -47,6 +36,6 @@ export async function runPageInFirefox(url, options, progress) {
     if (errors.length) throw new Error(`page errors in Firefox: ${errors.join('; ')}`);
     return { result, version };
   } finally {
-    await browser.close();
+    await firefox.close();
   }
 }

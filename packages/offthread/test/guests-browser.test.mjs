@@ -1,5 +1,5 @@
-// The same guest modules as guests.test.mjs, through `offthread/browser` in a real
-// headless Chromium, with and without cross-origin isolation (shared memory or not):
+// The same guest modules as guests.test.mjs, through `offthread/browser` in real headless
+// Chromium and Firefox ESR, with and without cross-origin isolation (shared memory or not):
 // every pattern, guest-to-guest calls, a trap and a runaway guest; and examples/game,
 // N player guests on one shared state, ending in the JS strategy's game.
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { buildCodec } from '../../../examples/game/codec.mjs';
 import { referenceGame } from '../../../examples/game/reference.mjs';
-import { launchChromium, startServer } from '../../../scripts/browser-server.mjs';
+import { launchChromium, launchFirefox, startServer } from '../../../scripts/browser-server.mjs';
 import * as msg from '../dist/schema/generated/fixtures/guests.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -18,114 +18,124 @@ const MOUNTS = [
   ['/', `${root}bench/browser`],
 ];
 
-let browser;
 before(async () => {
   await buildCodec(); // examples/game/build/game-codec.mjs, which the page imports
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
 });
 
-for (const isolated of [false, true]) {
-  describe(`guests in the browser, ${isolated ? 'cross-origin isolated' : 'not isolated'}`, () => {
-    let server;
-    let page;
-    const errors = [];
+for (const [name, launch] of [
+  ['Chromium', launchChromium],
+  ['Firefox', launchFirefox],
+]) {
+  describe(name, () => {
+    let browser;
     before(async () => {
-      server = await startServer({ isolated, mounts: MOUNTS });
-      page = await browser.context.newPage();
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.goto(server.url);
-      await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 20_000 });
+      browser = await launch();
     });
     after(async () => {
-      await page?.close();
-      await server?.close();
+      await browser?.close();
     });
 
-    test('load, call every pattern, fan out, survive a trap and a runaway guest', async () => {
-      const data = Array.from({ length: 70_000 }, (_, i) => (i * 13) & 0xff);
-      const args = { blob: [...msg.encodeBlob({ data: Uint8Array.from(data) })] };
-      const got = await page.evaluate(async ({ blob }) => {
-        const { guests } = globalThis.offthread;
-        const fetchBytes = async (name) => new Uint8Array(await (await fetch(`/guests/${name}`)).arrayBuffer());
-        const basic = await fetchBytes('guest_basic.wasm');
-        const relay = await fetchBytes('guest_relay.wasm');
-        const host = await guests.load(
-          [
-            { name: 'a', bytes: basic },
-            { name: 'relay', bytes: relay },
-            { name: 'b', bytes: basic },
-          ],
-          { threads: 2 },
-        );
-        const input = Uint8Array.from(blob);
-        const codeOf = (p) =>
-          p.then(
-            () => 'resolved',
-            (e) => e.code,
-          );
-        const out = {
-          coi: globalThis.crossOriginIsolated,
-          echo: [...(await host.call('echo', 'echo', input))],
-          relay: [...(await host.call('relay', 'relay', input))],
-          counter: await Promise.all([1, 2, 3].map(() => host.call('counter', 'next').then((b) => [...b]))),
-          fanout: (await host.fanout('scan', 'checksum', input)).map((b) => [...b]),
-          trap: await codeOf(host.call('echo', 'trap')),
-          spin: await codeOf(host.call('echo', 'spin', null, { timeout: 100 })),
-          after: [...(await host.call('echo', 'echo', input))],
-          stats: host.stats(),
-        };
-        await host.close();
-        return out;
-      }, args);
-      assert.equal(got.coi, isolated);
-      const dataOf = (bytes) => [...msg.decodeBlob(Uint8Array.from(bytes)).data];
-      assert.deepEqual(dataOf(got.echo), data);
-      assert.deepEqual(dataOf(got.relay), data);
-      assert.deepEqual(dataOf(got.after), data);
-      assert.deepEqual(
-        got.counter.map((b) => msg.decodeCount(Uint8Array.from(b)).value),
-        [1n, 2n, 3n],
-      );
-      const sums = got.fanout.map((b) => msg.decodeCount(Uint8Array.from(b)).value);
-      let fnv = 0xcbf29ce484222325n;
-      for (const b of data) fnv = BigInt.asUintN(64, (fnv ^ BigInt(b)) * 0x100000001b3n);
-      assert.deepEqual(sums, [fnv, fnv]);
-      assert.equal(got.trap, 'ERR_GUEST_TRAP');
-      assert.equal(got.spin, 'ERR_TIMEOUT');
-      // Shared memory only where the page is isolated: the input is written once there.
-      assert.equal(got.stats.sharedBytes > 0, isolated);
-      assert.deepEqual(errors, []);
-    });
+    for (const isolated of [false, true]) {
+      describe(`guests in the browser, ${isolated ? 'cross-origin isolated' : 'not isolated'}`, () => {
+        let server;
+        let page;
+        const errors = [];
+        before(async () => {
+          server = await startServer({ isolated, mounts: MOUNTS });
+          page = await browser.context.newPage();
+          page.on('pageerror', (e) => errors.push(e.message));
+          await page.goto(server.url);
+          await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 20_000 });
+        });
+        after(async () => {
+          await page?.close();
+          await server?.close();
+        });
 
-    test('the game: four copies of the player guest end in the JS strategy’s game', async () => {
-      const options = { players: 4, size: 12, food: 4, seed: 11 };
-      const ticks = 60;
-      const got = await page.evaluate(
-        async ({ options, ticks }) => {
-          const { guests } = globalThis.offthread;
-          const { playGame } = await import('/game/play.mjs');
-          const { newGame } = await import('/game/rules.mjs');
-          const bytes = new Uint8Array(await (await fetch('/guests/game_player.wasm')).arrayBuffer());
-          const modules = Array.from({ length: options.players }, (_, i) => ({ name: `player${i}`, bytes }));
-          const host = await guests.load(modules, { threads: 2 });
-          try {
-            const { tick, players, food, illegal, rng } = await playGame(host, newGame(options), ticks);
-            return { game: { tick, players, food, illegal, rng }, sharedBytes: host.stats().sharedBytes };
-          } finally {
+        test('load, call every pattern, fan out, survive a trap and a runaway guest', async () => {
+          const data = Array.from({ length: 70_000 }, (_, i) => (i * 13) & 0xff);
+          const args = { blob: [...msg.encodeBlob({ data: Uint8Array.from(data) })] };
+          const got = await page.evaluate(async ({ blob }) => {
+            const { guests } = globalThis.offthread;
+            const fetchBytes = async (name) => new Uint8Array(await (await fetch(`/guests/${name}`)).arrayBuffer());
+            const basic = await fetchBytes('guest_basic.wasm');
+            const relay = await fetchBytes('guest_relay.wasm');
+            const host = await guests.load(
+              [
+                { name: 'a', bytes: basic },
+                { name: 'relay', bytes: relay },
+                { name: 'b', bytes: basic },
+              ],
+              { threads: 2 },
+            );
+            const input = Uint8Array.from(blob);
+            const codeOf = (p) =>
+              p.then(
+                () => 'resolved',
+                (e) => e.code,
+              );
+            const out = {
+              coi: globalThis.crossOriginIsolated,
+              echo: [...(await host.call('echo', 'echo', input))],
+              relay: [...(await host.call('relay', 'relay', input))],
+              counter: await Promise.all([1, 2, 3].map(() => host.call('counter', 'next').then((b) => [...b]))),
+              fanout: (await host.fanout('scan', 'checksum', input)).map((b) => [...b]),
+              trap: await codeOf(host.call('echo', 'trap')),
+              spin: await codeOf(host.call('echo', 'spin', null, { timeout: 100 })),
+              after: [...(await host.call('echo', 'echo', input))],
+              stats: host.stats(),
+            };
             await host.close();
-          }
-        },
-        { options, ticks },
-      );
-      const { tick, players, food, illegal, rng } = referenceGame(options, ticks);
-      assert.deepEqual(got.game, { tick, players, food, illegal, rng });
-      assert.ok(players.some((p) => p.score > 0));
-      // The state goes through shared memory only where the page is isolated.
-      assert.equal(got.sharedBytes > 0, isolated);
-      assert.deepEqual(errors, []);
-    });
+            return out;
+          }, args);
+          assert.equal(got.coi, isolated);
+          const dataOf = (bytes) => [...msg.decodeBlob(Uint8Array.from(bytes)).data];
+          assert.deepEqual(dataOf(got.echo), data);
+          assert.deepEqual(dataOf(got.relay), data);
+          assert.deepEqual(dataOf(got.after), data);
+          assert.deepEqual(
+            got.counter.map((b) => msg.decodeCount(Uint8Array.from(b)).value),
+            [1n, 2n, 3n],
+          );
+          const sums = got.fanout.map((b) => msg.decodeCount(Uint8Array.from(b)).value);
+          let fnv = 0xcbf29ce484222325n;
+          for (const b of data) fnv = BigInt.asUintN(64, (fnv ^ BigInt(b)) * 0x100000001b3n);
+          assert.deepEqual(sums, [fnv, fnv]);
+          assert.equal(got.trap, 'ERR_GUEST_TRAP');
+          assert.equal(got.spin, 'ERR_TIMEOUT');
+          // Shared memory only where the page is isolated: the input is written once there.
+          assert.equal(got.stats.sharedBytes > 0, isolated);
+          assert.deepEqual(errors, []);
+        });
+
+        test('the game: four copies of the player guest end in the JS strategy’s game', async () => {
+          const options = { players: 4, size: 12, food: 4, seed: 11 };
+          const ticks = 60;
+          const got = await page.evaluate(
+            async ({ options, ticks }) => {
+              const { guests } = globalThis.offthread;
+              const { playGame } = await import('/game/play.mjs');
+              const { newGame } = await import('/game/rules.mjs');
+              const bytes = new Uint8Array(await (await fetch('/guests/game_player.wasm')).arrayBuffer());
+              const modules = Array.from({ length: options.players }, (_, i) => ({ name: `player${i}`, bytes }));
+              const host = await guests.load(modules, { threads: 2 });
+              try {
+                const { tick, players, food, illegal, rng } = await playGame(host, newGame(options), ticks);
+                return { game: { tick, players, food, illegal, rng }, sharedBytes: host.stats().sharedBytes };
+              } finally {
+                await host.close();
+              }
+            },
+            { options, ticks },
+          );
+          const { tick, players, food, illegal, rng } = referenceGame(options, ticks);
+          assert.deepEqual(got.game, { tick, players, food, illegal, rng });
+          assert.ok(players.some((p) => p.score > 0));
+          // The state goes through shared memory only where the page is isolated.
+          assert.equal(got.sharedBytes > 0, isolated);
+          assert.deepEqual(errors, []);
+        });
+      });
+    }
   });
 }
