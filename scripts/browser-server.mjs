@@ -103,23 +103,36 @@ export const CHROMIUM_FLAGS = [
   '--disable-sync',
 ];
 
-/** Makes sure /usr/bin/chromium exists: installs it with apt-get when root, else throws. */
-export function ensureChromium() {
-  if (existsSync(CHROMIUM)) return CHROMIUM;
-  if (process.getuid?.() !== 0) {
-    throw new Error(`${CHROMIUM} is missing and this is not root: run \`sudo apt-get install -y chromium\``);
-  }
+/**
+ * `apt-get install -y <pkg>` when `found()` is null: as root only, and one install at a
+ * time across processes (test files that need a browser start at once, and dpkg takes
+ * one install at a time; the lock's later holders find the package there). Returns
+ * `found()` after.
+ * @param {string} pkg @param {() => string | null} found
+ */
+function aptInstalled(pkg, found) {
+  if (found()) return /** @type {string} */ (found());
+  if (process.getuid?.() !== 0)
+    throw new Error(`${pkg} is missing and this is not root: run \`sudo apt-get install -y ${pkg}\``);
+  // (`dpkg -s` alone also succeeds for a removed package whose config files remain.)
+  const installed = `dpkg-query -W -f='\${Status}' ${pkg} 2>/dev/null | grep -q 'ok installed'`;
+  const install = `${installed} || { apt-get update && apt-get install -y ${pkg}; }`;
   try {
-    execFileSync('apt-get', ['update'], { stdio: 'ignore' });
-    execFileSync('apt-get', ['install', '-y', 'chromium'], {
+    execFileSync('flock', [join(tmpdir(), 'offthread-apt.lock'), 'sh', '-c', install], {
       stdio: 'ignore',
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
   } catch (err) {
-    throw new Error(`cannot install Chromium (\`apt-get install -y chromium\` failed: ${err.message})`);
+    throw new Error(`cannot install ${pkg} (\`apt-get install -y ${pkg}\` failed: ${err.message})`);
   }
-  if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium but ${CHROMIUM} is still missing`);
-  return CHROMIUM;
+  const path = found();
+  if (!path) throw new Error(`apt-get installed ${pkg} but its binary is still missing`);
+  return path;
+}
+
+/** Makes sure /usr/bin/chromium exists: installs it with apt-get when root, else throws. */
+export function ensureChromium() {
+  return aptInstalled('chromium', () => (existsSync(CHROMIUM) ? CHROMIUM : null));
 }
 
 /**
@@ -158,23 +171,7 @@ export function firefoxPath() {
 
 /** Makes sure Firefox is installed: `apt-get install firefox-esr` when root, else throws. */
 export function ensureFirefox() {
-  const found = firefoxPath();
-  if (found) return found;
-  if (process.getuid?.() !== 0) {
-    throw new Error('Firefox is missing and this is not root: run `sudo apt-get install -y firefox-esr`');
-  }
-  try {
-    execFileSync('apt-get', ['update'], { stdio: 'ignore' });
-    execFileSync('apt-get', ['install', '-y', 'firefox-esr'], {
-      stdio: 'ignore',
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-  } catch (err) {
-    throw new Error(`cannot install Firefox (\`apt-get install -y firefox-esr\` failed: ${err.message})`);
-  }
-  const installed = firefoxPath();
-  if (!installed) throw new Error('apt-get installed firefox-esr but no Firefox binary is there');
-  return installed;
+  return aptInstalled('firefox-esr', firefoxPath);
 }
 
 /**
