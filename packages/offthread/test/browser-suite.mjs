@@ -54,12 +54,12 @@ const dataURLToPNG = (url) => {
 };
 
 /**
- * The suite in one browser: `launch()` resolves `{ context: { newPage() }, close() }`
- * (scripts/browser-server.mjs: launchChromium, launchFirefox); `artifact` tells its
- * screenshots apart.
- * @param {{ name: string, launch: () => Promise<any>, artifact: string }} o
+ * `describe(name)` around `body` with one browser from `launch()` open for its tests
+ * (scripts/browser-server.mjs: launchChromium, launchFirefox); `body` gets `newPage()`.
+ * @param {string} name @param {() => Promise<any>} launch
+ * @param {(newPage: () => Promise<any>) => void} body
  */
-export function browserSuite({ name, launch, artifact }) {
+export function describeInBrowser(name, launch, body) {
   describe(name, () => {
     let browser;
     before(async () => {
@@ -68,7 +68,16 @@ export function browserSuite({ name, launch, artifact }) {
     after(async () => {
       await browser?.close();
     });
+    body(() => browser.context.newPage());
+  });
+}
 
+/**
+ * The suite in one browser; `artifact` tells its screenshots apart.
+ * @param {{ name: string, launch: () => Promise<any>, artifact: string }} o
+ */
+export function browserSuite({ name, launch, artifact }) {
+  describeInBrowser(name, launch, (newPage) => {
     for (const isolated of [false, true]) {
       describe(`browser entry, ${isolated ? 'cross-origin isolated (COOP/COEP)' : 'not isolated'}`, () => {
         let server;
@@ -82,7 +91,7 @@ export function browserSuite({ name, launch, artifact }) {
 
         before(async () => {
           server = await startServer({ isolated });
-          page = await browser.context.newPage();
+          page = await newPage();
           page.on('pageerror', (e) => errors.push(e.message));
           page.on('console', (m) => {
             if (['warning', 'error'].includes(m.type()) && /offthread/i.test(m.text())) warnings.push(m.text());
@@ -615,7 +624,7 @@ export function browserSuite({ name, launch, artifact }) {
             ],
             onRequest: (path, status) => statuses.push([path, status]),
           });
-          page = await browser.context.newPage();
+          page = await newPage();
           page.on('pageerror', (e) => errors.push(e.message));
           page.on('console', (m) => {
             if (['warning', 'error'].includes(m.type()) && /offthread/i.test(m.text())) warnings.push(m.text());
@@ -733,7 +742,7 @@ export function browserSuite({ name, launch, artifact }) {
             ['/', dir],
           ],
         });
-        const page = await browser.context.newPage();
+        const page = await newPage();
         try {
           await page.goto(server.url);
           got = await page.evaluate(() => globalThis.early);

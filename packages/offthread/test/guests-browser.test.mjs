@@ -9,6 +9,7 @@ import { buildCodec } from '../../../examples/game/codec.mjs';
 import { referenceGame } from '../../../examples/game/reference.mjs';
 import { launchChromium, launchFirefox, startServer } from '../../../scripts/browser-server.mjs';
 import * as msg from '../dist/schema/generated/fixtures/guests.js';
+import { describeInBrowser } from './browser-suite.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const MOUNTS = [
@@ -26,15 +27,7 @@ for (const [name, launch] of [
   ['Chromium', launchChromium],
   ['Firefox', launchFirefox],
 ]) {
-  describe(name, () => {
-    let browser;
-    before(async () => {
-      browser = await launch();
-    });
-    after(async () => {
-      await browser?.close();
-    });
-
+  describeInBrowser(name, launch, (newPage) => {
     for (const isolated of [false, true]) {
       describe(`guests in the browser, ${isolated ? 'cross-origin isolated' : 'not isolated'}`, () => {
         let server;
@@ -42,7 +35,7 @@ for (const [name, launch] of [
         const errors = [];
         before(async () => {
           server = await startServer({ isolated, mounts: MOUNTS });
-          page = await browser.context.newPage();
+          page = await newPage();
           page.on('pageerror', (e) => errors.push(e.message));
           await page.goto(server.url);
           await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 20_000 });
