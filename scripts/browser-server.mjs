@@ -137,7 +137,7 @@ export function ensureChromium() {
 
 /**
  * Headless Chromium through playwright-core with a fresh profile under os.tmpdir().
- * Resolves `{ context, close() }` (close also deletes the profile).
+ * Resolves `{ context, version, close() }` (close also deletes the profile).
  */
 export async function launchChromium() {
   const executablePath = ensureChromium();
@@ -155,6 +155,7 @@ export async function launchChromium() {
   });
   return {
     context,
+    version: context.browser()?.version() ?? null,
     close: async () => {
       await context.close();
       rmSync(profile, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 // Experiment `streams-browser`: stream filters where the addon cannot go — a page in
-// headless Chromium gzips generated text through a TransformStream three ways, in one
-// page, in rotating order:
+// headless Chromium, then in headless Firefox ESR, gzips generated text through a
+// TransformStream three ways, in one page per browser, in rotating order:
 //   offthread, workers   filters.gzip() on a pool of 2 Web Workers (offthread.wasm there)
 //   offthread, in page   the same filter on the page's own thread (a pool on the pure-JS
 //                        tier has no WASM workers, so the filter runs on this thread's
@@ -11,10 +11,14 @@
 // clamped). Every output is gunzipped in the page (DecompressionStream) and compared
 // with the input.
 //   npm run bench -- streams-browser [--quick]
-import { launchChromium, startServer } from '../../scripts/browser-server.mjs';
+import { launchChromium, launchFirefox, startServer } from '../../scripts/browser-server.mjs';
 import { summarize } from '../lib/measure.mjs';
 
 const WAYS = ['offthread, workers', 'offthread, in page', 'CompressionStream'];
+const BROWSERS = [
+  ['Chromium', launchChromium],
+  ['Firefox', launchFirefox],
+];
 
 /**
  * In the page: `mib` MiB of text (a seeded word mix, ~5 % multi-byte, compressing about
@@ -119,26 +123,26 @@ async function inPage(o, { way, mib }) {
 /** The median (nearest rank) of an odd number of runs' figures. */
 const median = (/** @type {number[]} */ xs) => summarize(xs).p50;
 
-/** @param {import('../run.mjs').ExperimentContext} ctx */
-export async function run(ctx) {
-  const mib = ctx.quick ? 4 : 32;
-  const rounds = ctx.quick ? 1 : 3;
-  const server = await startServer({ isolated: true });
-  const browser = await launchChromium();
-  const version = browser.context.browser()?.version() ?? null;
+/**
+ * `rounds` rounds of every way in one page of the browser `launch()` opens.
+ * @param {import('../run.mjs').ExperimentContext} ctx
+ * @returns {Promise<{ version: string | null, runs: Record<string, any[]> }>}
+ */
+async function runIn(ctx, name, launch, { url, mib, rounds }) {
+  const browser = await launch();
   /** @type {Record<string, any[]>} */
   const runs = Object.fromEntries(WAYS.map((w) => [w, []]));
   try {
     const page = await browser.context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(server.url);
+    await page.goto(url);
     await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 30_000 });
     for (let round = 0; round < rounds; round++) {
       // Each way once per round, each in another place of the order.
       for (let i = 0; i < WAYS.length; i++) {
         const way = WAYS[(i + round) % WAYS.length];
-        ctx.progress(`chromium: round ${round + 1}/${rounds}: ${way}`);
+        ctx.progress(`${name}: round ${round + 1}/${rounds}: ${way}`);
         const r = await page.evaluate(
           ([src, arg]) => new Function(`return (${src})`)()(globalThis.offthread, arg),
           [inPage.toString(), { way, mib }],
@@ -146,41 +150,66 @@ export async function run(ctx) {
         runs[way]?.push(r);
       }
     }
-    if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
+    if (errors.length) throw new Error(`page errors in ${name}: ${errors.join('; ')}`);
+    return { version: browser.version ?? null, runs };
   } finally {
     await browser.close();
+  }
+}
+
+/** @param {import('../run.mjs').ExperimentContext} ctx */
+export async function run(ctx) {
+  const mib = ctx.quick ? 4 : 32;
+  const rounds = ctx.quick ? 1 : 3;
+  const server = await startServer({ isolated: true });
+  /** @type {Record<string, string | null>} */
+  const versions = {};
+  const rows = [];
+  try {
+    for (const [name, launch] of BROWSERS) {
+      const { version, runs } = await runIn(ctx, name, launch, { url: server.url, mib, rounds });
+      versions[name] = version;
+      for (const way of WAYS) {
+        const rs = runs[way] ?? [];
+        const midWall = median(rs.map((r) => r.wallMs));
+        const mid = rs.find((r) => r.wallMs === midWall) ?? rs[0];
+        rows.push({
+          browser: name,
+          ...mid,
+          wallEach: rs.map((r) => r.wallMs),
+          stallMaxMs: median(rs.map((r) => r.stallMaxMs)),
+          stallP99Ms: median(rs.map((r) => r.stallP99Ms)),
+          gunzips: rs.every((r) => r.gunzips === 'yes') ? 'yes' : 'NO',
+        });
+      }
+    }
+  } finally {
     await server.close();
   }
-  const rows = WAYS.map((way) => {
-    const rs = runs[way] ?? [];
-    const midWall = median(rs.map((r) => r.wallMs));
-    const mid = rs.find((r) => r.wallMs === midWall) ?? rs[0];
-    return {
-      ...mid,
-      wallEach: rs.map((r) => r.wallMs),
-      stallMaxMs: median(rs.map((r) => r.stallMaxMs)),
-      stallP99Ms: median(rs.map((r) => r.stallP99Ms)),
-      gunzips: rs.every((r) => r.gunzips === 'yes') ? 'yes' : 'NO',
-    };
-  });
-  const row = (w) => rows.find((r) => r.way === w);
-  const workers = row('offthread, workers');
-  const inPlace = row('offthread, in page');
-  const native = row('CompressionStream');
+  const row = (b, w) => /** @type {any} */ (rows.find((r) => r.browser === b && r.way === w));
+  const perChunkMs = (b) =>
+    (row(b, 'offthread, workers').wallMs - row(b, 'offthread, in page').wallMs) / Math.ceil((mib * 2 ** 20) / 65536);
   return {
     title: 'Stream filters in a browser page: gzip through a TransformStream',
-    params: { mib, rounds, chunk: 65536, chromium: version, isolated: true },
+    params: { mib, rounds, chunk: 65536, browsers: versions, isolated: true },
     notes: [
-      `${mib} MiB of generated text (a seeded mix of 3,000 words, ~5 % with a multi-byte character) in 64 KiB chunks, gzipped in one Chromium page (${version ?? 'version unknown'}, cross-origin isolated), each way once per round in rotating order; each figure the median of ${rounds} round(s) (wall: the median run's; stalls: the median of each run's).`,
+      `${mib} MiB of generated text (a seeded mix of 3,000 words, ~5 % with a multi-byte character) in 64 KiB chunks, gzipped in one page per browser (${Object.entries(
+        versions,
+      )
+        .map(([b, v]) => `${b} ${v ?? 'version unknown'}`)
+        .join(
+          ', ',
+        )}; cross-origin isolated), each way once per round in rotating order; each figure the median of ${rounds} round(s) (wall: the median run's; stalls: the median of each run's).`,
       'Stalls: gaps between the callbacks of a setTimeout(0) heartbeat on the page thread during the gzip; an idle page reads ≈ 4 ms (nested timers are clamped), so a gap above that is time the page could not run a task (input, rendering).',
       'offthread, in page: a pool on the pure-JS tier has no WASM workers, so the filter runs on the page thread’s offthread.wasm — what every page got before filters moved to the pool’s workers.',
-      `One stream uses one worker (its filter's state lives there), and the pool posts a worker one task at a time: each chunk goes there and back before the next is sent, ${((workers.wallMs - inPlace.wallMs) / Math.ceil((mib * 2 ** 20) / 65536)).toFixed(2)} ms per chunk over the in-page run here. Several streams spread over the workers.`,
+      `One stream uses one worker (its filter's state lives there), and the pool posts a worker one task at a time: each chunk goes there and back before the next is sent, ${BROWSERS.map(([b]) => `${perChunkMs(b).toFixed(2)} ms (${b})`).join(', ')} per chunk over the in-page run here. Several streams spread over the workers.`,
       'The machine has 2 cores shared with other jobs; the workers pool has 2 workers: compare rows of this run.',
     ],
     tables: [
       {
         title: `gzip of ${mib} MiB in a page`,
         columns: [
+          { key: 'browser', label: 'browser' },
           { key: 'way', label: 'way' },
           { key: 'wallMs', label: 'wall (median run)', format: 'ms' },
           {
@@ -206,18 +235,28 @@ export async function run(ctx) {
         y: { field: 'ms', label: 'ms', log: true },
         series: 'way',
         data: rows.flatMap((r) => [
-          { figure: 'gap p99', ms: r.stallP99Ms, way: r.way },
-          { figure: 'gap max', ms: r.stallMaxMs, way: r.way },
+          { figure: `${r.browser}: gap p99`, ms: r.stallP99Ms, way: r.way },
+          { figure: `${r.browser}: gap max`, ms: r.stallMaxMs, way: r.way },
         ]),
       },
     ],
-    ratios: [
-      { label: 'page gap max: offthread on workers', value: workers.stallMaxMs, unit: 'ms' },
-      { label: 'page gap max: offthread in the page', value: inPlace.stallMaxMs, unit: 'ms' },
-      { label: 'page gap max: CompressionStream', value: native.stallMaxMs, unit: 'ms' },
-      { label: 'throughput: offthread on workers / CompressionStream', value: native.wallMs / workers.wallMs },
-      { label: 'throughput: offthread on workers / offthread in the page', value: inPlace.wallMs / workers.wallMs },
-    ],
-    raw: { runs },
+    ratios: BROWSERS.flatMap(([b]) => [
+      { label: `${b}: page gap max: offthread on workers`, value: row(b, 'offthread, workers').stallMaxMs, unit: 'ms' },
+      {
+        label: `${b}: page gap max: offthread in the page`,
+        value: row(b, 'offthread, in page').stallMaxMs,
+        unit: 'ms',
+      },
+      { label: `${b}: page gap max: CompressionStream`, value: row(b, 'CompressionStream').stallMaxMs, unit: 'ms' },
+      {
+        label: `${b}: throughput: offthread on workers / CompressionStream`,
+        value: row(b, 'CompressionStream').wallMs / row(b, 'offthread, workers').wallMs,
+      },
+      {
+        label: `${b}: throughput: offthread on workers / offthread in the page`,
+        value: row(b, 'offthread, in page').wallMs / row(b, 'offthread, workers').wallMs,
+      },
+    ]),
+    raw: { rows },
   };
 }
