@@ -3,8 +3,9 @@
 // built by a bundler — esbuild (platform 'browser'), Vite (`vite build`, and its dev
 // server) — then loaded in headless Chromium. The bundler must pick the `browser` export condition and
 // the page must find offthread-worker.js and offthread.wasm: π on wasm workers equals
-// Node's `inside`, the QR data URL decodes (jsQR) to its text, and there is no 404, no
-// console warning or error and no page error.
+// Node's `inside`, the QR data URL decodes (jsQR) to its text, a `filters.gzip()`
+// TransformStream's output gunzips (DecompressionStream) to its input, and there is no
+// 404, no console warning or error and no page error.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,18 +24,29 @@ const pkgDir = fileURLToPath(new URL('..', import.meta.url));
 
 const SAMPLES = 1_000_003;
 const SEED = 7;
-const TEXT = 'offthread, bundled: π and QR';
+const TEXT = 'offthread, bundled: π, QR and a gzip stream';
 
-const MAIN = `import { backendInfo, Pool, pi, qr, ready } from 'offthread';
+const MAIN = `import { backendInfo, filters, Pool, pi, qr, ready } from 'offthread';
+
+/** gzip through the bundled filter (its steps on a worker), gunzipped by the browser. */
+async function gzipRoundTrip(pool) {
+  const input = new TextEncoder().encode(${JSON.stringify(TEXT)}.repeat(20000));
+  const gunzipped = await new Response(
+    new Blob([input]).stream().pipeThrough(filters.gzip({ pool })).pipeThrough(new DecompressionStream('gzip')),
+  ).arrayBuffer();
+  const out = new Uint8Array(gunzipped);
+  return out.length === input.length && out.every((b, i) => b === input[i]);
+}
 
 async function main() {
   await ready;
   const pool = new Pool({ threads: 2 });
   const estimate = await pi.estimate(${SAMPLES}, { seed: ${SEED}, variant: 'wasmWorkers', pool });
   const url = await qr.toDataURL(${JSON.stringify(TEXT)}, { pool });
+  const gunzips = await gzipRoundTrip(pool);
   const stats = pool.stats();
   await pool.close();
-  return { info: backendInfo(), estimate, url, engine: pool.engine, stats };
+  return { info: backendInfo(), estimate, url, gunzips, engine: pool.engine, stats };
 }
 
 main().then(
@@ -129,6 +141,7 @@ function check(got, isolated) {
   assert.equal(result.estimate.inside, want.inside);
   assert.equal(result.estimate.variant, 'wasmWorkers');
   assert.equal(decodeQR(result.url), TEXT);
+  assert.equal(result.gunzips, true, 'the bundled gzip filter gunzips to its input');
   // Every response succeeded, and the worker and the wasm were among them.
   assert.deepEqual(
     got.responses.filter(([, status]) => status >= 400),
@@ -184,7 +197,7 @@ describe('esbuild (platform browser, esm)', () => {
   });
 
   for (const isolated of [false, true]) {
-    test(`the bundle computes π and QR on wasm workers (${isolated ? 'COOP/COEP' : 'not isolated'})`, async () => {
+    test(`the bundle computes π and QR and gzips a stream on wasm workers (${isolated ? 'COOP/COEP' : 'not isolated'})`, async () => {
       check(await load(out, isolated), isolated);
     });
   }
@@ -216,14 +229,14 @@ describe('Vite (vite build)', () => {
   });
 
   for (const isolated of [false, true]) {
-    test(`the built page computes π and QR on wasm workers (${isolated ? 'COOP/COEP' : 'not isolated'})`, async () => {
+    test(`the built page computes π and QR and gzips a stream on wasm workers (${isolated ? 'COOP/COEP' : 'not isolated'})`, async () => {
       check(await load(out, isolated), isolated);
     });
   }
 });
 
 describe('Vite dev server (dependency pre-bundling)', () => {
-  test('the page served by `vite` (dev) computes π and QR on wasm workers', async () => {
+  test('the page served by `vite` (dev) computes π and QR and gzips a stream on wasm workers', async () => {
     const { createServer } = await import('vite');
     const server = await createServer({
       root: app,
