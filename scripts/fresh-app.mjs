@@ -58,11 +58,17 @@ async function streams() {
       }
     },
   );
+  // docs/streams.md's Nexus shape: one source, a filter, two sinks.
+  const src = filters.source(filters.fileSource('in.txt'));
+  src.pushFilter(filters.gzip());
+  src.pipe(filters.fileSink('a.gz'), filters.fileSink('b.gz'));
+  await src.resume();
   return {
     backend: transcode.backend,
     utf16: fs.readFileSync('out.txt').equals(Buffer.from(text, 'utf16le')),
     gunzips: zlib.gunzipSync(fs.readFileSync('in.txt.gz')).toString() === text,
     csvSum: sum,
+    fanOut: ['a.gz', 'b.gz'].every((f) => zlib.gunzipSync(fs.readFileSync(f)).toString() === text),
   };
 }
 
@@ -140,6 +146,8 @@ await pipeline(
     }
   },
 );
+const src = filters.source(filters.fileSource('in.txt')).pushFilter(filters.gzip());
+await src.pipe(filters.fileSink('a.gz'), filters.fileSink('b.gz')).resume();
 console.log(sum, transcode.backend satisfies 'native' | 'workers' | 'wasm');
 `;
 const TSCONFIG = (extra, files) =>
