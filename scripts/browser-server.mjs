@@ -178,9 +178,10 @@ export function ensureFirefox() {
 /**
  * Headless Firefox (the system's, ensureFirefox) over WebDriver BiDi with puppeteer-core:
  * playwright-core drives only its own patched Firefox, which no registry here serves.
- * Resolves `{ browser, version, context, close() }`; `context.newPage()` gives pages with
- * the playwright signatures the browser tests use (`waitForFunction(fn, arg, options)`,
- * console types `warning`/`error`), so one suite runs in both browsers.
+ * Resolves `{ version, context, close() }` as launchChromium does; `context.newPage()`
+ * gives pages with the playwright signatures the browser tests use
+ * (`waitForFunction(fn, arg, options)`, console types `warning`/`error`, `locator(…)
+ * .screenshot`), so one suite runs in both browsers.
  */
 export async function launchFirefox() {
   const executablePath = ensureFirefox();
@@ -192,7 +193,6 @@ export async function launchFirefox() {
     protocol: 'webDriverBiDi',
   });
   return {
-    browser,
     version: await browser.version(),
     context: { newPage: async () => playwrightShaped(await browser.newPage()) },
     close: () => browser.close(),
