@@ -219,3 +219,36 @@ test('a stream dropped without an end or a close frees its filter in the worker 
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').pop()), { closes: 1, failed: 0 });
 });
+
+test('a stream dropped without an end or a close frees its in-place filter once collected', () => {
+  // A pool on the pure-JS tier runs filters on this thread's offthread.wasm; without the
+  // registration the dropped stream's filter stays in that instance for the thread's life.
+  const script = `
+    const { filters, Pool } = require('offthread');
+    const { WasmFilter } = require(require.resolve('offthread').replace(/index\\.js$/, 'filters/wasm.js'));
+    let frees = 0;
+    const free = WasmFilter.prototype.free;
+    WasmFilter.prototype.free = function () {
+      frees++;
+      return free.call(this);
+    };
+    const js = new Pool({ engine: 'js', threads: 1 });
+    (async () => {
+      let backend;
+      await (async () => {
+        const t = filters.gzip({ pool: js });
+        backend = t.backend;
+        await new Promise((r) => t.write(new Uint8Array(5000), r));
+      })();
+      let rounds = 0;
+      while (frees === 0 && rounds++ < 100) {
+        globalThis.gc();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      console.log(JSON.stringify({ backend, frees }));
+      await js.close();
+    })();`;
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').pop()), { backend: 'wasm', frees: 1 });
+});

@@ -53,18 +53,19 @@ function checkInFlight(n: number | undefined, fallback: number): number {
 /** Streams opened on worker pools: each gets the next key, and the worker `key % threads`. */
 let workerFilters = 0;
 
-interface HeldFilter {
-  pool: Pool;
-  worker: number;
-  key: number;
-}
 /**
  * A stream dropped without a finish or a close (neither ended, destroyed, cancelled nor
- * aborted) would keep its filter in the worker until the pool closes: its collection closes it.
+ * aborted) would keep its filter until the pool closes (held by a worker) or for the
+ * thread's life (offthread.wasm in place): its collection frees it. The held value frees
+ * the filter and must not reach the core.
  */
-const abandoned = new FinalizationRegistry<HeldFilter>(({ pool, worker, key }) => {
+const abandoned = new FinalizationRegistry<() => void>((free) => free());
+// The freeing closures are made here, not where the core is: a closure shares its
+// function's context, and one that held the core's would keep the core alive forever.
+const closeOnWorker = (pool: Pool, worker: number, key: number) => () => {
   pool.runOn(worker, 'workerFilter', { op: 'close', key }).catch(() => {});
-});
+};
+const freeInPlace = (filter: WasmFilter) => () => filter.free();
 
 /**
  * A filter held by one worker of `pool` (a 'wasm' worker engine). Every step is queued
@@ -107,7 +108,7 @@ function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number 
       step({ op: 'close', key }).catch(() => {}); // a closed pool has freed its workers already
     },
   };
-  abandoned.register(core, { pool, worker, key }, core);
+  abandoned.register(core, closeOnWorker(pool, worker, key), core);
   return core;
 }
 
@@ -158,14 +159,22 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
       return Promise.reject(e);
     }
   };
-  return {
+  const core: FilterCore = {
     parallel,
     backend: 'wasm',
     inFlight: 1,
     push: (chunk) => settle(() => filter.push(chunk)),
-    finish: () => settle(() => filter.finish()),
-    close: () => filter.free(),
+    finish: () => {
+      abandoned.unregister(core);
+      return settle(() => filter.finish());
+    },
+    close: () => {
+      abandoned.unregister(core);
+      filter.free();
+    },
   };
+  abandoned.register(core, freeInPlace(filter), core);
+  return core;
 }
 
 /**
