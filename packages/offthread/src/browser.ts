@@ -20,7 +20,7 @@ export type {
   RecordColumn,
   TextEncodingName,
 } from './filters/spec.js';
-/** Filters as TransformStreams (`filters.gzip()`, …); in browsers they run on offthread.wasm in place. */
+/** Filters as TransformStreams (`filters.gzip()`, …), on the pool's workers (offthread.wasm there). */
 export { web as filters } from './filters/web.js';
 export * as guests from './guests/index.js';
 export type { InitOptions } from './web/host.js';

@@ -227,10 +227,24 @@ function makeEngine(name: EngineName, threads: number, maxQueue: number, nice: n
 
 let shared: Pool | undefined;
 
-/** The pool async calls use when no `pool` is given (created on first use). */
+/**
+ * The pool async calls use when no `pool` is given (created on first use). One made
+ * while a browser's offthread.wasm still loads takes the JS tier: it is replaced once
+ * the load has settled, so an early `defaultPool()` does not keep the page off WASM.
+ */
 export function defaultPool(): Pool {
-  shared ??= new Pool();
-  return shared;
+  if (shared) return shared;
+  const made = new Pool();
+  shared = made;
+  host()
+    .loading()
+    ?.then(
+      () => {
+        if (shared === made) resetDefaultPool();
+      },
+      () => {},
+    );
+  return made;
 }
 
 /**

@@ -721,8 +721,9 @@ export function browserSuite({ name, launch, artifact }) {
     }
 
     describe('calls made before `ready` settles', () => {
-      // A page that calls the async API right after import, without awaiting `ready` (the
-      // old entry loaded offthread.wasm with top-level await, so there was no "before").
+      // A page that calls the async API, makes filters and the default pool right after
+      // import, without awaiting `ready` (the old entry loaded offthread.wasm with
+      // top-level await, so there was no "before").
       let server;
       let dir;
       let got;
@@ -732,8 +733,25 @@ export function browserSuite({ name, launch, artifact }) {
     <script type="module">
       import * as o from './offthread/offthread.js';
       const settle = (p) => p.then((v) => String(v).slice(0, 22), (e) => e.code);
-      const early = [settle(o.qr.toDataURL('x')), settle(o.md5.iterate('abc', 10))];
-      globalThis.early = Promise.all([...early, o.ready.then(() => o.defaultPool().engine)]);
+      const text = new TextEncoder().encode('made before ready '.repeat(5000));
+      const same = (b) => b.byteLength === text.length && new Uint8Array(b).every((x, i) => x === text[i]);
+      const gunzipped = (gz) =>
+        new Response(new Blob([text]).stream().pipeThrough(gz).pipeThrough(new DecompressionStream('gzip')))
+          .arrayBuffer()
+          .then((b) => (same(b) ? 'gunzips' : 'differs'), (e) => e.code);
+      const madeEarly = o.defaultPool().engine;
+      const refused = o.filters.gzip({ level: 99 }).writable.getWriter().write(text);
+      const early = [
+        settle(o.qr.toDataURL('x')),
+        settle(o.md5.iterate('abc', 10)),
+        gunzipped(o.filters.gzip()),
+        refused.then(() => 'accepted', (e) => e.code),
+      ];
+      // Read once all of it settled: the filters' steps ran as tasks of the wasm pool.
+      globalThis.early = Promise.all(early).then((got) => {
+        const pool = o.defaultPool();
+        return [...got, madeEarly, pool.engine, pool.stats().completed >= 5];
+      });
     </script>`;
         writeFileSync(join(dir, 'index.html'), html);
         server = await startServer({
@@ -755,8 +773,19 @@ export function browserSuite({ name, launch, artifact }) {
         if (dir) rmSync(dir, { recursive: true, force: true });
       });
 
-      test('an async call made right after import runs on the wasm engine', () => {
-        assert.deepEqual(got, ['data:image/png;base64,', node.md5.iterateSync('abc', 10).slice(0, 22), 'wasm']);
+      test('async calls and filters made right after import run on the wasm engine', () => {
+        assert.deepEqual(got, [
+          'data:image/png;base64,',
+          node.md5.iterateSync('abc', 10).slice(0, 22),
+          'gunzips',
+          // The filter opens once offthread.wasm has loaded: its bad spec fails the stream then.
+          'ERR_FILTER_INVALID_SPEC',
+          // A default pool made before `ready` takes the JS tier, and is replaced once loaded;
+          // QR, MD5 and the gzip's open, chunks and finish ran on its replacement.
+          'js',
+          'wasm',
+          true,
+        ]);
       });
     });
   });

@@ -113,6 +113,40 @@ function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number 
 }
 
 /**
+ * A filter made while a browser's offthread.wasm loads: every step waits for the filter
+ * `opening` opens then, so a bad spec is reported by the first step instead of thrown.
+ * One push at a time until then (each write waits for its push: the chunk is not reused
+ * meanwhile). Only WHATWG streams meet one (Node has nothing to wait for), and those do
+ * not show `backend`.
+ */
+function deferred(opening: Promise<FilterCore>, parallel: boolean): FilterCore {
+  let core: FilterCore | undefined;
+  opening.then(
+    (c) => {
+      core = c;
+    },
+    () => {},
+  );
+  return {
+    parallel,
+    get backend() {
+      return core?.backend ?? 'workers';
+    },
+    get inFlight() {
+      return core?.inFlight ?? 1;
+    },
+    push: (chunk) => (core ? core.push(chunk) : opening.then((c) => c.push(chunk))),
+    finish: () => (core ? core.finish() : opening.then((c) => c.finish())),
+    close: () => {
+      opening.then(
+        (c) => c.close(),
+        () => {},
+      );
+    },
+  };
+}
+
+/**
  * Opens `spec` on the native pool when the addon is loaded, else on a worker of the
  * (default) pool, else on this thread's offthread.wasm.
  */
@@ -122,6 +156,14 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
   const json = JSON.stringify(spec);
   const parallel = isParallel(spec);
   const h = host();
+  // A browser's offthread.wasm still loading (before `ready`): the filter opens once it
+  // has, as async calls wait for it (the default pool made now would be the JS tier's).
+  const loading = options.pool === undefined ? h.loading() : null;
+  if (loading)
+    return deferred(
+      loading.then(() => openFilter(spec, options)),
+      parallel,
+    );
   const native = h.native();
   const pool = options.pool ?? defaultPool();
   const engine = pool.engine;
