@@ -12,7 +12,7 @@
 // with the input.
 //   npm run bench -- streams-browser [--quick]
 import { launchChromium, launchFirefox, startServer } from '../../scripts/browser-server.mjs';
-import { summarize } from '../lib/measure.mjs';
+import { medianRun, summarize } from '../lib/measure.mjs';
 
 const WAYS = ['offthread, workers', 'offthread, in page', 'CompressionStream'];
 const BROWSERS = [
@@ -171,8 +171,7 @@ export async function run(ctx) {
       versions[name] = version;
       for (const way of WAYS) {
         const rs = runs[way] ?? [];
-        const midWall = median(rs.map((r) => r.wallMs));
-        const mid = rs.find((r) => r.wallMs === midWall) ?? rs[0];
+        const mid = medianRun(rs);
         rows.push({
           browser: name,
           ...mid,
@@ -212,11 +211,7 @@ export async function run(ctx) {
           { key: 'browser', label: 'browser' },
           { key: 'way', label: 'way' },
           { key: 'wallMs', label: 'wall (median run)', format: 'ms' },
-          {
-            key: 'wallEach',
-            label: 'each run, ms',
-            format: (v) => v.map((ms) => Math.round(ms).toLocaleString('en-US')).join(' / '),
-          },
+          { key: 'wallEach', label: 'each run, ms', format: 'msEach' },
           { key: 'mbPerSec', label: 'MiB/s (input)', format: 'sig3' },
           { key: 'ratio', label: 'size ratio', format: 'sig3' },
           { key: 'gunzips', label: 'gunzips to input' },

@@ -25,7 +25,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runInChild, summarize } from '../lib/measure.mjs';
+import { medianRun, runInChild, summarize } from '../lib/measure.mjs';
 import { CHUNK, DISK_X2, startServer, tcpLoad } from './_streams-children.mjs';
 import { writeCsv, writeText } from './_streams-data.mjs';
 
@@ -40,11 +40,6 @@ const TRANSCODE_ROUNDS = 3;
  * K=1 run 1.82 s, then 1.59 s).
  */
 const GZIP_ROUNDS = 3;
-
-/** The run with the median wall time (the lower middle of an even count). */
-function medianRun(runs) {
-  return [...runs].sort((a, b) => a.wallMs - b.wallMs)[(runs.length - 1) >> 1];
-}
 
 /** Runs of the per-chunk child (each figure is the median of its runs). */
 const OFFLOAD_ROUNDS = 3;
@@ -416,8 +411,6 @@ export async function run(ctx) {
       'offthread rows use a pool with nice 0 (as libuv, which zlib uses); the default pool runs at nice 10.',
       'The machine has 2 cores shared with other jobs: compare rows of this run, not absolute figures.',
     );
-    /** @param {number[]} v */
-    const eachRun = (v) => v.map((ms) => Math.round(ms).toLocaleString('en-US')).join(' / ');
     return {
       title: 'Streams off the loop: transcoding, gzip, CSV/NDJSON, servers',
       params: { sections: [...want], textMb, gzipMb, gzipK, csvMb, chunk: CHUNK, many },
@@ -429,7 +422,7 @@ export async function run(ctx) {
             { key: 'method', label: 'method' },
             { key: 'files', label: 'files', format: 'int' },
             { key: 'wallMs', label: 'wall (median run)', format: 'ms' },
-            { key: 'wallEach', label: 'each run, ms', format: eachRun },
+            { key: 'wallEach', label: 'each run, ms', format: 'msEach' },
             { key: 'mbPerSec', label: 'MiB/s (input)', format: 'sig3' },
             { key: 'identical', label: 'identical to iconv' },
             ...loopCols,
@@ -442,7 +435,7 @@ export async function run(ctx) {
             { key: 'method', label: 'method' },
             { key: 'k', label: 'K', format: 'int' },
             { key: 'wallMs', label: 'wall (median run)', format: 'ms' },
-            { key: 'wallEach', label: 'each run, ms', format: eachRun },
+            { key: 'wallEach', label: 'each run, ms', format: 'msEach' },
             { key: 'mbPerSec', label: 'MiB/s (input)', format: 'sig3' },
             { key: 'ratio', label: 'size ratio', format: 'sig3' },
             { key: 'gunzips', label: 'gunzips to input' },

@@ -118,6 +118,16 @@ export function formatAuto(v) {
 }
 
 /**
+ * Every run's figure in whole ms, in run order: `1,161 / 1,125 / 1,080` (a row that is
+ * the median of its runs shows them all).
+ * @param {unknown} v an array of ms
+ */
+export function formatMsEach(v) {
+  if (!Array.isArray(v)) return MISSING;
+  return v.map((ms) => formatInt(ms)).join(' / ');
+}
+
+/**
  * Named formatters, so a table column can say `format: 'ops'` and stay JSON-serialisable.
  * @type {Readonly<Record<string, (v: any) => string>>}
  */
@@ -132,4 +142,5 @@ export const formatters = Object.freeze({
   percent: formatPercent,
   mib: formatMiB,
   pow10: formatPow10,
+  msEach: formatMsEach,
 });

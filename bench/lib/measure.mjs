@@ -213,6 +213,17 @@ export function summarize(values) {
   };
 }
 
+/**
+ * The run with the median wall time (nearest rank, as `summarize(...).p50`: the lower
+ * middle of an even count): a row that reports one whole run of several.
+ * @template {{ wallMs: number }} R
+ * @param {R[]} runs
+ * @returns {R}
+ */
+export function medianRun(runs) {
+  return /** @type {R} */ ([...runs].sort((a, b) => a.wallMs - b.wallMs)[(runs.length - 1) >> 1]);
+}
+
 // ---------------------------------------------------------------------------------------
 // CPU and memory
 

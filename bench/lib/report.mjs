@@ -21,8 +21,8 @@ export const DEFAULT_OUT_DIR = fileURLToPath(new URL('../results/', import.meta.
  * @property {string} key      property of each row
  * @property {string} label    header text (put the unit here: "ops/s", "p99")
  * @property {string | ((v: any, row: any) => string)} [format]  a name from `formatters`
- *   ('int', 'sig3', 'ops', 'ns', 'ms', 'ratio', 'percent', 'mib', 'pow10', 'auto') or a
- *   function; default 'auto'
+ *   ('int', 'sig3', 'ops', 'ns', 'ms', 'ratio', 'percent', 'mib', 'pow10', 'msEach',
+ *   'auto') or a function; default 'auto'
  */
 
 /**

@@ -6,6 +6,7 @@ import {
   formatInt,
   formatMiB,
   formatMs,
+  formatMsEach,
   formatOps,
   formatPercent,
   formatPow10,
@@ -66,6 +67,11 @@ test('ratio, percent, MiB, powers of ten', () => {
   assert.equal(formatPow10(1e10), '10¹⁰');
   assert.equal(formatPow10(5000), '5,000');
   assert.equal(formatPow10(1), '1');
+});
+
+test('formatMsEach: every run in whole ms with separators, in order', () => {
+  assert.equal(formatMsEach([1160.6, 1125, 980.2]), '1,161 / 1,125 / 980');
+  assert.equal(formatMsEach([42]), '42');
 });
 
 test('missing values render as a dash, never "NaN"', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
-import { cpuMeter, createProgress, peakRssMiB, runInChild, summarize, timeFn } from '../lib/measure.mjs';
+import { cpuMeter, createProgress, medianRun, peakRssMiB, runInChild, summarize, timeFn } from '../lib/measure.mjs';
 
 const CHILD = new URL('../test-fixtures/child.mjs', import.meta.url);
 const spin = (/** @type {number} */ ms) => {
@@ -148,6 +148,19 @@ test('createProgress writes one line per step with the elapsed seconds', () => {
   const p = createProgress({ stream: { write: (s) => (out += s) }, start: performance.now() - 12_345 });
   p('pi: js 10⁶');
   assert.match(out, /^\[ {3}12\.3 s\] pi: js 10⁶\n$/);
+});
+
+test("medianRun: the whole run whose wall time is summarize's p50; the input is not reordered", () => {
+  for (const walls of [[30], [30, 10], [30, 10, 20], [40, 10, 30, 20], [5, 50, 15, 45, 25]]) {
+    const runs = walls.map((wallMs, i) => ({ wallMs, i }));
+    const mid = medianRun(runs);
+    assert.equal(mid.wallMs, summarize(walls).p50, String(walls));
+    assert.equal(runs[mid.i], mid, 'one of the runs itself, not a copy');
+    assert.deepEqual(
+      runs.map((r) => r.wallMs),
+      walls,
+    );
+  }
 });
 
 test('summarize: nearest-rank percentiles and mean, unsorted input, empty input', () => {
