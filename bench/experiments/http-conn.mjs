@@ -305,7 +305,9 @@ const median = (/** @type {number[]} */ xs) => summarize(xs).p50;
 /** @param {import('../run.mjs').ExperimentContext} ctx */
 export async function run(ctx) {
   const want = sections(ctx.argv);
-  const rounds = ctx.quick ? 1 : Number(flag(ctx.argv, 'rounds', '4'));
+  // 8 rounds: bare node:http alone read 3,838–7,210 req/s from one ab run to the next on
+  // the 2-core VM these figures come from, so a median of 4 moved by 10 % between runs.
+  const rounds = ctx.quick ? 1 : Number(flag(ctx.argv, 'rounds', '8'));
   const abRequests = ctx.quick ? 2000 : 10_000;
   const rate = 1000;
   const rateRequests = ctx.quick ? 2000 : 10_000;
@@ -369,6 +371,12 @@ export async function run(ctx) {
           });
         }
         const row = (/** @type {string} */ name) => abRows.find((r) => r.server === name);
+        // Round by round: the machine's pace drifts between rounds more than between two
+        // servers of one round.
+        const pairedRatios = byServer[SERVICE].map((r, i) => r.reqPerSec / byServer['node:http'][i].reqPerSec);
+        notes.push(
+          `ab, service / node:http round by round: ${pairedRatios.map((x) => `${x.toFixed(2)}×`).join(' / ')}.`,
+        );
         const node = row('node:http');
         for (const r of abRows) r.vsNode = r.reqPerSec / node.reqPerSec;
         ratios.push(
@@ -381,6 +389,11 @@ export async function run(ctx) {
           {
             label: 'ab without keep-alive: service / node:http req/s (same run)',
             value: row(SERVICE).reqPerSec / node.reqPerSec,
+          },
+          {
+            label:
+              'ab without keep-alive: service / node:http, median of the rounds’ ratios (each round measures both within seconds)',
+            value: median(pairedRatios),
           },
           {
             label: 'ab without keep-alive: service / service with fastify answering (STATIC_FRONT=0) req/s',
