@@ -12,7 +12,7 @@ import './node/install.js';
 
 export * from './api.js';
 export type { FilterBuilders, StreamOptions } from './filters/builders.js';
-export { Source } from './filters/nexus.js';
+export { type FileSourceOptions, type PartialFiles, Source } from './filters/nexus.js';
 export { FilterTransform, filters } from './filters/node.js';
 export type {
   ColumnType,

@@ -357,11 +357,43 @@ test('Nexus shape: one source, a filter, several file sinks; a failing sink reje
     });
     const failing = filters.source(filters.fileSource(input));
     failing.pushFilter(filters.gzip()).pipe(filters.fileSink(join(dir, 'd')), broken);
-    await assert.rejects(
-      failing.resume(),
-      (e) => e.code === 'ERR_STREAM_SINK_FAILED' && e.cause.message === 'disk full',
-    );
+    // The error names the file the other sink left behind (created, partly written).
+    await assert.rejects(failing.resume(), (e) => {
+      assert.equal(e.code, 'ERR_STREAM_SINK_FAILED');
+      assert.equal(e.cause.message, 'disk full');
+      assert.deepEqual(e.partialFiles, [join(dir, 'd')]);
+      return true;
+    });
     assert.throws(() => failing.pipe(broken), { code: 'ERR_INVALID_ARG' });
+
+    // A source that cannot open: the sink's file was created, empty, and is named.
+    const missing = filters.source(filters.fileSource(join(dir, 'no-such-file')));
+    missing.pipe(filters.fileSink(join(dir, 'f')));
+    await assert.rejects(missing.resume(), (e) => {
+      assert.equal(e.code, 'ENOENT');
+      assert.deepEqual(e.partialFiles, [join(dir, 'f')]);
+      return true;
+    });
+    assert.equal(readFileSync(join(dir, 'f')).length, 0);
+    // A sink whose own open failed left nothing and is not named; its sibling is.
+    const noDir = filters.source(filters.fileSource(input));
+    noDir.pipe(filters.fileSink(join(dir, 'g')), filters.fileSink(join(dir, 'no-dir', 'g')));
+    await assert.rejects(noDir.resume(), (e) => {
+      assert.equal(e.code, 'ERR_STREAM_SINK_FAILED');
+      assert.equal(e.cause.code, 'ENOENT');
+      assert.deepEqual(e.partialFiles, [join(dir, 'g')]);
+      return true;
+    });
+
+    // A filter failing mid-stream: the file holds the bytes before it.
+    writeFileSync(join(dir, 'bad.txt'), Buffer.concat([BYTES, Buffer.from([0xff])]));
+    const invalid = filters.source(filters.fileSource(join(dir, 'bad.txt'), { highWaterMark: 4096 }));
+    invalid.pushFilter(filters.transcode('utf8', 'utf16le', { strict: true })).pipe(filters.fileSink(join(dir, 'h')));
+    await assert.rejects(invalid.resume(), (e) => {
+      assert.equal(e.code, 'ERR_FILTER_INVALID_UTF8');
+      assert.deepEqual(e.partialFiles, [join(dir, 'h')]);
+      return true;
+    });
     assert.throws(() => filters.fileSource(input, { start: 10 }), { code: 'ERR_INVALID_ARG', message: /start/ });
     assert.throws(() => filters.fileSource(input, { highWaterMark: 0 }), { code: 'ERR_INVALID_ARG' });
 

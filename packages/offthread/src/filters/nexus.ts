@@ -12,9 +12,10 @@
  * the filters only when every sink has room). An error in the source, a filter or any
  * sink destroys the whole graph and rejects `resume()` (a sink's as
  * ERR_STREAM_SINK_FAILED with the sink's error as `cause`; a sink closed before the end
- * fails the same way), so no partial file goes unreported.
+ * fails the same way), and the error's `partialFiles` names every file a sink left
+ * behind, so no partial file goes unreported.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, WriteStream } from 'node:fs';
 import { type Duplex, type Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { describe, makeError } from '../errors.js';
@@ -90,13 +91,45 @@ export class Source {
     return this;
   }
 
-  /** Runs the graph; resolves when every sink has finished. */
+  /**
+   * Runs the graph; resolves when every sink has finished. On a failure it rejects with
+   * the first error, which gets `partialFiles`: the paths of the file sinks
+   * (`fs.WriteStream`s, `fileSink`s among them) that created or truncated their file,
+   * each now holding whatever was written before the failure.
+   */
   async resume(): Promise<void> {
     this.#open();
     if (this.#sinks.length === 0) throw makeError('ERR_INVALID_ARG', 'pipe() at least one sink before resume()');
     this.#started = true;
-    await pipeline([this.#input, ...this.#filters, new FanOut(this.#sinks)]);
+    try {
+      await pipeline([this.#input, ...this.#filters, new FanOut(this.#sinks)]);
+    } catch (e) {
+      if (typeof e === 'object' && e !== null) (e as PartialFiles).partialFiles = await partialFiles(this.#sinks);
+      throw e;
+    }
   }
+}
+
+/** What a failed `resume()` adds to its error. */
+export interface PartialFiles {
+  /** The files the graph's file sinks left behind, each holding a partial output. */
+  partialFiles: string[];
+}
+
+/** The paths of `sinks`' files that exist once each file sink has closed. */
+async function partialFiles(sinks: Writable[]): Promise<string[]> {
+  const paths: string[] = [];
+  for (const sink of sinks) {
+    if (!(sink instanceof WriteStream) || typeof sink.path !== 'string') continue;
+    // A file stream destroyed while its open is under way opens, then closes, the file.
+    await finished(sink).catch(() => {});
+    // Its own failed open left any file there as it was (a source's failed open comes
+    // here too, as the error the sinks were destroyed with: its path is another).
+    const own = sink.errored as NodeJS.ErrnoException | null;
+    if (own?.syscall === 'open' && own.path === sink.path) continue;
+    if (existsSync(sink.path)) paths.push(sink.path);
+  }
+  return paths;
 }
 
 export interface FileSourceOptions {
