@@ -365,6 +365,17 @@ test('Nexus shape: one source, a filter, several file sinks; a failing sink reje
       return true;
     });
     assert.throws(() => failing.pipe(broken), { code: 'ERR_INVALID_ARG' });
+    // A source failing with a frozen error: that error comes through as it is.
+    const frozen = Object.freeze(new Error('frozen'));
+    const stuck = filters.source(
+      new Readable({
+        read() {
+          this.destroy(frozen);
+        },
+      }),
+    );
+    stuck.pipe(filters.fileSink(join(dir, 'i')));
+    await assert.rejects(stuck.resume(), (e) => e === frozen && e.partialFiles === undefined);
 
     // A source that cannot open: the sink's file was created, empty, and is named.
     const missing = filters.source(filters.fileSource(join(dir, 'no-such-file')));

@@ -104,7 +104,9 @@ export class Source {
     try {
       await pipeline([this.#input, ...this.#filters, new FanOut(this.#sinks)]);
     } catch (e) {
-      if (typeof e === 'object' && e !== null) (e as PartialFiles).partialFiles = await partialFiles(this.#sinks);
+      // A frozen error stays as it is: the failure itself must come through.
+      if (typeof e === 'object' && e !== null && Object.isExtensible(e))
+        (e as PartialFiles).partialFiles = await partialFiles(this.#sinks);
       throw e;
     }
   }
