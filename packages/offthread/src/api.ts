@@ -29,6 +29,7 @@ export {
   Pool,
   type PoolOptions,
   type PoolStats,
+  type TaskStats,
 } from './pool.js';
 export type { Ecc, QrOptions } from './qr.js';
 export type { TemperatureSummary } from './stats.js';

@@ -41,6 +41,23 @@ export interface PoolStats {
   runTime: LatencyStats;
   /** Promises not yet settled on the JS side. */
   pending: number;
+  /** The pool's task workers (`tasks()`), once a task has run on it. */
+  tasks?: TaskStats;
+}
+
+/** The figures of a pool's task workers. */
+export interface TaskStats {
+  threads: number;
+  /** Accepted, not started. */
+  queued: number;
+  running: number;
+  completed: number;
+  /** Finished with an error (the task's own, or its worker's death). */
+  failed: number;
+  /** Aborted or timed out. */
+  cancelled: number;
+  /** Workers replaced: died (exit, out of memory, an uncaught error) or stopped after ignoring an abort. */
+  replaced: number;
 }
 
 export interface Engine {

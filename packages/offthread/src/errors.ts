@@ -128,6 +128,30 @@ export const errorRegistry = {
     kind: 'Error',
     summary: 'The queue client or worker was closed; nothing was queued.',
   },
+  // Task modules (src/tasks, src/pool).
+  ERR_TASK_MODULE: {
+    status: 500,
+    kind: 'Error',
+    summary: "A task module could not be imported on the pool's workers (not found, a syntax error, a throw at load).",
+  },
+  ERR_TASK_EXPORT: { status: 500, kind: 'Error', summary: 'A task module has no exported function of that name.' },
+  ERR_TASK_DATA: {
+    status: 400,
+    kind: 'TypeError',
+    summary:
+      "A task's argument or result cannot cross between threads (a function, a Symbol, a class instance); the message names its path.",
+  },
+  ERR_WORKER_DIED: {
+    status: 500,
+    kind: 'Error',
+    summary:
+      'The worker running the task died (process.exit, out of memory, an uncaught error) or was replaced after ignoring its abort.',
+  },
+  ERR_NOT_IN_TASK: {
+    status: 500,
+    kind: 'Error',
+    summary: 'taskContext() was called outside a task running on a worker.',
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorRegistry;

@@ -19,6 +19,19 @@ export interface WorkerPort {
   ref(on: boolean): void;
 }
 
+export interface SpawnOptions {
+  script?: string | undefined;
+  /** Node's worker resource limits (MB); browsers have none. */
+  resourceLimits?:
+    | {
+        maxOldGenerationSizeMb?: number;
+        maxYoungGenerationSizeMb?: number;
+        codeRangeSizeMb?: number;
+        stackSizeMb?: number;
+      }
+    | undefined;
+}
+
 export interface Host {
   readonly name: 'node' | 'browser';
   /** Backend forced by the user (OFFTHREAD_BACKEND in Node), or null. */
@@ -38,8 +51,11 @@ export interface Host {
   wasmLocation(): string;
   /** The schema compiler (offthread-schema.wasm), compiled; throws a typed error when unavailable. */
   schemaCompiler(): WebAssembly.Module;
-  /** Starts a worker running worker.ts's loop. */
-  spawnWorker(name: string): WorkerPort;
+  /**
+   * Starts a worker running worker.ts's loop, or with `options.script` another worker
+   * entry of the package ('tasks': a job-pool worker running task modules).
+   */
+  spawnWorker(name: string, options?: SpawnOptions): WorkerPort;
   defaultThreads(): number;
   /** MD5 without the addon or wasm (node:crypto); null where the host has none. */
   readonly md5Hex: ((data: string | Uint8Array) => string) | null;

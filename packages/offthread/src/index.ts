@@ -24,3 +24,13 @@ export type {
 } from './filters/spec.js';
 export * as guests from './guests/index.js';
 export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './node/loop-delay.js';
+export {
+  type Priority,
+  type TaskCallOptions,
+  type TaskContext,
+  type TaskFunction,
+  type TaskModule,
+  type TasksOptions,
+  taskContext,
+  tasks,
+} from './tasks/index.js';

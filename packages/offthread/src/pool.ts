@@ -11,11 +11,13 @@ import { WorkerEngine } from './engine-workers.js';
 import { describe, makeError } from './errors.js';
 import { host, warnFallbackOnce } from './host.js';
 import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
+import type { ResourceLimits } from './pool/jobs.js';
 import { isInstance, toOptions } from './validate.js';
 
-const POOL_KEYS = ['threads', 'maxQueue', 'nice', 'engine'] as const;
+const POOL_KEYS = ['threads', 'maxQueue', 'nice', 'engine', 'resourceLimits', 'cancelGrace'] as const;
+const LIMIT_KEYS = ['maxOldGenerationSizeMb', 'maxYoungGenerationSizeMb', 'codeRangeSizeMb', 'stackSizeMb'] as const;
 
-export type { EngineName, LatencyStats, PoolStats } from './engine.js';
+export type { EngineName, LatencyStats, PoolStats, TaskStats } from './engine.js';
 
 export interface PoolOptions {
   /** Worker threads; default: available parallelism. Integer 1…1024. */
@@ -32,6 +34,37 @@ export interface PoolOptions {
    * (workers running the pure-JS tier: π and MD5 only). Default: the first that loads.
    */
   engine?: EngineName;
+  /**
+   * Limits of each task worker's JS heap and stack (MB; Node's worker `resourceLimits`).
+   * A task that passes them fails with ERR_WORKER_DIED and its worker is replaced.
+   */
+  resourceLimits?: ResourceLimits;
+  /**
+   * ms a running task has to stop after its call was aborted or timed out (its signal
+   * aborts at once); past it the task's worker is replaced. Default 200.
+   */
+  cancelGrace?: number;
+}
+
+/**
+ * @internal What a feature keeps per pool (the tasks feature: its worker threads). Made on
+ * first use with the pool's options, closed and destroyed with the pool.
+ */
+export interface PoolResource {
+  /** The key of its figures in `pool.stats()`. */
+  readonly name: string;
+  stats(): unknown;
+  close(): Promise<void>;
+  destroy(): void;
+  onBusy: (busy: boolean) => void;
+}
+
+/** @internal The pool's options as a feature's resource is made with them. */
+export interface ResourceOptions {
+  threads: number;
+  maxQueue: number;
+  resourceLimits: ResourceLimits | undefined;
+  grace: number;
 }
 
 /** Options every async kernel call accepts. */
@@ -87,7 +120,10 @@ export function raceAbort<T>(promise: Promise<T>, call: RunOptions): Promise<T> 
 /** Pools with jobs in flight: held here so a pool is never collected while it owes results. */
 const busy = new Set<Pool>();
 /** A pool dropped without close() gives its threads back when it is collected. */
-const finalizer = new FinalizationRegistry<Engine>((engine) => engine.destroy());
+const finalizer = new FinalizationRegistry<{ engine: Engine; resources: Map<symbol, PoolResource> }>((held) => {
+  held.engine.destroy();
+  for (const r of held.resources.values()) r.destroy();
+});
 
 function defaultEngine(): EngineName {
   const h = host();
@@ -97,6 +133,8 @@ function defaultEngine(): EngineName {
 
 export class Pool {
   readonly #engine: Engine;
+  readonly #resources = new Map<symbol, PoolResource>();
+  readonly #resourceOptions: ResourceOptions;
   #state: 'open' | 'closed' | 'destroyed' = 'open';
 
   constructor(options?: PoolOptions) {
@@ -108,6 +146,14 @@ export class Pool {
         ? 0
         : checkPoolInt(opts.maxQueue, 'maxQueue', 1, 2 ** 32 - 1);
     const nice = opts.nice === undefined ? 10 : checkPoolInt(opts.nice, 'nice', 0, 19);
+    const cancelGrace =
+      opts.cancelGrace === undefined ? 200 : checkPoolInt(opts.cancelGrace, 'cancelGrace', 0, 2 ** 31 - 1);
+    this.#resourceOptions = {
+      threads,
+      maxQueue: maxQueue === 0 ? Number.POSITIVE_INFINITY : maxQueue,
+      resourceLimits: checkLimits(opts.resourceLimits),
+      grace: cancelGrace,
+    };
     const engine = opts.engine ?? defaultEngine();
     if (opts.engine === undefined && engine !== 'native') warnFallbackOnce();
     this.#engine = makeEngine(engine, threads, maxQueue, nice);
@@ -116,7 +162,22 @@ export class Pool {
       const pool = self.deref();
       if (pool) on ? busy.add(pool) : busy.delete(pool);
     };
-    finalizer.register(this, this.#engine, this);
+    finalizer.register(this, { engine: this.#engine, resources: this.#resources }, this);
+  }
+
+  /** @internal A feature's per-pool resource, made on first use (the tasks feature's workers). */
+  resource<T extends PoolResource>(key: symbol, make: (options: ResourceOptions) => T): T {
+    let r = this.#resources.get(key) as T | undefined;
+    if (r) return r;
+    if (this.#state !== 'open') throw makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`);
+    r = make(this.#resourceOptions);
+    const self = new WeakRef(this);
+    r.onBusy = (on) => {
+      const pool = self.deref();
+      if (pool) on ? busy.add(pool) : busy.delete(pool);
+    };
+    this.#resources.set(key, r);
+    return r;
   }
 
   /** Threads (native) or workers this pool runs on. */
@@ -176,14 +237,16 @@ export class Pool {
   }
 
   stats(): PoolStats {
-    return this.#engine.stats();
+    const stats = this.#engine.stats() as PoolStats & Record<string, unknown>;
+    for (const r of this.#resources.values()) stats[r.name] = r.stats();
+    return stats;
   }
 
   /** Stops accepting jobs; resolves once every accepted job has settled. */
   close(): Promise<void> {
     if (this.#state === 'open') this.#state = 'closed';
     finalizer.unregister(this);
-    return this.#engine.close();
+    return Promise.all([this.#engine.close(), ...[...this.#resources.values()].map((r) => r.close())]).then(() => {});
   }
 
   /** Stops accepting jobs and cancels the rest: their promises reject with ERR_POOL_CLOSED. */
@@ -191,6 +254,7 @@ export class Pool {
     this.#state = 'destroyed';
     finalizer.unregister(this);
     this.#engine.destroy();
+    for (const r of this.#resources.values()) r.destroy();
     return Promise.resolve();
   }
 
@@ -202,6 +266,13 @@ export class Pool {
   get _engine(): Engine {
     return this.#engine;
   }
+}
+
+function checkLimits(limits: unknown): ResourceLimits | undefined {
+  if (limits === undefined) return undefined;
+  const o = toOptions<ResourceLimits>(limits, LIMIT_KEYS, 'resourceLimits');
+  for (const key of LIMIT_KEYS) if (o[key] !== undefined) checkPoolInt(o[key], `resourceLimits.${key}`, 1, 2 ** 20);
+  return o;
 }
 
 function makeEngine(name: EngineName, threads: number, maxQueue: number, nice: number): Engine {

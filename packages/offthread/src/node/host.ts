@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { makeError } from '../errors.js';
-import type { BackendName, Host, NativeBinding, WorkerPort } from '../host.js';
+import type { BackendName, Host, NativeBinding, SpawnOptions, WorkerPort } from '../host.js';
 import { wasmImports } from '../wasm-client.js';
 import { ffiPiCount } from './ffi.js';
 
@@ -103,9 +103,14 @@ function loadWasm(): WebAssembly.Module | null {
   }
 }
 
+/** The package's worker entries besides the kernel worker. */
+const scripts: Record<string, string> = { tasks: join(__dirname, 'task-worker.js') };
+
 /** worker_threads behind the host's WorkerPort. */
-function spawnWorker(name: string): WorkerPort {
-  const worker = new Worker(workerPath, { name });
+function spawnWorker(name: string, options?: SpawnOptions): WorkerPort {
+  const path = options?.script === undefined ? workerPath : scripts[options.script];
+  if (!path) throw makeError('ERR_BACKEND_UNAVAILABLE', `no worker script named ${options?.script}`);
+  const worker = new Worker(path, { name, resourceLimits: options?.resourceLimits ?? {} });
   let terminated = false;
   return {
     post: (message, transfer) => worker.postMessage(message, transfer as never),

@@ -5,7 +5,7 @@
  * webpack and Rollup rewrite when they bundle — or given to `init()` explicitly.
  */
 import { makeError } from '../errors.js';
-import { type BackendInfo, backendInfo, type Host, type WorkerPort } from '../host.js';
+import { type BackendInfo, backendInfo, type Host, type SpawnOptions, type WorkerPort } from '../host.js';
 import { wasmImports } from '../wasm-client.js';
 
 export interface InitOptions {
@@ -82,7 +82,10 @@ async function load(options: InitOptions): Promise<BackendInfo> {
   return backendInfo();
 }
 
-function spawnWorker(name: string): WorkerPort {
+function spawnWorker(name: string, options?: SpawnOptions): WorkerPort {
+  if (options?.script !== undefined) {
+    throw makeError('ERR_BACKEND_UNAVAILABLE', `${options.script} workers are not available in browsers yet`);
+  }
   // The literal `new Worker(new URL(…, import.meta.url))` is what bundlers look for.
   const worker = workerUrl
     ? new Worker(workerUrl, { type: 'module', name })

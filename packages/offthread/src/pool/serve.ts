@@ -1,0 +1,410 @@
+/**
+ * One worker of a job pool (the calling side is pool/jobs.ts; the memory is pool/layout.ts).
+ * It knows no feature: a feature (tasks/) gives it a `JobRunner` that turns a function id
+ * and arguments into a result, and setup messages that register functions.
+ *
+ * The loop takes a job from its direct queue, else from the shared queues (high first;
+ * every 4th take prefers normal and every 16th low, so no priority starves), runs it,
+ * writes the result into the slot and pushes the slot on its completion queue. It goes
+ * back to its event loop when a message is due (the caller counts them in W_POSTED), when
+ * a job returns a promise, every YIELD_MS of continuous work (so the module's timers run),
+ * and when there is nothing to do: it then waits on W_SIGNAL with Atomics.waitAsync,
+ * after a brief spin when the last job was a lone call (the next one usually follows).
+ */
+import { decode, encode, NO_FIT, type Region, region } from './codec.js';
+import {
+  CLAIMED,
+  DONE,
+  DROPPED,
+  F_BY_MESSAGE,
+  F_LONE,
+  Layout,
+  MAIN,
+  PRIORITIES,
+  QUEUED,
+  RUNNING,
+  S_CANCEL,
+  S_FLAGS,
+  S_FN,
+  S_ID,
+  S_NEED,
+  S_OWNER,
+  S_STATE,
+  SKIPPED,
+  SLOT_DATA,
+  W_BUSY,
+  W_POSTED,
+  W_SIGNAL,
+  W_SLEEP,
+} from './layout.js';
+import { CodedFailure, findUncloneable, toWire } from './wire.js';
+
+/** What a running job can see of its call. */
+export interface JobContext {
+  /** Aborted when the caller aborts or times out the call; reading `aborted` polls shared memory. */
+  readonly signal: AbortSignal;
+  /** Sends a progress value to the caller's `onProgress`. */
+  progress(value: unknown): void;
+}
+
+/** A feature's side of the worker: registers functions, runs them. */
+export interface JobRunner {
+  setup(body: unknown): void;
+  /** null when function `fn` can run now; else a promise that settles when it can (or rejects why not). */
+  pending(fn: number): Promise<unknown> | null;
+  run(fn: number, args: unknown[], context: JobContext): unknown;
+}
+
+export type ToWorker =
+  | { type: 'init'; buffer: SharedArrayBuffer; index: number; workers: number }
+  | { type: 'setup'; body: unknown }
+  | { type: 'args'; slot: number; id: number; args: unknown[] }
+  | { type: 'cancel'; slot: number; id: number };
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'result'; slot: number; id: number; value: unknown }
+  | { type: 'error'; slot: number; id: number; error: unknown }
+  | { type: 'progress'; slot: number; id: number; value: unknown };
+
+/** How long a worker keeps serving jobs before it lets its event loop run (timers, messages). */
+const YIELD_MS = 5;
+/** How often, at most, a worker with more queued work wakes the caller for its completions. */
+const NOTIFY_MS = 0.03;
+/** How long a worker watches the queues after a lone call before it sleeps. */
+const LONE_SPIN_MS = 0.05;
+
+// Node has setImmediate; browsers' workers fall back to a task.
+const later: (fn: () => void) => void =
+  (globalThis as { setImmediate?: (fn: () => void) => void }).setImmediate ?? ((fn) => setTimeout(fn, 0));
+
+const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')?.get as (
+  this: AbortSignal,
+) => boolean;
+
+const abortReason = () => new DOMException('The task was aborted by its caller', 'AbortError');
+
+const waitAsync = (
+  Atomics as unknown as {
+    waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> | string };
+  }
+).waitAsync;
+
+/** Starts a worker's loop; `post` sends to the caller. Returns the message handler. */
+export function serveJobs(
+  runner: JobRunner,
+  post: (msg: FromWorker, transfer?: Transferable[]) => void,
+): (msg: ToWorker) => void {
+  let L: Layout;
+  let me = 0;
+  let received = 0; // messages read (the caller's W_POSTED counts what it sent)
+  let setups = 0; // setup messages read (a slot's S_NEED)
+  let serving = false;
+  let awaiting = false; // an async job is running: take nothing else until it settles
+  let sleeping = false;
+  let takes = 0;
+  let lastLone = false;
+  let owed = false;
+  let owedSince = 0;
+  /** Recent run time (ms, moving average) of each function, by id: whether a wake-up can wait for it. */
+  const runMs: number[] = [];
+  const args = new Map<number, { id: number; args: unknown[] }>();
+  /** Claimed slots waiting for their arguments or their function's module. */
+  const stash: number[] = [];
+  const next: [number] = [0];
+  const regions: Region[] = [];
+  /** The job this worker is running (one at a time), or null. */
+  let current: Running | null = null;
+
+  const slotRegion = (slot: number): Region => {
+    let r = regions[slot];
+    if (!r) {
+      r = region(L.buffer, L.data(slot), SLOT_DATA);
+      regions[slot] = r;
+    }
+    return r;
+  };
+
+  function take(): number {
+    const direct = L.popDirect(me);
+    if (direct >= 0) return direct;
+    const n = takes++;
+    const first = (n & 15) === 15 ? 2 : (n & 3) === 3 ? 1 : 0;
+    let slot = L.popShared(first);
+    for (let p = 0; slot < 0 && p < PRIORITIES.length; p++) if (p !== first) slot = L.popShared(p);
+    return slot;
+  }
+
+  function nothingToDo(): boolean {
+    if (Atomics.load(L.i32, L.w(me, W_POSTED)) !== received) return false;
+    if (!L.directEmpty(me)) return false;
+    for (let p = 0; p < PRIORITIES.length; p++) if (!L.sharedEmpty(p)) return false;
+    return true;
+  }
+
+  /**
+   * Publishes a finished slot. A caller waiting for completions is woken at once when this
+   * worker has nothing else queued; otherwise the wake-up is owed and paid before a job
+   * that may take a while (its function's recent runs took NOTIFY_MS or more, or it is
+   * new), NOTIFY_MS after the first owed completion, or when the worker goes back to its
+   * event loop — so one wake-up carries a batch, and none waits behind a long job.
+   */
+  function complete(slot: number): void {
+    L.pushDone(me, slot);
+    if (Atomics.load(L.i32, MAIN) !== 1) return; // the caller looks at the queues before it waits
+    if (nothingToDo()) wakeCaller();
+    else if (!owed) {
+      owed = true;
+      owedSince = performance.now();
+    }
+  }
+
+  function wakeCaller(): void {
+    owed = false;
+    if (Atomics.compareExchange(L.i32, MAIN, 1, 0) === 1) Atomics.notify(L.i32, MAIN);
+  }
+
+  /** Sends the result: in the slot when it fits, else by message (also after progress messages, to keep their order). */
+  function answer(slot: number, id: number, value: unknown, messaged: boolean): void {
+    const at = messaged ? NO_FIT : encode(slotRegion(slot), 0, value);
+    if (at !== NO_FIT) {
+      Atomics.store(L.i32, L.s(slot, S_STATE), DONE);
+      complete(slot);
+      return;
+    }
+    const bad = findUncloneable(value, 'result');
+    if (bad) {
+      post({ type: 'error', slot, id, error: new CodedFailure('ERR_TASK_DATA', `the task's ${bad}`).toWire() });
+      return;
+    }
+    try {
+      post({ type: 'result', slot, id, value });
+    } catch (err) {
+      const why = `the task's result cannot be cloned: ${(err as Error)?.message ?? err}`;
+      post({ type: 'error', slot, id, error: new CodedFailure('ERR_TASK_DATA', why).toWire() });
+    }
+  }
+
+  function fail(slot: number, id: number, thrown: unknown): void {
+    post({ type: 'error', slot, id, error: toWire(thrown) });
+  }
+
+  /**
+   * The running job's context. Its signal is made only when the task reads it (an
+   * AbortController per call costs more than a trivial task): it aborts when a 'cancel'
+   * message arrives, and — since a CPU-bound task never yields to its event loop, where
+   * that message would be read — reading `aborted` (or throwIfAborted) polls the slot's
+   * cancel flag too.
+   */
+  class Running implements JobContext {
+    readonly slot: number;
+    readonly id: number;
+    controller: AbortController | null = null;
+    /** It sent progress: its result goes by message too, after them. */
+    messaged = false;
+    constructor(slot: number, id: number) {
+      this.slot = slot;
+      this.id = id;
+    }
+
+    get signal(): AbortSignal {
+      if (this.controller) return this.controller.signal;
+      const controller = new AbortController();
+      this.controller = controller;
+      const { signal } = controller;
+      const poll = (): boolean => {
+        if (abortedGetter.call(signal)) return true;
+        if (current === this && Atomics.load(L.i32, L.s(this.slot, S_CANCEL)) === 1) {
+          controller.abort(abortReason());
+          return true;
+        }
+        return false;
+      };
+      Object.defineProperty(signal, 'aborted', { get: poll });
+      Object.defineProperty(signal, 'throwIfAborted', {
+        value() {
+          if (poll()) throw signal.reason;
+        },
+      });
+      poll();
+      return signal;
+    }
+
+    progress(value: unknown): void {
+      this.messaged = true;
+      post({ type: 'progress', slot: this.slot, id: this.id, value });
+    }
+
+    abort(): void {
+      if (this.controller && !abortedGetter.call(this.controller.signal)) this.controller.abort(abortReason());
+    }
+  }
+
+  /** Runs the claimed slot; false when it must wait (stashed) or went async. */
+  function run(slot: number): boolean {
+    const { i32 } = L;
+    const id = i32[L.s(slot, S_ID)] as number;
+    const fn = i32[L.s(slot, S_FN)] as number;
+    const flags = i32[L.s(slot, S_FLAGS)] as number;
+    if (Atomics.load(i32, L.s(slot, S_CANCEL)) === 1) {
+      args.delete(slot);
+      Atomics.store(i32, L.s(slot, S_STATE), SKIPPED);
+      complete(slot);
+      return true;
+    }
+    const byMessage = (flags & F_BY_MESSAGE) !== 0;
+    const waiting = runner.pending(fn);
+    if (setups < (i32[L.s(slot, S_NEED)] as number) || (byMessage && args.get(slot)?.id !== id) || waiting) {
+      stash.push(slot);
+      waiting?.then(serve, serve);
+      return false;
+    }
+    const t0 = performance.now();
+    if (owed && !((runMs[fn] ?? NOTIFY_MS) < NOTIFY_MS && t0 - owedSince < NOTIFY_MS)) wakeCaller();
+    Atomics.store(i32, L.s(slot, S_STATE), RUNNING);
+    Atomics.store(i32, L.w(me, W_BUSY), 1);
+    lastLone = (flags & F_LONE) !== 0;
+    let list: unknown[];
+    if (byMessage) {
+      list = (args.get(slot) as { args: unknown[] }).args;
+      args.delete(slot);
+    } else {
+      list = decode(slotRegion(slot), 0, next) as unknown[];
+    }
+    let out: unknown;
+    try {
+      current = new Running(slot, id);
+      out = runner.run(fn, list, current);
+    } catch (err) {
+      current = null;
+      Atomics.store(i32, L.w(me, W_BUSY), 0);
+      fail(slot, id, err);
+      return true;
+    }
+    const job = current;
+    if (out !== null && typeof out === 'object' && typeof (out as PromiseLike<unknown>).then === 'function') {
+      awaiting = true;
+      (out as PromiseLike<unknown>).then(
+        (value) => settleAsync(() => answer(slot, id, value, job.messaged)),
+        (err) => settleAsync(() => fail(slot, id, err)),
+      );
+      return false;
+    }
+    current = null;
+    const ms = performance.now() - t0;
+    const seen = runMs[fn];
+    runMs[fn] = seen === undefined ? ms : seen * 0.75 + ms * 0.25;
+    Atomics.store(i32, L.w(me, W_BUSY), 0);
+    answer(slot, id, out, job.messaged);
+    return true;
+  }
+
+  function settleAsync(send: () => void): void {
+    current = null;
+    Atomics.store(L.i32, L.w(me, W_BUSY), 0);
+    awaiting = false;
+    send();
+    serve();
+  }
+
+  function claim(slot: number): boolean {
+    const { i32 } = L;
+    Atomics.store(i32, L.s(slot, S_OWNER), me);
+    const was = Atomics.compareExchange(i32, L.s(slot, S_STATE), QUEUED, CLAIMED);
+    if (was === QUEUED) return true;
+    if (was === DROPPED) {
+      Atomics.store(i32, L.s(slot, S_STATE), SKIPPED);
+      complete(slot);
+    }
+    return false;
+  }
+
+  /** The loop: runs jobs until it must return to the event loop. */
+  function serve(): void {
+    if (serving || awaiting || !L) return;
+    serving = true;
+    const started = performance.now();
+    try {
+      for (;;) {
+        if (Atomics.load(L.i32, L.w(me, W_POSTED)) !== received) return; // a message is due
+        if (stash.length > 0) {
+          const slot = stash.shift() as number;
+          if (!run(slot)) return;
+          continue;
+        }
+        if (performance.now() - started > YIELD_MS) {
+          later(serve);
+          return;
+        }
+        const slot = take();
+        if (slot < 0) {
+          if (lastLone && spin()) continue;
+          sleep();
+          return;
+        }
+        if (claim(slot) && !run(slot)) return;
+      }
+    } finally {
+      serving = false;
+      if (owed) wakeCaller();
+    }
+  }
+
+  /** After a lone call: watch the queues briefly; true when something came. */
+  function spin(): boolean {
+    lastLone = false;
+    const end = performance.now() + LONE_SPIN_MS;
+    for (let n = 1; ; n++) {
+      if (!nothingToDo()) return true;
+      if ((n & 31) === 0 && performance.now() > end) return false;
+    }
+  }
+
+  function sleep(): void {
+    if (sleeping) return;
+    const { i32 } = L;
+    const at = L.w(me, W_SIGNAL);
+    const seen = Atomics.load(i32, at);
+    Atomics.store(i32, L.w(me, W_SLEEP), 1);
+    if (!nothingToDo()) {
+      Atomics.store(i32, L.w(me, W_SLEEP), 0);
+      later(serve);
+      return;
+    }
+    const r = waitAsync(i32, at, seen);
+    const wake = (): void => {
+      sleeping = false;
+      Atomics.store(i32, L.w(me, W_SLEEP), 0);
+      serve();
+    };
+    if (!r.async) {
+      later(wake);
+      return;
+    }
+    sleeping = true;
+    void (r.value as Promise<unknown>).then(wake);
+  }
+
+  return (msg: ToWorker) => {
+    received++;
+    switch (msg.type) {
+      case 'init':
+        L = new Layout(msg.workers, msg.buffer);
+        me = msg.index;
+        post({ type: 'ready' });
+        break;
+      case 'setup':
+        setups++;
+        runner.setup(msg.body);
+        break;
+      case 'args':
+        args.set(msg.slot, { id: msg.id, args: msg.args });
+        break;
+      case 'cancel': {
+        if (current?.slot === msg.slot && current.id === msg.id) current.abort();
+        break;
+      }
+    }
+    serve();
+  };
+}

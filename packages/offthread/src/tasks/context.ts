@@ -1,0 +1,34 @@
+/**
+ * What a task module reads of the call it is running: `taskContext()` inside an export
+ * gives its signal (aborted by the caller's `signal` or `timeout`) and progress reporting.
+ * The worker's loop (tasks/runner.ts) sets it before each call; it lives on globalThis so
+ * a task module's own copy of offthread (another install, a bundle) sees the same one.
+ */
+import { makeError } from '../errors.js';
+import type { JobContext } from '../pool/serve.js';
+
+/** The running task's view of its call. */
+export interface TaskContext {
+  /**
+   * Aborted when the caller aborts the call or its timeout passes. A loop that never
+   * awaits can still poll it: reading `signal.aborted` (or `throwIfAborted()`) checks.
+   */
+  readonly signal: AbortSignal;
+  /** Sends `value` to the caller's `onProgress` (structured clone). */
+  progress(value: unknown): void;
+}
+
+const KEY = Symbol.for('offthread.taskContext');
+type Holder = { [KEY]?: JobContext | undefined };
+
+/** @internal The worker loop: the context of the task about to run. */
+export function setTaskContext(context: JobContext | undefined): void {
+  (globalThis as Holder)[KEY] = context;
+}
+
+/** The context of the task running on this worker; throws ERR_NOT_IN_TASK elsewhere. */
+export function taskContext(): TaskContext {
+  const context = (globalThis as Holder)[KEY];
+  if (!context) throw makeError('ERR_NOT_IN_TASK', 'taskContext() is only available inside a task running on a worker');
+  return context;
+}

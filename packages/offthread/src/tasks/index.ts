@@ -1,0 +1,196 @@
+/**
+ * Your own JavaScript on the pool's workers: `tasks(moduleUrl)` gives an object whose
+ * functions run the module's exports on worker threads and resolve to their results.
+ *
+ * ```ts
+ * import { tasks } from 'offthread';
+ * const work = tasks<typeof import('./work.js')>(new URL('./work.js', import.meta.url));
+ * await work.blur(pixels, 4); // on a worker
+ * await work.blur.with({ signal, timeout: 50, transfer: [pixels.buffer], priority: 'high' })(pixels, 4);
+ * ```
+ *
+ * The module is imported once per worker, on the pool's first call. Each exported
+ * function is registered with the pool's workers the first time it is used
+ * (tasks/runner.ts runs it there); arguments and results cross as pool/jobs.ts says.
+ */
+import { describe, makeError } from '../errors.js';
+import { type JobOptions, JobPool } from '../pool/jobs.js';
+import { PRIORITIES, type Priority } from '../pool/layout.js';
+import { checkCallOptions, defaultPool, Pool } from '../pool.js';
+import { isInstance, toOptions } from '../validate.js';
+import type { TaskSetup } from './runner.js';
+
+export type { Priority } from '../pool/layout.js';
+
+/** Options of one task call (`work.fn.with(options)(…args)`). */
+export interface TaskCallOptions {
+  /** Run on this pool instead of the module's (or the default one). */
+  pool?: Pool | undefined;
+  /** Aborts the call: it rejects at once, and the running task's `taskContext().signal` aborts. */
+  signal?: AbortSignal | undefined;
+  /** ms until the call rejects with ERR_TIMEOUT (and the task's signal aborts). */
+  timeout?: number | undefined;
+  /** ArrayBuffers (and other transferables) to move to the worker instead of copying them. */
+  transfer?: Transferable[] | undefined;
+  /** 'high', 'normal' (default) or 'low'. Higher first, but a busy pool still runs lower ones (no starvation). */
+  priority?: Priority | undefined;
+  /** Called with each value the task reports through `taskContext().progress(value)`. */
+  onProgress?: ((value: unknown) => void) | undefined;
+}
+
+/** Options of `tasks()`: the defaults of every call to the module. */
+export interface TasksOptions {
+  /** The pool the module's calls run on (default: the default pool). */
+  pool?: Pool | undefined;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the shape of any function, as TS spells it
+type AnyFunction = (...args: any[]) => any;
+
+/** One export of a task module, run on the pool. */
+export interface TaskFunction<F extends AnyFunction> {
+  (...args: Parameters<F>): Promise<Awaited<ReturnType<F>>>;
+  /** The same call with options: `work.fn.with({ signal })(…args)`. */
+  with(options: TaskCallOptions): (...args: Parameters<F>) => Promise<Awaited<ReturnType<F>>>;
+}
+
+/** A task module's exported functions, each running on the pool. */
+export type TaskModule<M> = {
+  readonly [K in keyof M as M[K] extends AnyFunction ? K : never]: M[K] extends AnyFunction
+    ? TaskFunction<M[K]>
+    : never;
+};
+
+const CALL_KEYS = ['pool', 'signal', 'timeout', 'transfer', 'priority', 'onProgress'] as const;
+
+/** What the tasks feature keeps per pool: its job pool and the functions it registered there. */
+interface PoolTasks {
+  jobs: JobPool;
+  modules: Map<string, number>;
+  functions: Map<string, number>;
+}
+
+const TASKS = Symbol('offthread.tasks');
+
+function poolTasks(pool: Pool): PoolTasks {
+  return pool.resource(TASKS, (options) => {
+    const jobs = new JobPool({ ...options, script: 'tasks' });
+    return {
+      name: 'tasks',
+      jobs,
+      modules: new Map(),
+      functions: new Map(),
+      stats: () => jobs.stats(),
+      close: () => jobs.close(),
+      destroy: () => jobs.destroy(),
+      set onBusy(fn: (busy: boolean) => void) {
+        jobs.onBusy = fn;
+      },
+    };
+  });
+}
+
+/** The id of `name` of `url` on `pool`, registering the module and the function there first. */
+function functionId(t: PoolTasks, url: string, name: string): number {
+  const key = `${name}\0${url}`;
+  let fn = t.functions.get(key);
+  if (fn !== undefined) return fn;
+  let mod = t.modules.get(url);
+  if (mod === undefined) {
+    mod = t.modules.size;
+    t.modules.set(url, mod);
+    t.jobs.setup({ kind: 'module', mod, url } satisfies TaskSetup);
+  }
+  fn = t.functions.size;
+  t.functions.set(key, fn);
+  t.jobs.setup({ kind: 'export', fn, mod, name } satisfies TaskSetup);
+  return fn;
+}
+
+function moduleUrl(module: unknown): string {
+  if (isInstance(module, URL)) return (module as URL).href;
+  if (typeof module === 'string' && module.length > 0) {
+    if (module.startsWith('/')) return new URL(`file://${encodeURI(module).replace(/[?#]/g, encodeURIComponent)}`).href;
+    if (module.startsWith('.')) {
+      throw makeError(
+        'ERR_INVALID_ARG',
+        `tasks() needs an absolute path or a URL, got the relative ${describe(module)}: use new URL(${JSON.stringify(module)}, import.meta.url) (or path.join(__dirname, …))`,
+      );
+    }
+    return module; // a file: / data: URL, or a package specifier
+  }
+  throw makeError('ERR_INVALID_ARG', `tasks() takes a module URL or an absolute path, got ${describe(module)}`);
+}
+
+function checkTaskOptions(options: unknown, defaults: TasksOptions): TaskCallOptions & JobOptions {
+  const o = toOptions<TaskCallOptions>(options, CALL_KEYS, 'task options');
+  const { signal, timeout } = checkCallOptions({ pool: o.pool, signal: o.signal, timeout: o.timeout });
+  if (o.transfer !== undefined && !Array.isArray(o.transfer)) {
+    throw makeError('ERR_INVALID_ARG', `options.transfer must be an array, got ${describe(o.transfer)}`);
+  }
+  if (o.priority !== undefined && !PRIORITIES.includes(o.priority)) {
+    throw makeError(
+      'ERR_INVALID_ARG',
+      `options.priority must be 'high', 'normal' or 'low', got ${describe(o.priority)}`,
+    );
+  }
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') {
+    throw makeError('ERR_INVALID_ARG', `options.onProgress must be a function, got ${describe(o.onProgress)}`);
+  }
+  return { ...o, pool: o.pool ?? defaults.pool, signal, timeout };
+}
+
+const NO_OPTIONS: JobOptions = {};
+
+/**
+ * Runs the exports of the module at `module` (a URL, e.g. `new URL('./work.js',
+ * import.meta.url)`, or an absolute path) on the pool's workers. Type it with the
+ * module's own type: `tasks<typeof import('./work.js')>(…)`.
+ */
+export function tasks<M = Record<string, AnyFunction>>(module: string | URL, options?: TasksOptions): TaskModule<M> {
+  const url = moduleUrl(module);
+  const defaults = toOptions<TasksOptions>(options, ['pool'], 'tasks options');
+  if (defaults.pool !== undefined && !isInstance(defaults.pool, Pool)) {
+    throw makeError('ERR_INVALID_ARG', 'options.pool must be an offthread Pool');
+  }
+  const made = new Map<string, TaskFunction<AnyFunction>>();
+  const make = (name: string): TaskFunction<AnyFunction> => {
+    let lastPool: Pool | undefined;
+    let last: PoolTasks | undefined;
+    let lastFn = 0;
+    const run = (args: unknown[], call: TaskCallOptions & JobOptions): Promise<unknown> => {
+      try {
+        const pool = call.pool ?? defaults.pool ?? defaultPool();
+        if (pool !== lastPool) {
+          last = poolTasks(pool);
+          lastFn = functionId(last, url, name);
+          lastPool = pool;
+        }
+        if (pool.closed) return Promise.reject(makeError('ERR_POOL_CLOSED', 'the pool is closed'));
+        return (last as PoolTasks).jobs.run(lastFn, args, call);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+    const fn = ((...args: unknown[]) => run(args, NO_OPTIONS)) as TaskFunction<AnyFunction>;
+    fn.with = (callOptions: TaskCallOptions) => {
+      const checked = checkTaskOptions(callOptions, defaults);
+      return (...args: unknown[]) => run(args, checked);
+    };
+    return fn;
+  };
+  return new Proxy(Object.create(null) as TaskModule<M>, {
+    get(_, name) {
+      // Not thenable (so `await work` is the object), and no symbols.
+      if (typeof name !== 'string' || name === 'then') return undefined;
+      let fn = made.get(name);
+      if (!fn) {
+        fn = make(name);
+        made.set(name, fn);
+      }
+      return fn;
+    },
+  });
+}
+
+export { type TaskContext, taskContext } from './context.js';
