@@ -298,10 +298,20 @@ export class WorkerEngine implements Engine {
     for (let i = 0; i < this.threads; i++) this.#slots.push(this.#spawn(i));
   }
 
-  /** Posts to a worker; a worker serving its mailbox is told a message is on its way. */
+  /**
+   * Posts to a worker; a worker serving its mailbox is told a message is on its way —
+   * before it leaves: told after, a worker that had already read it would count one more
+   * message due than will come, go back to its event loop and miss every later mailbox
+   * call (pool/jobs.ts had the same race and hung).
+   */
   #post(slot: Slot, message: unknown, transfer?: Transferable[]): void {
-    slot.port.post(message, transfer);
     if (slot.box) noteMessage(slot.box);
+    try {
+      slot.port.post(message, transfer);
+    } catch (err) {
+      if (slot.box) slot.port.post({ type: 'nop' }); // the message counted, so the count holds
+      throw err;
+    }
   }
 
   #spawn(index: number): Slot {

@@ -30,6 +30,8 @@ export {
   type TaskContext,
   type TaskFunction,
   type TaskModule,
+  type TaskResult,
+  type TaskStream,
   type TasksOptions,
   taskContext,
   tasks,

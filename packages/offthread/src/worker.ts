@@ -54,7 +54,7 @@ export interface GuestTaskMessage {
   id: number;
   call: unknown;
 }
-export type WorkerMessage = InitMessage | TaskMessage | GuestSetupMessage | GuestTaskMessage;
+export type WorkerMessage = InitMessage | TaskMessage | GuestSetupMessage | GuestTaskMessage | { type: 'nop' };
 export type Reply =
   | { type: 'ready' }
   | { type: 'init-error'; message: string }
@@ -185,7 +185,8 @@ export function workerLoop(
     if (msg.type === 'init') init(msg);
     else if (msg.type === 'task') task(msg);
     else if (msg.type === 'guest-setup') guests = new GuestRuntime(msg);
-    else guest(msg);
+    else if (msg.type === 'guest') guest(msg);
+    // 'nop': stands in for a message that could not be sent (the caller counted it).
     if (box) serve(box);
   };
 }

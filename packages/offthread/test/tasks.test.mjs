@@ -9,6 +9,7 @@ import { Pool, taskContext, tasks } from 'offthread';
 
 const fixture = (name) => new URL(`./fixtures/tasks/${name}`, import.meta.url);
 const counter = () => new Int32Array(new SharedArrayBuffer(4));
+const counterOf = (n) => new Int32Array(new SharedArrayBuffer(4 * n));
 
 /** Rejects with `code` (and runs `check` on the error). */
 async function rejectsWith(promise, code, check = () => {}) {
@@ -113,6 +114,79 @@ describe('tasks(): results', () => {
     assert.equal(s.threads, 2);
     assert.ok(s.completed >= 20_000, JSON.stringify(s));
     assert.equal(s.queued, 0);
+  });
+});
+
+describe('tasks(): streamed results', () => {
+  const pool = new Pool({ threads: 1 });
+  const work = tasks(fixture('work.mjs'), { pool });
+  after(() => pool.close());
+
+  test('an async generator export streams its items in order: for await on the call', async () => {
+    const got = [];
+    for await (const row of work.rows(1000)) got.push(row);
+    assert.deepEqual(
+      got,
+      Array.from({ length: 1000 }, (_, i) => ({ i, square: i * i })),
+    );
+    const sync = [];
+    for await (const i of work.syncRows(5)) sync.push(i);
+    assert.deepEqual(sync, [0, 1, 2, 3, 4]);
+    // An export that returns an iterator resolves to a stream.
+    const later = [];
+    for await (const row of await work.rowsLater(3)) later.push(row.i);
+    assert.deepEqual(later, [0, 1, 2]);
+  });
+
+  test('back-pressure: an unread stream stops its generator within the window', async () => {
+    const log = counterOf(2);
+    const stream = await work.rows(1_000_000, log);
+    const first = await stream.next();
+    assert.deepEqual(first.value, { i: 0, square: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(Atomics.load(log, 0) <= 40, `produced ${Atomics.load(log, 0)} rows ahead of one read`);
+    await stream.return();
+    await waitUntil(() => Atomics.load(log, 1) === 1); // its finally ran on the worker
+    assert.equal(await work.add(1, 1), 2); // the worker is free again
+  });
+
+  test('break stops the generator; an error mid-stream rejects the loop', async () => {
+    const log = counterOf(2);
+    for await (const row of work.rows(1_000_000, log)) if (row.i === 10) break;
+    await waitUntil(() => Atomics.load(log, 1) === 1);
+    assert.ok(Atomics.load(log, 0) < 100);
+    const seen = [];
+    await assert.rejects(
+      (async () => {
+        for await (const v of work.failingRows()) seen.push(v);
+      })(),
+      { name: 'TypeError', message: 'row 2 is bad' },
+    );
+    assert.deepEqual(seen, [1]);
+    // Iterating an export that does not stream: the language's TypeError once the module's
+    // shape is known (TypeScript refuses it), ERR_TASK_EXPORT before.
+    await assert.rejects(
+      (async () => {
+        for await (const v of work.add(1, 2)) seen.push(v);
+      })(),
+      (err) => err instanceof TypeError || err.code === 'ERR_TASK_EXPORT',
+    );
+  });
+
+  test('an abort during the stream fails the loop and stops the generator', async () => {
+    const log = counterOf(2);
+    const controller = new AbortController();
+    let n = 0;
+    await rejectsWith(
+      (async () => {
+        for await (const _ of work.rows.with({ signal: controller.signal })(1_000_000, log)) {
+          if (++n === 5) controller.abort();
+        }
+      })(),
+      'ERR_ABORTED',
+    );
+    await waitUntil(() => Atomics.load(log, 1) === 1);
+    assert.equal(await work.add(2, 2), 4);
   });
 });
 

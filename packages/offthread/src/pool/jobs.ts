@@ -47,6 +47,7 @@ import {
   W_SLEEP,
 } from './layout.js';
 import type { FromWorker, ToWorker } from './serve.js';
+import { JobStream } from './streams.js';
 import { findUncloneable, fromWire } from './wire.js';
 
 export type { Priority } from './layout.js';
@@ -89,6 +90,8 @@ interface Job {
   stop(): void;
   settled: boolean;
   onProgress: ((value: unknown) => void) | undefined;
+  /** The job streams its result (pool/streams.ts): weak, so a dropped stream can be collected and cancel itself. */
+  stream?: WeakRef<JobStream>;
 }
 
 interface Thread {
@@ -139,6 +142,8 @@ export class JobPool {
   readonly #next: [number] = [0];
   /** Called with true when the first job is pending and false when the last settles. */
   onBusy: (busy: boolean) => void = () => {};
+  /** A feature's answer to a setup message (its worker-side runner's `reply`). */
+  onReply: (body: unknown) => void = () => {};
 
   constructor(options: JobPoolOptions) {
     this.#options = options;
@@ -258,11 +263,22 @@ export class JobPool {
     return thread;
   }
 
-  /** Posts to a worker and tells it a message is due (it may be serving the queues). */
+  /**
+   * Posts to a worker and tells it a message is due (it may be serving the queues). The
+   * count moves before the message leaves: a worker that read the message before the count
+   * moved would see one more message "due", go back to its event loop for it, and wait
+   * there for good (found as a hang once in ~100 streams aborted mid-way).
+   */
   #post(thread: Thread, msg: ToWorker, transfer?: Transferable[]): void {
-    thread.port.post(msg, transfer);
     const L = this.#L as Layout;
     Atomics.add(L.i32, L.w(thread.index, W_POSTED), 1);
+    try {
+      thread.port.post(msg, transfer);
+    } catch (err) {
+      thread.port.post({ type: 'nop' } satisfies ToWorker); // the counted message, so the count holds
+      this.#signal(thread.index);
+      throw err;
+    }
     this.#signal(thread.index);
   }
 
@@ -327,11 +343,10 @@ export class JobPool {
     L.i32[L.s(slot, S_FLAGS)] = F_BY_MESSAGE | (lone ? F_LONE : 0);
     Atomics.store(L.i32, L.s(slot, S_STATE), QUEUED);
     try {
-      thread.port.post({ type: 'args', slot, id: job.id, args: job.args } satisfies ToWorker, job.transfer);
+      this.#post(thread, { type: 'args', slot, id: job.id, args: job.args }, job.transfer);
     } catch (err) {
       return fail(`an argument cannot cross to a worker: ${(err as Error).message}`);
     }
-    Atomics.add(L.i32, L.w(thread.index, W_POSTED), 1);
     L.pushDirect(thread.index, slot);
     this.#signal(thread.index);
     return true;
@@ -461,18 +476,41 @@ export class JobPool {
       thread.ready = true;
       return;
     }
-    const job = this.#bySlot[msg.slot];
-    if (!job || job.id !== msg.id) return;
-    if (msg.type === 'progress') {
-      if (!job.settled) job.onProgress?.(msg.value);
+    if (msg.type === 'reply') {
+      this.onReply(msg.body);
       return;
     }
-    if (msg.type === 'result') {
-      this.#counts.completed++;
-      this.#settle(job, null, msg.value);
-    } else {
-      this.#counts.failed++;
-      this.#settle(job, fromWire(msg.error));
+    const job = this.#bySlot[msg.slot];
+    if (!job || job.id !== msg.id) return;
+    switch (msg.type) {
+      case 'progress':
+        if (!job.settled) job.onProgress?.(msg.value);
+        return;
+      case 'stream': {
+        const stream = new JobStream(
+          (n) => this.#post(thread, { type: 'pull', slot: msg.slot, id: job.id, n }),
+          () => this.#abort(job, makeError('ERR_ABORTED', 'the stream was returned by its consumer')),
+        );
+        job.stream = new WeakRef(stream);
+        job.resolve(stream); // the call resolves now; the job settles when the stream ends
+        return;
+      }
+      case 'item': {
+        const stream = job.stream?.deref();
+        if (stream) stream.push(msg.value);
+        return;
+      }
+      case 'result':
+        if (!job.settled) this.#counts.completed++;
+        job.stream?.deref()?.end(msg.value);
+        this.#settle(job, null, msg.value);
+        break;
+      default: {
+        if (!job.settled) this.#counts.failed++;
+        const err = fromWire(msg.error);
+        job.stream?.deref()?.fail(err);
+        this.#settle(job, err);
+      }
     }
     this.#freeSlot(msg.slot);
   }
@@ -520,6 +558,7 @@ export class JobPool {
   #abort(job: Job, err: Error): void {
     if (job.settled) return;
     this.#counts.cancelled++;
+    job.stream?.deref()?.fail(err);
     this.#settle(job, err);
     if (job.slot < 0) {
       const list = this.#overflow[job.priority] as Job[];
@@ -571,7 +610,9 @@ export class JobPool {
       if (state === CLAIMED) requeue.push(job);
       else if (state === RUNNING) {
         this.#counts.failed++;
-        this.#settle(job, makeError('ERR_WORKER_DIED', `the worker running this task died: ${message}`));
+        const err = makeError('ERR_WORKER_DIED', `the worker running this task died: ${message}`);
+        job.stream?.deref()?.fail(err);
+        this.#settle(job, err);
         this.#freeSlot(slot);
       }
     }

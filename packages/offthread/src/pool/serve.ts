@@ -37,6 +37,7 @@ import {
   W_SIGNAL,
   W_SLEEP,
 } from './layout.js';
+import { isIterator, StreamPump } from './streams.js';
 import { CodedFailure, findUncloneable, toWire } from './wire.js';
 
 /** What a running job can see of its call. */
@@ -49,7 +50,8 @@ export interface JobContext {
 
 /** A feature's side of the worker: registers functions, runs them. */
 export interface JobRunner {
-  setup(body: unknown): void;
+  /** A setup message; `reply` sends an answer to the caller side's `onReply`. */
+  setup(body: unknown, reply: (body: unknown) => void): void;
   /** null when function `fn` can run now; else a promise that settles when it can (or rejects why not). */
   pending(fn: number): Promise<unknown> | null;
   run(fn: number, args: unknown[], context: JobContext): unknown;
@@ -59,13 +61,18 @@ export type ToWorker =
   | { type: 'init'; buffer: SharedArrayBuffer; index: number; workers: number }
   | { type: 'setup'; body: unknown }
   | { type: 'args'; slot: number; id: number; args: unknown[] }
-  | { type: 'cancel'; slot: number; id: number };
+  | { type: 'cancel'; slot: number; id: number }
+  | { type: 'pull'; slot: number; id: number; n: number }
+  | { type: 'nop' };
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'result'; slot: number; id: number; value: unknown }
   | { type: 'error'; slot: number; id: number; error: unknown }
-  | { type: 'progress'; slot: number; id: number; value: unknown };
+  | { type: 'progress'; slot: number; id: number; value: unknown }
+  | { type: 'stream'; slot: number; id: number }
+  | { type: 'reply'; body: unknown }
+  | { type: 'item'; slot: number; id: number; value: unknown };
 
 /** How long a worker keeps serving jobs before it lets its event loop run (timers, messages). */
 const YIELD_MS = 5;
@@ -113,6 +120,7 @@ export function serveJobs(
   const stash: number[] = [];
   const next: [number] = [0];
   const regions: Region[] = [];
+  const pumps = new Map<number, StreamPump>();
   /** The job this worker is running (one at a time), or null. */
   let current: Running | null = null;
 
@@ -282,10 +290,17 @@ export function serveJobs(
       return true;
     }
     const job = current;
+    if (isIterator(out)) {
+      stream(slot, id, out);
+      return false;
+    }
     if (out !== null && typeof out === 'object' && typeof (out as PromiseLike<unknown>).then === 'function') {
       awaiting = true;
       (out as PromiseLike<unknown>).then(
-        (value) => settleAsync(() => answer(slot, id, value, job.messaged)),
+        (value) => {
+          if (isIterator(value)) stream(slot, id, value);
+          else settleAsync(() => answer(slot, id, value, job.messaged));
+        },
         (err) => settleAsync(() => fail(slot, id, err)),
       );
       return false;
@@ -297,6 +312,25 @@ export function serveJobs(
     Atomics.store(i32, L.w(me, W_BUSY), 0);
     answer(slot, id, out, job.messaged);
     return true;
+  }
+
+  /** Streams the job's items to the caller as it grants credit (pool/streams.ts). */
+  function stream(slot: number, id: number, it: AsyncIterator<unknown> | Iterator<unknown>): void {
+    awaiting = true;
+    const pump = new StreamPump(
+      it,
+      (value) => {
+        const bad = findUncloneable(value, 'item');
+        if (bad) throw new CodedFailure('ERR_TASK_DATA', `the task's stream ${bad}`);
+        post({ type: 'item', slot, id, value });
+      },
+      (err, value) => {
+        pumps.delete(slot);
+        settleAsync(() => (err === null ? answer(slot, id, value, true) : fail(slot, id, err)));
+      },
+    );
+    pumps.set(slot, pump);
+    post({ type: 'stream', slot, id });
   }
 
   function settleAsync(send: () => void): void {
@@ -395,13 +429,17 @@ export function serveJobs(
         break;
       case 'setup':
         setups++;
-        runner.setup(msg.body);
+        runner.setup(msg.body, (body) => post({ type: 'reply', body }));
         break;
       case 'args':
         args.set(msg.slot, { id: msg.id, args: msg.args });
         break;
+      case 'pull':
+        if (Atomics.load(L.i32, L.s(msg.slot, S_ID)) === msg.id) pumps.get(msg.slot)?.pull(msg.n);
+        break;
       case 'cancel': {
         if (current?.slot === msg.slot && current.id === msg.id) current.abort();
+        pumps.get(msg.slot)?.cancel();
         break;
       }
     }

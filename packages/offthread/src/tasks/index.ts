@@ -18,7 +18,7 @@ import { type JobOptions, JobPool } from '../pool/jobs.js';
 import { PRIORITIES, type Priority } from '../pool/layout.js';
 import { checkCallOptions, defaultPool, Pool } from '../pool.js';
 import { isInstance, toOptions } from '../validate.js';
-import type { TaskSetup } from './runner.js';
+import type { ModuleShape, TaskSetup } from './runner.js';
 
 export type { Priority } from '../pool/layout.js';
 
@@ -47,11 +47,26 @@ export interface TasksOptions {
 // biome-ignore lint/suspicious/noExplicitAny: the shape of any function, as TS spells it
 type AnyFunction = (...args: any[]) => any;
 
+/** The items of a generator function's result, or never. */
+type StreamItem<R> =
+  R extends AsyncGenerator<infer T, unknown, unknown> ? T : R extends Generator<infer T, unknown, unknown> ? T : never;
+
+/** The streamed result of a generator export: `for await (const item of stream)`; `break` stops the generator on its worker. */
+export interface TaskStream<T> extends AsyncIterableIterator<T> {}
+
+/**
+ * What calling an export gives: a promise of its result; for a generator function, a
+ * promise of its stream that is itself async-iterable (`for await (const x of work.rows())`).
+ */
+export type TaskResult<R> = [StreamItem<R>] extends [never]
+  ? Promise<Awaited<R>>
+  : Promise<TaskStream<StreamItem<R>>> & AsyncIterable<StreamItem<R>>;
+
 /** One export of a task module, run on the pool. */
 export interface TaskFunction<F extends AnyFunction> {
-  (...args: Parameters<F>): Promise<Awaited<ReturnType<F>>>;
+  (...args: Parameters<F>): TaskResult<ReturnType<F>>;
   /** The same call with options: `work.fn.with({ signal })(…args)`. */
-  with(options: TaskCallOptions): (...args: Parameters<F>) => Promise<Awaited<ReturnType<F>>>;
+  with(options: TaskCallOptions): (...args: Parameters<F>) => TaskResult<ReturnType<F>>;
 }
 
 /** A task module's exported functions, each running on the pool. */
@@ -72,9 +87,49 @@ interface PoolTasks {
 
 const TASKS = Symbol('offthread.tasks');
 
+/** Per module URL, its exports that stream (generator functions), as its first worker reported. */
+const shapes = new Map<string, Set<string>>();
+
+/** A call's promise, made async-iterable: it iterates the stream it resolves to. */
+function iterable(promise: Promise<unknown>, name: string): Promise<unknown> {
+  Object.defineProperty(promise, Symbol.asyncIterator, {
+    value(): AsyncIterableIterator<unknown> {
+      let inner: AsyncIterator<unknown> | null = null;
+      const get = async (): Promise<AsyncIterator<unknown>> => {
+        if (inner) return inner;
+        const value = (await promise) as Partial<AsyncIterable<unknown>> | null;
+        if (!value || typeof value[Symbol.asyncIterator] !== 'function') {
+          throw makeError('ERR_TASK_EXPORT', `${name}() returned a value, not a stream: await it instead of iterating`);
+        }
+        inner = (value as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+        return inner;
+      };
+      return {
+        next: async () => (await get()).next(),
+        async return(value?: unknown) {
+          if (inner) return (await inner.return?.(value)) ?? { done: true, value };
+          promise.then(
+            (s) => (s as AsyncIterator<unknown> | null)?.return?.(),
+            () => {},
+          );
+          return { done: true, value };
+        },
+        [Symbol.asyncIterator]() {
+          return this;
+        },
+      };
+    },
+  });
+  return promise;
+}
+
 function poolTasks(pool: Pool): PoolTasks {
   return pool.resource(TASKS, (options) => {
     const jobs = new JobPool({ ...options, script: 'tasks' });
+    jobs.onReply = (body) => {
+      const shape = body as ModuleShape;
+      shapes.set(shape.url, new Set(shape.streams));
+    };
     return {
       name: 'tasks',
       jobs,
@@ -172,10 +227,15 @@ export function tasks<M = Record<string, AnyFunction>>(module: string | URL, opt
         return Promise.reject(err);
       }
     };
-    const fn = ((...args: unknown[]) => run(args, NO_OPTIONS)) as TaskFunction<AnyFunction>;
+    // Calls of exports known not to stream return the pool's promise as it is (the hot path).
+    const call = (args: unknown[], options: TaskCallOptions & JobOptions): Promise<unknown> => {
+      const p = run(args, options);
+      return shapes.get(url)?.has(name) === false ? p : iterable(p, name);
+    };
+    const fn = ((...args: unknown[]) => call(args, NO_OPTIONS)) as unknown as TaskFunction<AnyFunction>;
     fn.with = (callOptions: TaskCallOptions) => {
       const checked = checkTaskOptions(callOptions, defaults);
-      return (...args: unknown[]) => run(args, checked);
+      return ((...args: unknown[]) => call(args, checked)) as ReturnType<TaskFunction<AnyFunction>['with']>;
     };
     return fn;
   };

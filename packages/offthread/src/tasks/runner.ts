@@ -11,6 +11,21 @@ export type TaskSetup =
   | { kind: 'module'; mod: number; url: string }
   | { kind: 'export'; fn: number; mod: number; name: string };
 
+/** What a worker tells the caller of a module it loaded: the exports that stream (generator functions). */
+export interface ModuleShape {
+  url: string;
+  streams: string[];
+}
+
+function streamExports(ns: Record<string, unknown>): string[] {
+  const fallback = ns.default;
+  const all = { ...(fallback && typeof fallback === 'object' ? (fallback as Record<string, unknown>) : {}), ...ns };
+  return Object.keys(all).filter((k) => {
+    const tag = Object.prototype.toString.call(all[k]);
+    return tag === '[object AsyncGeneratorFunction]' || tag === '[object GeneratorFunction]';
+  });
+}
+
 interface LoadedModule {
   url: string;
   loading: Promise<unknown>;
@@ -52,13 +67,14 @@ export function taskRunner(load: (url: string) => Promise<unknown>): JobRunner {
   }
 
   return {
-    setup(body) {
+    setup(body, reply) {
       const s = body as TaskSetup;
       if (s.kind === 'module') {
         const m: LoadedModule = { url: s.url, loading: Promise.resolve() };
         m.loading = load(s.url).then(
           (ns) => {
             m.namespace = ns as Record<string, unknown>;
+            reply({ url: s.url, streams: streamExports(m.namespace) } satisfies ModuleShape);
           },
           (err) => {
             m.error = err ?? new Error('import failed');
