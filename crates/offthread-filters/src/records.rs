@@ -19,7 +19,9 @@
 use offthread_schema_rt::{Builder, ColumnSpec, WriteError, field_path_hash};
 
 use crate::columns::{ColumnData, RecordColumn};
-use crate::error::{BAD_RECORD, FilterError, FilterResult, INVALID_SPEC, TOO_LARGE};
+use crate::error::{
+    BAD_RECORD, FilterError, FilterResult, INVALID_SPEC, QUOTE_NOT_CLOSED, TOO_LARGE,
+};
 use crate::ndjson::{LineError, NdjsonRows};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,6 +134,7 @@ impl RecordParser {
 
     /// The last record (one without a final newline) and its batch.
     pub fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        self.check_quotes_closed()?;
         self.parse(&[], true)?;
         self.take_batch()
     }
@@ -217,6 +220,35 @@ impl RecordParser {
                 csv_core::ReadRecordResult::End => return Ok(()),
             }
         }
+    }
+
+    /// At the end of CSV input: a quoted field still open swallowed every byte after
+    /// its quote (later records included), so it is an error, never one more field.
+    /// csv-core does not show its state (and its DFA's `clone` loses the tables), so a
+    /// newline is fed first: it ends a last record that lacks one, as the end would,
+    /// and only inside quotes is it field text, leaving a record under way.
+    fn check_quotes_closed(&mut self) -> FilterResult<()> {
+        if !matches!(self.parser, Parser::Csv { .. }) {
+            return Ok(());
+        }
+        self.parse_csv(b"\n", false)?;
+        let Parser::Csv {
+            out_len, ends_len, ..
+        } = &self.parser
+        else {
+            return Ok(());
+        };
+        if *out_len + *ends_len > 0 {
+            return Err(FilterError::new(
+                QUOTE_NOT_CLOSED,
+                format!(
+                    "record {}: a quoted field is still open at the end of the input \
+                     (every byte after its opening quote would be one field)",
+                    self.records + 1
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// One CSV record: `ends[i]` is where field i ends in `out`.
