@@ -20,7 +20,7 @@ mod spec;
 mod transcode;
 
 pub use columns::{ColumnType, RecordColumn};
-pub use compress::{Compressor, Decompressor, Format};
+pub use compress::{Compressor, Decompressor, Format, PIECE as DECOMPRESS_PIECE};
 pub use digest::{Digest, DigestKind};
 pub use error::*;
 pub use handle::{Filter, FilterHandle, Work, WorkInto};

@@ -93,6 +93,17 @@ export function emitsBatches(spec: FilterSpec): boolean {
   return spec.kind === 'csv' || spec.kind === 'ndjson';
 }
 
+/**
+ * The most a decompressor's push hands back (crates/offthread-filters, `PIECE`): a
+ * push whose output is this long may have more, which pushes of an empty chunk get.
+ */
+export const DECOMPRESS_PIECE = 1 << 20;
+
+/** The output bound of one push, for filters that keep input back to stay under it; 0: none. */
+export function outputPiece(spec: FilterSpec): number {
+  return spec.kind === 'gunzip' || spec.kind === 'inflate' || spec.kind === 'inflateRaw' ? DECOMPRESS_PIECE : 0;
+}
+
 /** Digest filters emit one chunk at the end: the digest. */
 export function isDigest(spec: FilterSpec): boolean {
   return spec.kind === 'sha256' || spec.kind === 'md5';
