@@ -69,6 +69,9 @@ enum Parser {
         out_len: usize,
         ends: Vec<usize>,
         ends_len: usize,
+        /// The stream's first bytes while they may still be a UTF-8 BOM: csv-core
+        /// strips one only when its first read sees all three bytes.
+        lead: Option<Vec<u8>>,
     },
     Ndjson(Ndjson),
 }
@@ -113,6 +116,7 @@ impl RecordParser {
                 out_len: 0,
                 ends: vec![0; columns.len().max(16)],
                 ends_len: 0,
+                lead: Some(Vec::new()),
             },
             RecordFormat::Ndjson => Parser::Ndjson(Ndjson::default()),
         };
@@ -169,7 +173,26 @@ impl RecordParser {
         }
     }
 
-    fn parse_csv(&mut self, mut input: &[u8], end: bool) -> FilterResult<()> {
+    fn parse_csv(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
+        let Parser::Csv { lead, .. } = &mut self.parser else {
+            unreachable!("parse_csv on a CSV parser")
+        };
+        if let Some(held) = lead {
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            held.extend_from_slice(input);
+            let undecided = held.len() < BOM.len() && BOM.starts_with(held);
+            if undecided && !end {
+                return Ok(());
+            }
+            // Decided (or the end): the first read gets the whole BOM, if there is one.
+            let first = std::mem::take(held);
+            *lead = None;
+            return self.parse_csv_bytes(&first, end);
+        }
+        self.parse_csv_bytes(input, end)
+    }
+
+    fn parse_csv_bytes(&mut self, mut input: &[u8], end: bool) -> FilterResult<()> {
         loop {
             // csv-core reads an empty slice as the end of the input.
             if input.is_empty() && !end {

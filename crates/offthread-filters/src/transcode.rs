@@ -357,7 +357,19 @@ impl Conversion {
                 })
             }
             Encoding::Utf16le => {
-                let (units, odd) = (utf16_units(&bytes), bytes.len() % 2 == 1);
+                let (mut units, odd) = (utf16_units(&bytes), bytes.len() % 2 == 1);
+                // A high surrogate, then an odd last byte: the WHATWG decoder ends with
+                // both pending and reports one error for them (one U+FFFD, the tail's).
+                if odd && !self.strict && units.last().is_some_and(|&u| is_high(u)) {
+                    let n = units.len() - 1;
+                    units = match units {
+                        Cow::Borrowed(u) => Cow::Borrowed(&u[..n]),
+                        Cow::Owned(mut u) => {
+                            u.truncate(n);
+                            Cow::Owned(u)
+                        }
+                    };
+                }
                 if self.strict {
                     if let Some(i) = lone_surrogate(&units) {
                         if self.to == Encoding::Latin1 {
