@@ -83,6 +83,17 @@ impl Transcoder {
         Arc::clone(&self.spares)
     }
 
+    /// The bytes kept back and the stream offset (for [`restore`](Self::restore)).
+    pub fn checkpoint(&self) -> (Vec<u8>, u64) {
+        (self.carry.clone(), self.offset)
+    }
+
+    /// Back to a [`checkpoint`](Self::checkpoint): the cuts since are undone.
+    pub fn restore(&mut self, (carry, offset): (Vec<u8>, u64)) {
+        self.carry = carry;
+        self.offset = offset;
+    }
+
     /// Bytes the next [`cut`](Self::cut) of a `chunk_len`-byte chunk may hold.
     pub fn next_piece_len(&self, chunk_len: usize) -> usize {
         self.carry.len() + chunk_len

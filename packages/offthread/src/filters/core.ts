@@ -159,6 +159,50 @@ function deferred(opening: Promise<FilterCore>, parallel: boolean, piece: number
   };
 }
 
+type Job = Promise<Uint8Array | number>;
+const isQueueFull = (e: unknown) => (e as { code?: unknown } | null)?.code === 'ERR_QUEUE_FULL';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A native stream's pushes in stream order when the pool's queue is full (`maxQueue`):
+ * the binding takes a refused push back (the filter is as before it; `accepted` did not
+ * move), so it is pushed again once there is room — waiting 1, 2, 4 … 64 ms — and the
+ * pushes after it wait behind it, never overtaking. A stream waits, as a writer waits
+ * for `inFlight`, instead of failing mid-stream.
+ */
+function waitingForRoom(filter: NativeFilter): (run: () => Job) => Job {
+  /** Set while a push waits for room: later pushes go after it. */
+  let tail: Promise<unknown> | undefined;
+  /** Pushes until the pool takes `run` (or refuses it for another reason); the job boxed. */
+  const take = async (run: () => Job): Promise<{ job: Job }> => {
+    for (let ms = 1; ; ms = Math.min(2 * ms, 64)) {
+      const before = filter.accepted;
+      const job = run();
+      if (filter.accepted !== before) return { job };
+      if (!isQueueFull(await job.then(() => undefined, (e: unknown) => e))) return { job };
+      await sleep(ms);
+    }
+  };
+  const behind = (taken: Promise<{ job: Job }>): Job => {
+    const settled = taken.then(
+      () => {},
+      () => {},
+    );
+    tail = settled;
+    settled.then(() => {
+      if (tail === settled) tail = undefined;
+    });
+    return taken.then(({ job }) => job);
+  };
+  return (run) => {
+    if (tail !== undefined) return behind(tail.then(() => take(run)));
+    const before = filter.accepted;
+    const job = run();
+    if (filter.accepted !== before) return job;
+    return behind(job.then(() => ({ job }), (e: unknown) => (isQueueFull(e) ? take(run) : { job })));
+  };
+}
+
 /**
  * Opens `spec` on the native pool when the addon is loaded, else on a worker of the
  * (default) pool, else on this thread's offthread.wasm.
@@ -185,14 +229,15 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
   if (native && engine === 'native') {
     const filter: NativeFilter = new native.NativeFilter(json);
     const inFlight = parallel ? checkInFlight(options.inFlight, Math.max(2, pool.threads)) : 1;
+    const submit = waitingForRoom(filter);
     return {
       parallel,
       backend: 'native',
       inFlight,
       piece,
       // Transcoding writes into a Buffer the binding makes and hands out when the job is done.
-      push: (chunk) => pool.run('filter', { filter, chunk }, {}).then(bytesOf),
-      finish: () => pool.run('filter', { filter, chunk: null }, {}).then(bytesOf),
+      push: (chunk) => submit(() => pool.run('filter', { filter, chunk }, {})).then(bytesOf),
+      finish: () => submit(() => pool.run('filter', { filter, chunk: null }, {})).then(bytesOf),
       close: () => {},
     };
   }
