@@ -109,7 +109,7 @@ fn undo_if_refused(
         }
         Err(e) => {
             filter.handle.restore(checkpoint);
-            Err(e.into())
+            Err(e)
         }
     }
 }
@@ -211,7 +211,7 @@ impl NativePool {
             None => match filter.handle.prepare_push(&chunk) {
                 Ok(work) => self.submit_work(id, work),
                 // Refused before anything changed (busy, closed): nothing to undo.
-                Err(e) => return Err(to_js(e).into()),
+                Err(e) => return Err(to_js(e)),
             },
         };
         undo_if_refused(&mut filter, checkpoint, submitted)

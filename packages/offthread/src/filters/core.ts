@@ -179,7 +179,15 @@ function waitingForRoom(filter: NativeFilter): (run: () => Job) => Job {
       const before = filter.accepted;
       const job = run();
       if (filter.accepted !== before) return { job };
-      if (!isQueueFull(await job.then(() => undefined, (e: unknown) => e))) return { job };
+      if (
+        !isQueueFull(
+          await job.then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        )
+      )
+        return { job };
       await sleep(ms);
     }
   };
@@ -199,7 +207,12 @@ function waitingForRoom(filter: NativeFilter): (run: () => Job) => Job {
     const before = filter.accepted;
     const job = run();
     if (filter.accepted !== before) return job;
-    return behind(job.then(() => ({ job }), (e: unknown) => (isQueueFull(e) ? take(run) : { job })));
+    return behind(
+      job.then(
+        () => ({ job }),
+        (e: unknown) => (isQueueFull(e) ? take(run) : { job }),
+      ),
+    );
   };
 }
 
@@ -303,7 +316,11 @@ export class OrderedPushes {
   #failed: unknown = undefined;
   #aborted = false;
 
-  constructor(core: FilterCore, emit: (out: Uint8Array) => void, room: () => Promise<void> | undefined = () => undefined) {
+  constructor(
+    core: FilterCore,
+    emit: (out: Uint8Array) => void,
+    room: () => Promise<void> | undefined = () => undefined,
+  ) {
     this.#core = core;
     this.#emit = emit;
     this.#room = room;
