@@ -113,11 +113,24 @@ impl Compressor {
     }
 }
 
+/// The most a decompressor's push hands back at once. Inflate can expand 1032 times
+/// (4 MB of gzip is 4 GiB of zeros), so a push stops once this much has come out and
+/// keeps the rest of its input; pushes of an empty chunk go on from there. A push
+/// whose output is exactly this long may have more to come; a shorter one has used
+/// all its input. (Node's zlib hands out 16 KiB chunks the same way.)
+pub const PIECE: usize = 1 << 20;
+
 pub struct Decompressor {
     format: Format,
     stream: Decompress,
     /// The current member ended (its trailer checked); more input starts a new one.
     ended: bool,
+    /// Zero bytes after a gzip member: padding (gzip(1) and zlib skip it); only more
+    /// zeros may follow.
+    padding: bool,
+    /// Input not decompressed yet (a push stopped at [`PIECE`]), from `pending_at`.
+    pending: Vec<u8>,
+    pending_at: usize,
 }
 
 impl Decompressor {
@@ -126,6 +139,9 @@ impl Decompressor {
             format,
             stream: Self::stream(format),
             ended: false,
+            padding: false,
+            pending: Vec::new(),
+            pending_at: 0,
         }
     }
 
@@ -137,10 +153,55 @@ impl Decompressor {
         }
     }
 
+    /// Input kept from earlier pushes, not decompressed yet.
+    pub fn pending(&self) -> usize {
+        self.pending.len() - self.pending_at
+    }
+
+    /// Up to [`PIECE`] bytes of output: from the input kept back first, then `chunk`
+    /// (an empty chunk: go on with what was kept). Input left over is kept.
     pub fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
-        let mut out = Vec::with_capacity(chunk.len() * 3 + GROW);
-        let mut input = chunk;
-        while !input.is_empty() {
+        let mut out = Vec::new();
+        if self.pending() == 0 {
+            // The common case: no copy of the chunk unless a piece fills up.
+            let used = self.inflate(chunk, &mut out)?;
+            self.pending.clear();
+            self.pending_at = 0;
+            self.pending.extend_from_slice(&chunk[used..]);
+        } else {
+            self.pending.extend_from_slice(chunk);
+            let pending = std::mem::take(&mut self.pending);
+            let used = self.inflate(&pending[self.pending_at..], &mut out);
+            self.pending = pending;
+            self.pending_at += used?;
+            if self.pending_at == self.pending.len() {
+                self.pending.clear();
+                self.pending_at = 0;
+            }
+        }
+        if self.pending() == 0 && self.pending.capacity() > PIECE {
+            self.pending = Vec::new(); // a large chunk's copy is not kept for the stream's life
+        }
+        Ok(out)
+    }
+
+    /// Decompresses `input` into `out` until `out` holds [`PIECE`] bytes or the input
+    /// is used up; returns the bytes of `input` used.
+    fn inflate(&mut self, input: &[u8], out: &mut Vec<u8>) -> FilterResult<usize> {
+        let mut at = 0;
+        while at < input.len() && out.len() < PIECE {
+            if self.padding || (self.ended && input[at] == 0 && self.format == Format::Gzip) {
+                // Zero padding after a member, as gzip(1) and zlib read it.
+                self.padding = true;
+                match input[at..].iter().any(|&b| b != 0) {
+                    false => return Ok(input.len()),
+                    true => {
+                        return Err(corrupt(
+                            "data after the zero padding that follows a gzip member",
+                        ));
+                    }
+                }
+            }
             if self.ended {
                 if self.format != Format::Gzip {
                     return Err(corrupt("data after the end of the compressed stream"));
@@ -150,15 +211,17 @@ impl Decompressor {
                 self.ended = false;
             }
             if out.len() == out.capacity() {
-                out.reserve(GROW.max(input.len() * 2));
+                // Grow by doubling from a guess, never past PIECE.
+                let want = out.len().max((input.len() - at) * 3 + GROW);
+                out.reserve_exact(want.min(PIECE - out.len()));
             }
             let (before_in, before_out) = (self.stream.total_in(), out.len());
             let status = self
                 .stream
-                .decompress_vec(input, &mut out, FlushDecompress::None)
+                .decompress_vec(&input[at..], out, FlushDecompress::None)
                 .map_err(|e| corrupt(&e.to_string()))?;
             let used = (self.stream.total_in() - before_in) as usize;
-            input = &input[used..];
+            at += used;
             if status == Status::StreamEnd {
                 self.ended = true;
             } else if used == 0 && out.len() == before_out && out.len() < out.capacity() {
@@ -167,15 +230,20 @@ impl Decompressor {
                 return Err(corrupt("the decoder made no progress"));
             }
         }
-        Ok(out)
+        Ok(at)
     }
 
-    /// The end of the input: a stream that stopped before its end is corrupt.
+    /// The end of the input: a stream that stopped before its end is corrupt. Input
+    /// still kept back is decompressed here (a host that did not drain the pushes).
     pub fn finish(&mut self) -> FilterResult<Vec<u8>> {
-        if !self.ended {
+        let mut out = Vec::new();
+        while self.pending() > 0 {
+            out.extend(self.push(&[])?);
+        }
+        if !self.ended && !self.padding {
             return Err(corrupt("the compressed stream ends before its last block"));
         }
-        Ok(Vec::new())
+        Ok(out)
     }
 }
 

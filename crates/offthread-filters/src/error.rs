@@ -20,6 +20,8 @@ pub const BUSY: &str = "ERR_FILTER_BUSY";
 pub const CLOSED: &str = "ERR_FILTER_CLOSED";
 /// A batch would exceed the schema format's 4 GiB message limit.
 pub const TOO_LARGE: &str = "ERR_FILTER_TOO_LARGE";
+/// CSV input that ends inside a quoted field (csv-parse: CSV_QUOTE_NOT_CLOSED).
+pub const QUOTE_NOT_CLOSED: &str = "ERR_FILTER_QUOTE_NOT_CLOSED";
 
 /// Every code a filter can fail with (the bindings list them for the registry check).
 pub const ERROR_CODES: &[&str] = &[
@@ -32,6 +34,7 @@ pub const ERROR_CODES: &[&str] = &[
     BUSY,
     CLOSED,
     TOO_LARGE,
+    QUOTE_NOT_CLOSED,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -120,6 +120,12 @@ impl LineCutter {
     }
 }
 
+/// A handle's ordered state before a push or finish ([`FilterHandle::checkpoint`]).
+pub struct Checkpoint {
+    carry: Option<(Vec<u8>, u64)>,
+    finished: bool,
+}
+
 pub struct FilterHandle {
     state: State,
     /// Set by a failed work item: the stream is broken, later pushes are refused.
@@ -178,6 +184,36 @@ impl FilterHandle {
             failed: Arc::new(AtomicBool::new(false)),
             finished: false,
         })
+    }
+
+    /// What [`restore`](Self::restore) needs to take back the next push or finish whose
+    /// work item never runs (a host whose queue refused it): the bytes kept back and
+    /// the stream position. A host that retries must then push the same chunk again.
+    pub fn checkpoint(&self) -> Checkpoint {
+        let carry = match &self.state {
+            State::Parallel(t) => Some(t.checkpoint()),
+            State::Lines(c) => Some((c.carry.clone(), c.lines)),
+            State::Sequential { .. } => None,
+        };
+        Checkpoint {
+            carry,
+            finished: self.finished,
+        }
+    }
+
+    /// Undoes the push or finish prepared since `checkpoint`; its work item must be
+    /// dropped unrun (a sequential filter's state only changes when its work runs).
+    pub fn restore(&mut self, checkpoint: Checkpoint) {
+        self.finished = checkpoint.finished;
+        match (&mut self.state, checkpoint.carry) {
+            (State::Parallel(t), Some(saved)) => t.restore(saved),
+            (State::Lines(c), Some((carry, lines))) => {
+                c.carry = carry;
+                c.lines = lines;
+            }
+            (State::Sequential { busy, .. }, _) => busy.store(false, Ordering::Release),
+            _ => {}
+        }
     }
 
     /// Several pushes may be in flight at once.

@@ -20,10 +20,10 @@ mod spec;
 mod transcode;
 
 pub use columns::{ColumnType, RecordColumn};
-pub use compress::{Compressor, Decompressor, Format};
+pub use compress::{Compressor, Decompressor, Format, PIECE as DECOMPRESS_PIECE};
 pub use digest::{Digest, DigestKind};
 pub use error::*;
-pub use handle::{Filter, FilterHandle, Work, WorkInto};
+pub use handle::{Checkpoint, Filter, FilterHandle, Work, WorkInto};
 pub use records::{CsvOptions, RecordFormat, RecordParser};
 pub use spec::FilterSpec;
 pub use transcode::{

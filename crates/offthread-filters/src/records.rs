@@ -19,7 +19,9 @@
 use offthread_schema_rt::{Builder, ColumnSpec, WriteError, field_path_hash};
 
 use crate::columns::{ColumnData, RecordColumn};
-use crate::error::{BAD_RECORD, FilterError, FilterResult, INVALID_SPEC, TOO_LARGE};
+use crate::error::{
+    BAD_RECORD, FilterError, FilterResult, INVALID_SPEC, QUOTE_NOT_CLOSED, TOO_LARGE,
+};
 use crate::ndjson::{LineError, NdjsonRows};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +69,9 @@ enum Parser {
         out_len: usize,
         ends: Vec<usize>,
         ends_len: usize,
+        /// The stream's first bytes while they may still be a UTF-8 BOM: csv-core
+        /// strips one only when its first read sees all three bytes.
+        lead: Option<Vec<u8>>,
     },
     Ndjson(Ndjson),
 }
@@ -111,6 +116,7 @@ impl RecordParser {
                 out_len: 0,
                 ends: vec![0; columns.len().max(16)],
                 ends_len: 0,
+                lead: Some(Vec::new()),
             },
             RecordFormat::Ndjson => Parser::Ndjson(Ndjson::default()),
         };
@@ -132,6 +138,7 @@ impl RecordParser {
 
     /// The last record (one without a final newline) and its batch.
     pub fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        self.check_quotes_closed()?;
         self.parse(&[], true)?;
         self.take_batch()
     }
@@ -166,7 +173,26 @@ impl RecordParser {
         }
     }
 
-    fn parse_csv(&mut self, mut input: &[u8], end: bool) -> FilterResult<()> {
+    fn parse_csv(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
+        let Parser::Csv { lead, .. } = &mut self.parser else {
+            unreachable!("parse_csv on a CSV parser")
+        };
+        if let Some(held) = lead {
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            held.extend_from_slice(input);
+            let undecided = held.len() < BOM.len() && BOM.starts_with(held);
+            if undecided && !end {
+                return Ok(());
+            }
+            // Decided (or the end): the first read gets the whole BOM, if there is one.
+            let first = std::mem::take(held);
+            *lead = None;
+            return self.parse_csv_bytes(&first, end);
+        }
+        self.parse_csv_bytes(input, end)
+    }
+
+    fn parse_csv_bytes(&mut self, mut input: &[u8], end: bool) -> FilterResult<()> {
         loop {
             // csv-core reads an empty slice as the end of the input.
             if input.is_empty() && !end {
@@ -217,6 +243,35 @@ impl RecordParser {
                 csv_core::ReadRecordResult::End => return Ok(()),
             }
         }
+    }
+
+    /// At the end of CSV input: a quoted field still open swallowed every byte after
+    /// its quote (later records included), so it is an error, never one more field.
+    /// csv-core does not show its state (and its DFA's `clone` loses the tables), so a
+    /// newline is fed first: it ends a last record that lacks one, as the end would,
+    /// and only inside quotes is it field text, leaving a record under way.
+    fn check_quotes_closed(&mut self) -> FilterResult<()> {
+        if !matches!(self.parser, Parser::Csv { .. }) {
+            return Ok(());
+        }
+        self.parse_csv(b"\n", false)?;
+        let Parser::Csv {
+            out_len, ends_len, ..
+        } = &self.parser
+        else {
+            return Ok(());
+        };
+        if *out_len + *ends_len > 0 {
+            return Err(FilterError::new(
+                QUOTE_NOT_CLOSED,
+                format!(
+                    "record {}: a quoted field is still open at the end of the input \
+                     (every byte after its opening quote would be one field)",
+                    self.records + 1
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// One CSV record: `ends[i]` is where field i ends in `out`.

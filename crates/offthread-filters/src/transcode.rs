@@ -83,6 +83,17 @@ impl Transcoder {
         Arc::clone(&self.spares)
     }
 
+    /// The bytes kept back and the stream offset (for [`restore`](Self::restore)).
+    pub fn checkpoint(&self) -> (Vec<u8>, u64) {
+        (self.carry.clone(), self.offset)
+    }
+
+    /// Back to a [`checkpoint`](Self::checkpoint): the cuts since are undone.
+    pub fn restore(&mut self, (carry, offset): (Vec<u8>, u64)) {
+        self.carry = carry;
+        self.offset = offset;
+    }
+
     /// Bytes the next [`cut`](Self::cut) of a `chunk_len`-byte chunk may hold.
     pub fn next_piece_len(&self, chunk_len: usize) -> usize {
         self.carry.len() + chunk_len
@@ -357,7 +368,19 @@ impl Conversion {
                 })
             }
             Encoding::Utf16le => {
-                let (units, odd) = (utf16_units(&bytes), bytes.len() % 2 == 1);
+                let (mut units, odd) = (utf16_units(&bytes), bytes.len() % 2 == 1);
+                // A high surrogate, then an odd last byte: the WHATWG decoder ends with
+                // both pending and reports one error for them (one U+FFFD, the tail's).
+                if odd && !self.strict && units.last().is_some_and(|&u| is_high(u)) {
+                    let n = units.len() - 1;
+                    units = match units {
+                        Cow::Borrowed(u) => Cow::Borrowed(&u[..n]),
+                        Cow::Owned(mut u) => {
+                            u.truncate(n);
+                            Cow::Owned(u)
+                        }
+                    };
+                }
                 if self.strict {
                     if let Some(i) = lone_surrogate(&units) {
                         if self.to == Encoding::Latin1 {

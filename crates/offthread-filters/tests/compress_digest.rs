@@ -202,3 +202,44 @@ fn specs_are_checked() {
         assert_eq!(e.code, INVALID_SPEC, "{spec}");
     }
 }
+
+#[test]
+fn a_decompressor_hands_out_bounded_pieces_and_keeps_the_rest() {
+    use offthread_filters::{DECOMPRESS_PIECE, FilterHandle};
+    let zeros = vec![0u8; 20 * DECOMPRESS_PIECE + 12345];
+    let gz = gzip_ref(&zeros);
+    let mut h = FilterHandle::from_json(r#"{"kind":"gunzip"}"#).unwrap();
+    let (mut total, mut pieces) = (0usize, 0usize);
+    let mut out = h.push_now(&gz).unwrap();
+    loop {
+        assert!(out.len() <= DECOMPRESS_PIECE, "a piece of {}", out.len());
+        assert!(out.iter().all(|&b| b == 0));
+        total += out.len();
+        pieces += 1;
+        if out.len() < DECOMPRESS_PIECE {
+            break;
+        }
+        out = h.push_now(&[]).unwrap();
+    }
+    assert!(h.finish_now().unwrap().is_empty());
+    assert_eq!((total, pieces), (zeros.len(), 21));
+}
+
+#[test]
+fn zero_padding_after_a_gzip_member_is_skipped() {
+    let member = gzip_ref(b"hello");
+    let padded = [member.clone(), vec![0; 40]].concat();
+    every_split(r#"{"kind":"gunzip"}"#, &padded, &Ok(b"hello".to_vec()));
+    // Anything but zeros after the padding is refused, not dropped.
+    let e = split_at(
+        r#"{"kind":"gunzip"}"#,
+        &[padded.clone(), member].concat(),
+        10,
+    )
+    .unwrap_err();
+    assert_eq!(e.code, CORRUPT_DATA);
+    // zlib streams have no members: zeros after one are data after its end.
+    let z = split_at(r#"{"kind":"deflate"}"#, b"abc", 1).unwrap();
+    let e = split_at(r#"{"kind":"inflate"}"#, &[z, vec![0; 4]].concat(), 2).unwrap_err();
+    assert_eq!(e.code, CORRUPT_DATA);
+}

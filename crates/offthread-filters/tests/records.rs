@@ -517,3 +517,34 @@ fn ndjson_errors_number_lines_across_pieces() {
     let e = rows_of(&ndjson_spec(), &[last.as_bytes()]).unwrap_err();
     assert!(e.message.starts_with("line 3: not JSON"), "{}", e.message);
 }
+
+#[test]
+fn a_quote_left_open_is_an_error_not_one_swallowed_field() {
+    use offthread_filters::QUOTE_NOT_CLOSED;
+    // Four records after the header; the quote opened in the first is never closed:
+    // csv-core alone would read one record whose label holds all the rest.
+    let input =
+        b"label,id,ok,score,delta\n\"a,1,true,1,1\nb,2,true,1,1\nc,3,true,1,1\nd,4,true,1,1\n";
+    common::every_split(
+        &csv_spec(),
+        input,
+        &Err(offthread_filters::FilterError::new(QUOTE_NOT_CLOSED, "")),
+    );
+    let e = rows_of(&csv_spec(), &[input]).unwrap_err();
+    assert_eq!(e.code, QUOTE_NOT_CLOSED);
+    assert!(e.message.starts_with("record 2: "), "{}", e.message);
+    // A lone quote as the last byte, and one after a closed quoted field.
+    for tail in [&b"\""[..], b"\"x\",1,true,1,\"1\n"] {
+        let input = [&b"label,id,ok,score,delta\na,1,true,1,1\n"[..], tail].concat();
+        let e = rows_of(&csv_spec(), &[&input]).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.get(..9)),
+            (QUOTE_NOT_CLOSED, Some("record 3:"))
+        );
+    }
+    // Closed quotes, a newline inside one, and a doubled quote at the very end stay rows.
+    let ok = b"label,id,ok,score,delta\n\"a\nb\",1,true,1,1\n\"q\"\"\",2,false,2,2";
+    let rows = rows_of(&csv_spec(), &[ok]).unwrap();
+    assert_eq!(rows[0].2, "a\nb");
+    assert_eq!(rows[1].2, "q\"");
+}

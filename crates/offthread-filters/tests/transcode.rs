@@ -313,3 +313,42 @@ fn a_buffer_below_the_bound_and_filters_without_one_are_refused() {
         );
     }
 }
+
+#[test]
+fn a_push_taken_back_leaves_the_stream_as_before() {
+    use offthread_filters::FilterHandle;
+    // A host whose queue refuses a push drops its work item unrun and restores the
+    // checkpoint; pushing the same chunk again gives the bytes of an undisturbed run.
+    let text = "é😀x".repeat(50);
+    let bytes = text.as_bytes();
+    for spec in [
+        r#"{"kind":"transcode","from":"utf8","to":"utf16le"}"#,
+        r#"{"kind":"gzip"}"#,
+        r#"{"kind":"ndjson","columns":[{"name":"a","type":"u8"}]}"#,
+    ] {
+        let input: Vec<u8> = if spec.contains("ndjson") {
+            "{\"a\":1}\n{\"a\":2}\n{\"a\":3}".into()
+        } else {
+            bytes.to_vec()
+        };
+        let (a, b) = input.split_at(5);
+        let mut plain = FilterHandle::from_json(spec).unwrap();
+        let want = [
+            plain.push_now(a).unwrap(),
+            plain.push_now(b).unwrap(),
+            plain.finish_now().unwrap(),
+        ]
+        .concat();
+        let mut h = FilterHandle::from_json(spec).unwrap();
+        let mut got = h.push_now(a).unwrap();
+        let cp = h.checkpoint();
+        drop(h.prepare_push(b).unwrap());
+        h.restore(cp);
+        got.extend(h.push_now(b).unwrap());
+        let cp = h.checkpoint();
+        drop(h.prepare_finish().unwrap());
+        h.restore(cp);
+        got.extend(h.finish_now().unwrap());
+        assert_eq!(got, want, "{spec}");
+    }
+}

@@ -39,6 +39,8 @@ impl From<FilterError> for Outcome {
 #[napi]
 pub struct NativeFilter {
     handle: FilterHandle,
+    /// Pushes and finishes the pool took (a refused one leaves the filter as it was).
+    accepted: u32,
 }
 
 /// Marks a lent buffer free when its job is dropped: after running, or unrun.
@@ -71,7 +73,10 @@ impl NativeFilter {
     #[napi(constructor, ts_args_type = "spec: string")]
     pub fn new(Arg(spec): Arg<String>) -> Result<Self, Code> {
         FilterHandle::from_json(&spec)
-            .map(|handle| Self { handle })
+            .map(|handle| Self {
+                handle,
+                accepted: 0,
+            })
             .map_err(to_js)
     }
 
@@ -79,6 +84,33 @@ impl NativeFilter {
     #[napi(getter)]
     pub fn parallel(&self) -> bool {
         self.handle.parallel()
+    }
+
+    /// Pushes and finishes the pool has taken, counted when submitted: a submit that
+    /// left it unchanged was refused (ERR_QUEUE_FULL) and left the filter as it was,
+    /// so the same chunk can be pushed again later.
+    #[napi(getter)]
+    pub fn accepted(&self) -> u32 {
+        self.accepted
+    }
+}
+
+/// A push or finish the pool refused (its queue is full) is undone, so the stream can
+/// wait and push the same chunk again instead of failing mid-stream.
+fn undo_if_refused(
+    filter: &mut NativeFilter,
+    checkpoint: offthread_filters::Checkpoint,
+    result: std::result::Result<(), CodedError>,
+) -> Result<(), Code> {
+    match result {
+        Ok(()) => {
+            filter.accepted = filter.accepted.wrapping_add(1);
+            Ok(())
+        }
+        Err(e) => {
+            filter.handle.restore(checkpoint);
+            Err(e)
+        }
     }
 }
 
@@ -172,14 +204,17 @@ impl NativePool {
         Arg(mut filter): Arg<ClassInstance<'_, NativeFilter>>,
         Arg(chunk): Arg<Uint8ArraySlice>,
     ) -> Result<(), Code> {
-        match filter.handle.output_bound(chunk.len()) {
-            Some(bound) => Ok(self.submit_push_into(env, id, &mut filter.handle, &chunk, bound)?),
+        let checkpoint = filter.handle.checkpoint();
+        let submitted = match filter.handle.output_bound(chunk.len()) {
+            Some(bound) => self.submit_push_into(env, id, &mut filter.handle, &chunk, bound),
             // Borrowed only during this call: prepare_push copies what the job reads.
-            None => {
-                let work = filter.handle.prepare_push(&chunk).map_err(to_js)?;
-                Ok(self.submit_work(id, work)?)
-            }
-        }
+            None => match filter.handle.prepare_push(&chunk) {
+                Ok(work) => self.submit_work(id, work),
+                // Refused before anything changed (busy, closed): nothing to undo.
+                Err(e) => return Err(to_js(e)),
+            },
+        };
+        undo_if_refused(&mut filter, checkpoint, submitted)
     }
 
     /// The end of `filter`'s stream; job `id` completes with the bytes held back (0: none).
@@ -189,8 +224,10 @@ impl NativePool {
         Arg(id): Arg<u32>,
         Arg(mut filter): Arg<ClassInstance<'_, NativeFilter>>,
     ) -> Result<(), Code> {
+        let checkpoint = filter.handle.checkpoint();
         let work = filter.handle.prepare_finish().map_err(to_js)?;
-        self.submit_work(id, work)
+        let submitted = self.submit_work(id, work);
+        undo_if_refused(&mut filter, checkpoint, submitted)
     }
 }
 

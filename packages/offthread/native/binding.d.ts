@@ -5,6 +5,12 @@ export declare class NativeFilter {
   constructor(spec: string)
   /** Several chunks may be in flight at once (transcoding); else one at a time. */
   get parallel(): boolean
+  /**
+   * Pushes and finishes the pool has taken, counted when submitted: a submit that
+   * left it unchanged was refused (ERR_QUEUE_FULL) and left the filter as it was,
+   * so the same chunk can be pushed again later.
+   */
+  get accepted(): number
 }
 
 /** A pool of native threads whose jobs resolve JS promises in batches. */

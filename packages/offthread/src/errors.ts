@@ -86,6 +86,11 @@ export const errorRegistry = {
   },
   ERR_FILTER_CLOSED: { status: 500, kind: 'Error', summary: 'The filter has finished or failed.' },
   ERR_FILTER_TOO_LARGE: { status: 400, kind: 'RangeError', summary: 'A record batch over the 4 GiB message limit.' },
+  ERR_FILTER_QUOTE_NOT_CLOSED: {
+    status: 400,
+    kind: 'Error',
+    summary: 'CSV input that ends inside a quoted field (csv-parse: CSV_QUOTE_NOT_CLOSED).',
+  },
   ERR_STREAM_SINK_FAILED: {
     status: 500,
     kind: 'Error',

@@ -5,14 +5,31 @@
  */
 import { makeError } from '../errors.js';
 import type { FilterRunOptions } from './core.js';
+import { columnsFromSchema } from './schema-columns.js';
 import type {
   CsvOptions,
   DeflateOptions,
   FilterSpec,
   NdjsonOptions,
+  RecordColumn,
+  RecordOptions,
   TextEncodingName,
   TranscodeOptions,
 } from './spec.js';
+
+/** csv()'s options: the CSV ones, and either `columns` alone or the batch's `schema`. */
+export type CsvFilterOptions = Omit<CsvOptions, 'columns'> & RecordOptions;
+/** ndjson()'s options: `columns` alone, or the batch's `schema`. */
+export type NdjsonFilterOptions = Omit<NdjsonOptions, 'columns'> & RecordOptions;
+
+/** With `schema`, the columns checked against its row struct (each with its field index). */
+function recordColumns<T extends { schema?: unknown; columns?: unknown }>(
+  options: T,
+): Omit<T, 'schema' | 'columns'> & { columns: readonly RecordColumn[] } {
+  const { schema, columns, ...rest } = options;
+  if (schema === undefined) return { ...rest, columns: columns as readonly RecordColumn[] };
+  return { ...rest, columns: columnsFromSchema(schema, columns as readonly RecordColumn[] | undefined) };
+}
 
 export type StreamOptions = FilterRunOptions;
 
@@ -32,10 +49,14 @@ export interface FilterBuilders<S> {
   sha256(options?: StreamOptions): S;
   /** Emits the 16-byte MD5 of the stream at its end. */
   md5(options?: StreamOptions): S;
-  /** CSV → record batches (one schema message per chunk that completed rows). */
-  csv(options: CsvOptions & StreamOptions): S;
-  /** NDJSON → record batches. */
-  ndjson(options: NdjsonOptions & StreamOptions): S;
+  /**
+   * CSV → record batches (one schema message per chunk that completed rows). With
+   * `schema` (the generated batch reader) the columns are checked against its row
+   * struct, by name and type, when the filter is made.
+   */
+  csv(options: CsvFilterOptions & StreamOptions): S;
+  /** NDJSON → record batches; `schema` as for csv(). */
+  ndjson(options: NdjsonFilterOptions & StreamOptions): S;
 }
 
 function split<T extends object>(options: (T & StreamOptions) | undefined): [T, StreamOptions] {
@@ -83,12 +104,12 @@ export function builders<S>(make: (spec: FilterSpec, run: StreamOptions) => S): 
     sha256: simple('sha256'),
     md5: simple('md5'),
     csv: (options) => {
-      const [rest, run] = split(options);
-      return make({ kind: 'csv', ...rest }, run);
+      const [rest, run] = split<CsvFilterOptions>(options);
+      return make({ kind: 'csv', ...recordColumns(rest) }, run);
     },
     ndjson: (options) => {
-      const [rest, run] = split(options);
-      return make({ kind: 'ndjson', ...rest }, run);
+      const [rest, run] = split<NdjsonFilterOptions>(options);
+      return make({ kind: 'ndjson', ...recordColumns(rest) }, run);
     },
   };
 }

@@ -11,7 +11,7 @@ import { makeError } from '../errors.js';
 import { host } from '../host.js';
 import type { WorkerFilterArgs } from '../kernels.js';
 import { defaultPool, Pool } from '../pool.js';
-import { type FilterSpec, isParallel } from './spec.js';
+import { type FilterSpec, isParallel, outputPiece } from './spec.js';
 import { WasmFilter } from './wasm.js';
 
 export interface FilterRunOptions {
@@ -32,6 +32,11 @@ export interface FilterCore {
   readonly backend: FilterBackend;
   /** How many pushes may be pending at once. */
   readonly inFlight: number;
+  /**
+   * Decompressors: the most one push hands back. A push whose output is this long kept
+   * input back; pushes of an empty chunk go on from there (each at most this long).
+   */
+  readonly piece?: number;
   push(chunk: Uint8Array): Promise<Uint8Array>;
   /** The end of the stream: the bytes held back (a digest, a deflate trailer, a last row). */
   finish(): Promise<Uint8Array>;
@@ -73,7 +78,13 @@ const freeInPlace = (filter: WasmFilter) => () => filter.free();
  * error when the open failed. Each chunk is copied once, into a buffer the job owns
  * and transfers (a caller may reuse its chunk, and a view would clone its whole buffer).
  */
-function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number | undefined): FilterCore {
+function onWorker(
+  pool: Pool,
+  json: string,
+  parallel: boolean,
+  inFlight: number | undefined,
+  piece: number,
+): FilterCore {
   const key = workerFilters++;
   const worker = key % pool.threads;
   const step = (args: WorkerFilterArgs, transfer?: Transferable[]) =>
@@ -92,6 +103,7 @@ function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number 
     // Steps queue for the filter's one worker and run there in order, so even a
     // sequential filter may have a second chunk on its way: it hides the message hop.
     inFlight: parallel ? checkInFlight(inFlight, 2) : 2,
+    piece,
     push: (chunk) => {
       const own = new Uint8Array(chunk);
       return afterOpen(step({ op: 'push', key, chunk: own }, [own.buffer]));
@@ -119,7 +131,7 @@ function onWorker(pool: Pool, json: string, parallel: boolean, inFlight: number 
  * meanwhile). Only WHATWG streams meet one (Node has nothing to wait for), and those do
  * not show `backend`.
  */
-function deferred(opening: Promise<FilterCore>, parallel: boolean): FilterCore {
+function deferred(opening: Promise<FilterCore>, parallel: boolean, piece: number): FilterCore {
   let core: FilterCore | undefined;
   opening.then(
     (c) => {
@@ -135,6 +147,7 @@ function deferred(opening: Promise<FilterCore>, parallel: boolean): FilterCore {
     get inFlight() {
       return core?.inFlight ?? 1;
     },
+    piece,
     push: (chunk) => (core ? core.push(chunk) : opening.then((c) => c.push(chunk))),
     finish: () => (core ? core.finish() : opening.then((c) => c.finish())),
     close: () => {
@@ -143,6 +156,63 @@ function deferred(opening: Promise<FilterCore>, parallel: boolean): FilterCore {
         () => {},
       );
     },
+  };
+}
+
+type Job = Promise<Uint8Array | number>;
+const isQueueFull = (e: unknown) => (e as { code?: unknown } | null)?.code === 'ERR_QUEUE_FULL';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A native stream's pushes in stream order when the pool's queue is full (`maxQueue`):
+ * the binding takes a refused push back (the filter is as before it; `accepted` did not
+ * move), so it is pushed again once there is room — waiting 1, 2, 4 … 64 ms — and the
+ * pushes after it wait behind it, never overtaking. A stream waits, as a writer waits
+ * for `inFlight`, instead of failing mid-stream.
+ */
+function waitingForRoom(filter: NativeFilter): (run: () => Job) => Job {
+  /** Set while a push waits for room: later pushes go after it. */
+  let tail: Promise<unknown> | undefined;
+  /** Pushes until the pool takes `run` (or refuses it for another reason); the job boxed. */
+  const take = async (run: () => Job): Promise<{ job: Job }> => {
+    for (let ms = 1; ; ms = Math.min(2 * ms, 64)) {
+      const before = filter.accepted;
+      const job = run();
+      if (filter.accepted !== before) return { job };
+      if (
+        !isQueueFull(
+          await job.then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        )
+      )
+        return { job };
+      await sleep(ms);
+    }
+  };
+  const behind = (taken: Promise<{ job: Job }>): Job => {
+    const settled = taken.then(
+      () => {},
+      () => {},
+    );
+    tail = settled;
+    settled.then(() => {
+      if (tail === settled) tail = undefined;
+    });
+    return taken.then(({ job }) => job);
+  };
+  return (run) => {
+    if (tail !== undefined) return behind(tail.then(() => take(run)));
+    const before = filter.accepted;
+    const job = run();
+    if (filter.accepted !== before) return job;
+    return behind(
+      job.then(
+        () => ({ job }),
+        (e: unknown) => (isQueueFull(e) ? take(run) : { job }),
+      ),
+    );
   };
 }
 
@@ -155,6 +225,7 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
     throw makeError('ERR_INVALID_ARG', 'pool must be a Pool');
   const json = JSON.stringify(spec);
   const parallel = isParallel(spec);
+  const piece = outputPiece(spec);
   const h = host();
   // A browser's offthread.wasm still loading (before `ready`): the filter opens once it
   // has, as async calls wait for it (the default pool made now would be the JS tier's).
@@ -163,6 +234,7 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
     return deferred(
       loading.then(() => openFilter(spec, options)),
       parallel,
+      piece,
     );
   const native = h.native();
   const pool = options.pool ?? defaultPool();
@@ -170,13 +242,15 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
   if (native && engine === 'native') {
     const filter: NativeFilter = new native.NativeFilter(json);
     const inFlight = parallel ? checkInFlight(options.inFlight, Math.max(2, pool.threads)) : 1;
+    const submit = waitingForRoom(filter);
     return {
       parallel,
       backend: 'native',
       inFlight,
+      piece,
       // Transcoding writes into a Buffer the binding makes and hands out when the job is done.
-      push: (chunk) => pool.run('filter', { filter, chunk }, {}).then(bytesOf),
-      finish: () => pool.run('filter', { filter, chunk: null }, {}).then(bytesOf),
+      push: (chunk) => submit(() => pool.run('filter', { filter, chunk }, {})).then(bytesOf),
+      finish: () => submit(() => pool.run('filter', { filter, chunk: null }, {})).then(bytesOf),
       close: () => {},
     };
   }
@@ -185,7 +259,7 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
     // A bad spec throws here, as on the other backends (the workers' copy would only
     // say so at the first push).
     if (instance) new WasmFilter(instance, json).free();
-    return onWorker(pool, json, parallel, options.inFlight);
+    return onWorker(pool, json, parallel, options.inFlight, piece);
   }
   if (!instance)
     throw makeError(
@@ -205,6 +279,7 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
     parallel,
     backend: 'wasm',
     inFlight: 1,
+    piece,
     push: (chunk) => settle(() => filter.push(chunk)),
     finish: () => {
       abandoned.unregister(core);
@@ -219,52 +294,82 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
   return core;
 }
 
+const NO_CHUNK = new Uint8Array(0);
+
 /**
  * Runs pushes with up to `core.inFlight` pending and hands their outputs on in input
  * order. Both stream classes use it: `write` resolves when the caller may send the
  * next chunk (backpressure), `emit` receives outputs in order, an error stops it.
+ *
+ * A decompressor's push hands back at most `core.piece` bytes and keeps the rest of its
+ * input: after a full piece, once `room()` says the reader wants more, an empty push
+ * goes on from there — so a 4 MB chunk of gzip that holds 4 GiB comes out as 1 MiB
+ * pieces at the reader's pace, never as one 4 GiB Buffer, and `write` resolves only
+ * once the chunk is all out.
  */
 export class OrderedPushes {
   readonly #core: FilterCore;
   readonly #emit: (out: Uint8Array) => void;
+  /** Resolves once the reader wants more output (undefined: it has room now). */
+  readonly #room: () => Promise<void> | undefined;
   readonly #pending: Promise<Uint8Array>[] = [];
   #failed: unknown = undefined;
+  #aborted = false;
 
-  constructor(core: FilterCore, emit: (out: Uint8Array) => void) {
+  constructor(
+    core: FilterCore,
+    emit: (out: Uint8Array) => void,
+    room: () => Promise<void> | undefined = () => undefined,
+  ) {
     this.#core = core;
     this.#emit = emit;
+    this.#room = room;
+  }
+
+  #push(chunk: Uint8Array): void {
+    const p = this.#core.push(chunk);
+    // Rejections are observed in drainOne, in order; do not report them twice.
+    p.catch(() => {});
+    this.#pending.push(p);
   }
 
   /** Starts a push; resolves once fewer than `inFlight` pushes are pending. */
   async write(chunk: Uint8Array): Promise<void> {
     if (this.#failed !== undefined) throw this.#failed;
-    const p = this.#core.push(chunk);
-    // Rejections are observed in drainOne, in order; do not report them twice.
-    p.catch(() => {});
-    this.#pending.push(p);
+    this.#push(chunk);
     while (this.#pending.length >= this.#core.inFlight) await this.#drainOne();
   }
 
   async #drainOne(): Promise<void> {
     const head = this.#pending.shift();
     if (!head) return;
+    let out: Uint8Array;
     try {
-      const out = await head;
-      if (out.length > 0) this.#emit(out);
+      out = await head;
     } catch (e) {
       this.#failed = e;
       throw e;
+    }
+    if (this.#aborted) return;
+    if (out.length > 0) this.#emit(out);
+    const piece = this.#core.piece ?? 0;
+    // A full piece: input is left. A later push still pending goes on with it anyway.
+    if (piece > 0 && out.length === piece && this.#pending.length === 0) {
+      await this.#room();
+      if (!this.#aborted) this.#push(NO_CHUNK);
     }
   }
 
   /** Waits for every pending push, then finishes the filter. */
   async end(): Promise<void> {
     while (this.#pending.length > 0) await this.#drainOne();
+    if (this.#aborted) return;
     const last = await this.#core.finish();
     if (last.length > 0) this.#emit(last);
   }
 
   abort(): void {
+    this.#aborted = true;
     this.#pending.length = 0;
     this.#core.close();
   }

@@ -34,14 +34,24 @@ export class FilterTransform extends Transform {
   readonly #batchBytes: number;
   /** The filter's spec (what runs in Rust). */
   readonly spec: FilterSpec;
+  /** The readable side's buffer was full at the last push (push() said false). */
+  #full = false;
+  /** Resolves a decompressor's wait for the reader (see the constructor). */
+  #wantMore: (() => void) | undefined;
 
   /** `core`: a filter already opened elsewhere (a guest filter); by default `spec` is opened on the pool. */
   constructor(spec: FilterSpec, run: StreamOptions = {}, core?: FilterCore) {
     super({ readableObjectMode: emitsBatches(spec) });
     this.spec = spec;
     this.#core = core ?? openFilter(spec, run);
-    this.#pushes = new OrderedPushes(this.#core, (out) =>
-      this.push(Buffer.from(out.buffer, out.byteOffset, out.length)),
+    this.#pushes = new OrderedPushes(
+      this.#core,
+      (out) => {
+        this.#full = !this.push(Buffer.from(out.buffer, out.byteOffset, out.length));
+      },
+      // A decompressor goes on with the input it kept back only once the reader has
+      // taken what was pushed (Node's zlib waits for _read the same way).
+      () => (this.#full && !this.destroyed ? new Promise((resolve) => (this.#wantMore = resolve)) : undefined),
     );
     // A guest sees the chunks as they were written (its function runs per chunk).
     this.#batchBytes = core === undefined ? BATCH_BYTES : 0;
@@ -92,12 +102,21 @@ export class FilterTransform extends Transform {
     })().then(() => callback(), callback);
   }
 
+  override _read(size: number): void {
+    this.#full = false;
+    const more = this.#wantMore;
+    this.#wantMore = undefined;
+    more?.();
+    super._read(size);
+  }
+
   override _flush(callback: TransformCallback): void {
     this.#pushes.end().then(() => callback(), callback);
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#pushes.abort();
+    this.#wantMore?.();
     callback(error);
   }
 }

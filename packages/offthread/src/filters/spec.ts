@@ -33,10 +33,32 @@ export type ColumnType =
 export interface RecordColumn {
   /** The CSV header / NDJSON key the value is read from. */
   name: string;
+  /** The field's type; with `schema` it may be left out (and must match when given). */
   type: ColumnType;
-  /** Declaration index of the field in the row struct (default: its position in `columns`). */
+  /**
+   * The field of the row struct: its declaration index (default: the column's position
+   * in `columns`); with `schema` also its name, and by default the field named `name`.
+   */
   field?: number;
 }
+
+/** A column given with `schema`: its type comes from the schema, its field may be named. */
+export interface SchemaColumn {
+  name: string;
+  type?: ColumnType;
+  field?: number | string;
+}
+
+/**
+ * The generated reader the batches will be read with (`ReadingBatchReader` of
+ * `struct reading_batch (dynamic) { rows: []reading #soa; }`): the filter takes the
+ * row's fields from it and refuses columns that do not match them.
+ */
+export type BatchSchema = abstract new (view: never) => object;
+
+export type RecordOptions =
+  | { columns: readonly RecordColumn[]; schema?: undefined }
+  | { schema: BatchSchema; columns?: readonly SchemaColumn[] };
 
 export interface CsvOptions {
   /** The row struct's fields, in declaration order (or with `field` set). */
@@ -69,6 +91,17 @@ export function isParallel(spec: FilterSpec): boolean {
 /** Output chunks are record batches (object mode), not a byte stream. */
 export function emitsBatches(spec: FilterSpec): boolean {
   return spec.kind === 'csv' || spec.kind === 'ndjson';
+}
+
+/**
+ * The most a decompressor's push hands back (crates/offthread-filters, `PIECE`): a
+ * push whose output is this long may have more, which pushes of an empty chunk get.
+ */
+export const DECOMPRESS_PIECE = 1 << 20;
+
+/** The output bound of one push, for filters that keep input back to stay under it; 0: none. */
+export function outputPiece(spec: FilterSpec): number {
+  return spec.kind === 'gunzip' || spec.kind === 'inflate' || spec.kind === 'inflateRaw' ? DECOMPRESS_PIECE : 0;
 }
 
 /** Digest filters emit one chunk at the end: the digest. */

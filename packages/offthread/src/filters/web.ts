@@ -9,24 +9,41 @@ import { type FilterCore, OrderedPushes, openFilter } from './core.js';
 import { type GuestFilterOptions, guestFilter } from './guest.js';
 import type { FilterSpec } from './spec.js';
 
+const roomy = (c: TransformStreamDefaultController<Uint8Array>) => c.desiredSize === null || c.desiredSize > 0;
+
+async function waitForRoom(c: TransformStreamDefaultController<Uint8Array>, cancelled: () => boolean): Promise<void> {
+  while (!roomy(c) && !cancelled()) await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
 export function filterStream(
   spec: FilterSpec,
   run: StreamOptions = {},
   core: FilterCore = openFilter(spec, run),
 ): TransformStream<Uint8Array, Uint8Array> {
   let pushes: OrderedPushes;
+  let cancelled = false;
   // `cancel` (the Streams spec since 2023; Node 20, Chromium) is not in TypeScript's
   // Transformer type yet, hence the wider type.
   const transformer: Transformer<Uint8Array, Uint8Array> & { cancel(reason: unknown): void } = {
     start(controller) {
-      pushes = new OrderedPushes(core, (out) => controller.enqueue(host().binary(out)));
+      pushes = new OrderedPushes(
+        core,
+        (out) => controller.enqueue(host().binary(out)),
+        // A decompressor goes on with the input it kept back once the readable has room.
+        // A transformer is not told when it is read from, so this looks every 1 ms; a
+        // reader already waiting takes each piece at once (desiredSize stays > 0).
+        () => (roomy(controller) ? undefined : waitForRoom(controller, () => cancelled)),
+      );
     },
     // Resolving late is the backpressure: the writer waits while `inFlight` are pending.
     transform: (chunk) => pushes.write(chunk),
     flush: () => pushes.end(),
     // The readable cancelled or the writable aborted: the filter is freed now (on a
     // worker, its close step), not when the stream is collected.
-    cancel: () => pushes.abort(),
+    cancel: () => {
+      cancelled = true;
+      pushes.abort();
+    },
   };
   return new TransformStream<Uint8Array, Uint8Array>(transformer, { highWaterMark: 1 }, { highWaterMark: 1 });
 }
