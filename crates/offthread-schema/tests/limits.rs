@@ -211,3 +211,33 @@ fn long_names_and_literals_are_not_copied_into_messages() {
     assert_eq!(out.diagnostics[0].code, "E0002");
     assert!(out.rendered.len() < 1_000, "{}", out.rendered.len());
 }
+
+#[test]
+fn the_hostile_fuzz_fixtures_get_diagnostics_quickly() {
+    // tests/fixtures/fuzz/compile_schema/: the inputs above at fuzzer size (libFuzzer's
+    // -max_len is 16 KiB); `npm run fuzz` seeds the corpus with them.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/fuzz/compile_schema");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let src = std::fs::read_to_string(&path).unwrap();
+        let t = Instant::now();
+        let out = build_all(&src);
+        let name = path.display();
+        assert!(
+            t.elapsed() < Duration::from_secs(1),
+            "{name}: {:?}",
+            t.elapsed()
+        );
+        assert!(!out.diagnostics.is_empty(), "{name} compiled");
+        assert!(out.diagnostics.len() <= MAX_DIAGNOSTICS, "{name}");
+        assert!(
+            out.rendered.len() < 64 * 1024,
+            "{name}: {}",
+            out.rendered.len()
+        );
+        n += 1;
+    }
+    assert!(n >= 10, "fixtures missing from {}", dir.display());
+}
