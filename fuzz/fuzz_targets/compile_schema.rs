@@ -4,6 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use offthread_schema::compiler::limits::MAX_DIAGNOSTICS;
 use offthread_schema::driver::{BuildOptions, build};
 
 fuzz_target!(|data: &[u8]| {
@@ -16,6 +17,13 @@ fuzz_target!(|data: &[u8]| {
         assert!(out.rendered.is_empty());
     } else {
         assert!(out.files.is_empty(), "files despite diagnostics");
+        // The limits (docs/schema-format.md §4.1): a bounded report whatever the input.
+        assert!(out.diagnostics.len() <= MAX_DIAGNOSTICS);
+        assert!(
+            out.rendered.len() <= 100 + out.diagnostics.len() * 32 * 1024,
+            "{} bytes of diagnostics",
+            out.rendered.len()
+        );
         assert_eq!(out.positions.len(), out.diagnostics.len());
         for d in &out.diagnostics {
             let c = d.code;

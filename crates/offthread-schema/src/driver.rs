@@ -2,6 +2,7 @@
 //! behind `npx offthread schema` / `schema.compile` — so both produce the same files
 //! and the same diagnostic text, byte for byte.
 
+use crate::compiler::limits::{MAX_DIAGNOSTICS, MAX_GENERATED_BYTES};
 use crate::compiler::{self, diag};
 use crate::emit;
 
@@ -64,20 +65,35 @@ pub struct Output {
 
 /// Compiles `source`; emits the languages `opts` asks for (none: a check).
 pub fn build(source: &str, opts: &BuildOptions) -> Output {
-    let fail = |diags: Vec<diag::Diagnostic>| Output {
-        rendered: diag::render_all(&diags, &opts.file, source),
-        positions: diags.iter().map(|d| d.line_col(source)).collect(),
-        diagnostics: diags,
-        files: Vec::new(),
+    let fail = |mut diags: Vec<diag::Diagnostic>| {
+        diags.truncate(MAX_DIAGNOSTICS);
+        let mut rendered = diag::render_all(&diags, &opts.file, source);
+        if diags.len() == MAX_DIAGNOSTICS {
+            rendered += &format!("\nnote: at most {MAX_DIAGNOSTICS} errors are shown\n");
+        }
+        Output {
+            rendered,
+            positions: diag::positions(&diags, source)
+                .iter()
+                .map(|p| (p.line, p.column))
+                .collect(),
+            diagnostics: diags,
+            files: Vec::new(),
+        }
     };
     let schema = match compiler::compile(source) {
         Ok(s) => s,
         Err(d) => return fail(d),
     };
-    let mut files = Vec::new();
+    let mut files: Vec<File> = Vec::new();
+    // What is left of MAX_GENERATED_BYTES for the next file.
+    let left = |files: &[File]| {
+        MAX_GENERATED_BYTES.saturating_sub(files.iter().map(|f| f.contents.len()).sum())
+    };
     if opts.rust {
         let runtime = opts.rust_runtime.clone();
-        match emit::rust::emit(&schema, &emit::rust::RustOptions { runtime }) {
+        let rust = emit::rust::RustOptions { runtime };
+        match emit::rust::emit_within(&schema, &rust, left(&files)) {
             Ok(contents) => files.push(File {
                 lang: "rust",
                 path: format!("{}.rs", opts.stem),
@@ -102,7 +118,8 @@ pub fn build(source: &str, opts: &BuildOptions) -> Output {
     }
     if opts.ts {
         let runtime = opts.ts_runtime.clone();
-        match emit::ts::emit(&schema, &emit::ts::TsOptions { runtime }) {
+        let ts = emit::ts::TsOptions { runtime };
+        match emit::ts::emit_within(&schema, &ts, left(&files)) {
             Ok(contents) => files.push(File {
                 lang: "ts",
                 path: format!("{}.ts", opts.stem),

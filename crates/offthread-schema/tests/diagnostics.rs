@@ -47,8 +47,9 @@ fn every_code_has_a_fixture_and_is_documented() {
     let spec =
         std::fs::read_to_string(common::fixtures().join("../../../docs/schema-format.md")).unwrap();
     for (code, title) in diag::CODES {
-        // E0015 (two field paths with the same 32-bit hash) has no natural fixture.
-        if *code != "E0015" {
+        // E0015 (two field paths with the same 32-bit hash) has no natural fixture;
+        // E0021 needs 16 MiB of generated code (tests/limits.rs builds its input).
+        if !matches!(*code, "E0015" | "E0021") {
             assert!(
                 fixtures.contains(&format!("error[{code}]")),
                 "{code} ({title}) has no fixture"

@@ -154,6 +154,9 @@ impl<'a> CellSoa<'a> {
         self.soa.is_empty()
     }
 
+    /// `(hash, bytes per item)` of every column, for in-place resizes.
+    pub const COLUMNS: &'static [(u32, usize)] = &[(0x7c3c3420, 2), (0xcc687331, 2)];
+
     /// Column `x`, path `[0]`, hash `0x7c3c3420`.
     pub fn x(&self) -> Result<rt::Column<'a, u16>, rt::ReadError> {
         self.soa.column::<u16>(0x7c3c3420, 1)
@@ -321,6 +324,9 @@ impl<'a> PlayerStateSoa<'a> {
     pub fn is_empty(&self) -> bool {
         self.soa.is_empty()
     }
+
+    /// `(hash, bytes per item)` of every column, for in-place resizes.
+    pub const COLUMNS: &'static [(u32, usize)] = &[(0x1b5d3c41, 2), (0xcb30fd30, 2), (0xcc687331, 4)];
 
     /// Column `at.x`, path `[0, 0]`, hash `0x1b5d3c41`.
     pub fn at_x(&self) -> Result<rt::Column<'a, u16>, rt::ReadError> {
@@ -506,14 +512,14 @@ impl GameState {
     /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
     /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
     pub fn resize_players(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
-        rt::resize_array(buf, at + 12, count, rt::ResizeLayout::Soa { columns: &[(0x1b5d3c41, 2), (0xcb30fd30, 2), (0xcc687331, 4)] })
+        rt::resize_array(buf, at + 12, count, rt::ResizeLayout::Soa { columns: PlayerStateSoa::COLUMNS })
     }
 
     /// Resizes `food` in place to `count` items, within the capacity it was written with:
     /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
     /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
     pub fn resize_food(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
-        rt::resize_array(buf, at + 16, count, rt::ResizeLayout::Soa { columns: &[(0x7c3c3420, 2), (0xcc687331, 2)] })
+        rt::resize_array(buf, at + 16, count, rt::ResizeLayout::Soa { columns: CellSoa::COLUMNS })
     }
 }
 

@@ -75,7 +75,8 @@ function schema(args) {
     });
   } catch (err) {
     console.error(`offthread schema: ${err.code ?? 'error'}: ${err.message}`);
-    return 1;
+    // 3: the compiler failed, not the schema (1) or the command line (2).
+    return err.code === 'ERR_SCHEMA_COMPILER' ? 3 : 1;
   }
   if (out.diagnostics.length > 0) {
     process.stderr.write(out.rendered);

@@ -133,6 +133,11 @@ export const errorRegistry = {
     kind: 'Error',
     summary: 'The queue client or worker was closed; nothing was queued.',
   },
+  ERR_SCHEMA_COMPILER: {
+    status: 500,
+    kind: 'Error',
+    summary: 'The schema compiler itself failed (a trap), not the schema; the next compile starts afresh.',
+  },
   // Task modules (src/tasks, src/pool).
   ERR_TASK_MODULE: {
     status: 500,

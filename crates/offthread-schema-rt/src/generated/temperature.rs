@@ -131,6 +131,9 @@ impl<'a> TemperatureReadingSoa<'a> {
         self.soa.is_empty()
     }
 
+    /// `(hash, bytes per item)` of every column, for in-place resizes.
+    pub const COLUMNS: &'static [(u32, usize)] = &[(0x7c3c3420, 8), (0xcc687331, 4)];
+
     /// Column `timestamp`, path `[0]`, hash `0x7c3c3420`.
     pub fn timestamp(&self) -> Result<rt::Column<'a, i64>, rt::ReadError> {
         self.soa.column::<i64>(0x7c3c3420, 1)
@@ -275,7 +278,7 @@ impl TemperatureBatch {
     /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
     /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
     pub fn resize_readings(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
-        rt::resize_array(buf, at + 4, count, rt::ResizeLayout::Soa { columns: &[(0x7c3c3420, 8), (0xcc687331, 4)] })
+        rt::resize_array(buf, at + 4, count, rt::ResizeLayout::Soa { columns: TemperatureReadingSoa::COLUMNS })
     }
 }
 

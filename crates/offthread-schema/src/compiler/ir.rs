@@ -93,7 +93,7 @@ pub enum SliceLayout {
     /// Structs one after another, `stride` bytes apart.
     Aos,
     /// Structs split into one column per flattened scalar field.
-    Soa(Vec<SoaColumn>),
+    Soa(std::sync::Arc<[SoaColumn]>),
     /// Unions as (tag, offset) pairs, 8 bytes each.
     UnionAos,
     /// Unions as a tag column and an offset column.
@@ -175,7 +175,7 @@ pub struct Struct {
     pub size: usize,
     /// The flattened columns, when the struct is the item of a SoA array (a `#soa`
     /// slice, or a variant of a `#bovos` union slice).
-    pub soa: Option<Vec<SoaColumn>>,
+    pub soa: Option<std::sync::Arc<[SoaColumn]>>,
 }
 
 #[derive(Clone, Debug)]
@@ -291,4 +291,7 @@ pub struct Schema {
     pub unions: Vec<Union>,
     pub interfaces: Vec<Interface>,
     pub order: Vec<ItemRef>,
+    /// The name of each declaration in `order`, where diagnostics about its generated
+    /// code point (E0021).
+    pub spans: Vec<super::diag::Span>,
 }

@@ -1,6 +1,7 @@
 //! Tokens of the `.km` language. `//` comments run to the end of the line.
 
 use super::diag::{Diagnostic, Span};
+use super::limits::MAX_NAME_BYTES;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Tok {
@@ -49,6 +50,18 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diagnostic> {
             while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
                 i += 1;
             }
+            if i - start > MAX_NAME_BYTES {
+                return Err(Diagnostic::new(
+                    "E0020",
+                    Span::new(start, i),
+                    format!(
+                        "name `{}…` is {} bytes long",
+                        &src[start..start + 16],
+                        i - start
+                    ),
+                    format!("names are at most {MAX_NAME_BYTES} bytes"),
+                ));
+            }
             out.push(Token {
                 tok: Tok::Ident(src[start..i].into()),
                 span: Span::new(start, i),
@@ -76,7 +89,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diagnostic> {
                         span,
                         format!(
                             "integer literal `{}` does not fit in 64 bits",
-                            &src[start..i]
+                            clip(&src[start..i])
                         ),
                         "values in schemas are at most 18446744073709551615",
                     ));
@@ -85,7 +98,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diagnostic> {
                     return Err(Diagnostic::new(
                         "E0003",
                         span,
-                        format!("malformed integer literal `{}`", &src[start..i]),
+                        format!("malformed integer literal `{}`", clip(&src[start..i])),
                         "write integers in decimal (`42`) or hexadecimal (`0x2a`)",
                     ));
                 }
@@ -117,4 +130,14 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diagnostic> {
         span: Span::new(src.len(), src.len()),
     });
     Ok(out)
+}
+
+/// A literal as a message quotes it: a long one is cut (it is ASCII up to its end), so
+/// a megabyte of digits is not copied into the diagnostic.
+fn clip(literal: &str) -> String {
+    const SHOWN: usize = 32;
+    match literal.get(..SHOWN) {
+        Some(head) if literal.len() > SHOWN => format!("{head}…"),
+        _ => literal.to_string(),
+    }
 }

@@ -4,10 +4,15 @@
 use super::ast::*;
 use super::diag::{Diagnostic, Span};
 use super::lexer::{Tok, Token, lex};
+use super::limits::MAX_TYPE_DEPTH;
 
 pub fn parse(src: &str) -> Result<Schema, Diagnostic> {
     let tokens = lex(src)?;
-    let mut p = Parser { tokens, pos: 0 };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        depth: 0,
+    };
     let mut schema = Schema::default();
     while p.peek() != &Tok::Eof {
         schema.items.push(p.item()?);
@@ -18,6 +23,8 @@ pub fn parse(src: &str) -> Result<Schema, Diagnostic> {
 struct Parser {
     tokens: Vec<Token>,
     pos: usize,
+    /// `[` levels open in the type being parsed: `type_expr` recurses per level.
+    depth: usize,
 }
 
 type PResult<T> = Result<T, Diagnostic>;
@@ -163,24 +170,40 @@ impl Parser {
         const HELP: &str =
             "types are scalars (u8…u64, i8…i64, f32, f64, bool), declared names, `[N]T` or `[]T`";
         let start = self.span().start;
+        if self.peek() == &Tok::Punct('[') && self.depth == MAX_TYPE_DEPTH {
+            return Err(Diagnostic::new(
+                "E0019",
+                self.span(),
+                format!("type nested more than {MAX_TYPE_DEPTH} levels deep"),
+                "a field is `T`, `[N]T` or `[]T`; nest structs rather than arrays",
+            ));
+        }
         if self.eat('[') {
-            if self.eat(']') {
-                let elem = Box::new(self.type_expr()?);
-                return Ok(TypeExpr::Slice {
-                    elem,
-                    span: Span::new(start, self.prev_end()),
-                });
-            }
-            let len = self.int("an array length or `]`", HELP)?;
-            self.expect(']', HELP)?;
+            self.depth += 1;
+            let ty = self.array_type(start, HELP);
+            self.depth -= 1;
+            return ty;
+        }
+        Ok(TypeExpr::Named(self.ident("a type", HELP)?))
+    }
+
+    /// The rest of `[N]T` or `[]T` after the `[` at `start`.
+    fn array_type(&mut self, start: usize, help: &str) -> PResult<TypeExpr> {
+        if self.eat(']') {
             let elem = Box::new(self.type_expr()?);
-            return Ok(TypeExpr::Fixed {
-                len,
+            return Ok(TypeExpr::Slice {
                 elem,
                 span: Span::new(start, self.prev_end()),
             });
         }
-        Ok(TypeExpr::Named(self.ident("a type", HELP)?))
+        let len = self.int("an array length or `]`", help)?;
+        self.expect(']', help)?;
+        let elem = Box::new(self.type_expr()?);
+        Ok(TypeExpr::Fixed {
+            len,
+            elem,
+            span: Span::new(start, self.prev_end()),
+        })
     }
 
     fn enum_decl(&mut self) -> PResult<EnumDecl> {

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::ast;
 use super::diag::{Diagnostic, Span};
 use super::ir::*;
+use super::limits::MAX_DIAGNOSTICS;
 
 /// Longest fixed array, in items. Keeps struct sizes far from the 29-bit limit.
 const MAX_FIXED_LEN: u64 = 65_536;
@@ -78,8 +79,12 @@ pub(super) fn err(
 }
 
 impl Resolver {
+    /// Records a diagnostic; past [`MAX_DIAGNOSTICS`] they are dropped (5,000 unknown
+    /// types on one line would otherwise render that line 5,000 times).
     pub(super) fn push(&mut self, d: Diagnostic) {
-        self.diags.push(d);
+        if self.diags.len() < MAX_DIAGNOSTICS {
+            self.diags.push(d);
+        }
     }
 
     /// Registers every name first so declarations may refer forward.
@@ -116,6 +121,7 @@ impl Resolver {
                 }
             };
             self.out.order.push(r);
+            self.out.spans.push(name.span);
             if Scalar::from_name(&name.name).is_some() {
                 self.push(err(
                     "E0005",
@@ -410,7 +416,7 @@ impl Resolver {
                         if layout == Some("aos") {
                             SliceLayout::Aos
                         } else {
-                            SliceLayout::Soa(vec![])
+                            SliceLayout::Soa(Vec::new().into())
                         }
                     }
                     Type::Union(_) => {

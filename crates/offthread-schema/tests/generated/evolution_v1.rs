@@ -131,6 +131,9 @@ impl<'a> ReadingSoa<'a> {
         self.soa.is_empty()
     }
 
+    /// `(hash, bytes per item)` of every column, for in-place resizes.
+    pub const COLUMNS: &'static [(u32, usize)] = &[(0x7c3c3420, 4), (0xcc687331, 4)];
+
     /// Column `id`, path `[0]`, hash `0x7c3c3420`.
     pub fn id(&self) -> Result<rt::Column<'a, u32>, rt::ReadError> {
         self.soa.column::<u32>(0x7c3c3420, 1)
@@ -334,7 +337,7 @@ impl Batch {
     /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
     /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
     pub fn resize_readings(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
-        rt::resize_array(buf, at + 8, count, rt::ResizeLayout::Soa { columns: &[(0x7c3c3420, 4), (0xcc687331, 4)] })
+        rt::resize_array(buf, at + 8, count, rt::ResizeLayout::Soa { columns: ReadingSoa::COLUMNS })
     }
 
     /// Resizes `readings_aos` in place to `count` items, within the capacity it was written with:

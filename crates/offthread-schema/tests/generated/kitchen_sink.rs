@@ -499,6 +499,9 @@ impl<'a> ParticleSoa<'a> {
         self.soa.is_empty()
     }
 
+    /// `(hash, bytes per item)` of every column, for in-place resizes.
+    pub const COLUMNS: &'static [(u32, usize)] = &[(0x1b5d3c41, 4), (0xcb30fd30, 4), (0xcc687331, 1), (0x1c94b242, 1), (0x6cc0f153, 4), (0xbced3064, 16), (0x0d196f75, 3), (0x5d45ae86, 2)];
+
     /// Column `pos.x`, path `[0, 0]`, hash `0x1b5d3c41`.
     pub fn pos_x(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0x1b5d3c41, 1)
@@ -1214,7 +1217,7 @@ impl KitchenSink {
     /// shrinking erases the rest of the last 64-byte block, growing back zeroes the new
     /// items (W0010 past the capacity). `at`: this struct's offset (0 for the root).
     pub fn resize_particles(buf: &mut [u8], at: usize, count: usize) -> Result<(), rt::ResizeError> {
-        rt::resize_array(buf, at + 116, count, rt::ResizeLayout::Soa { columns: &[(0x1b5d3c41, 4), (0xcb30fd30, 4), (0xcc687331, 1), (0x1c94b242, 1), (0x6cc0f153, 4), (0xbced3064, 16), (0x0d196f75, 3), (0x5d45ae86, 2)] })
+        rt::resize_array(buf, at + 116, count, rt::ResizeLayout::Soa { columns: ParticleSoa::COLUMNS })
     }
 
     /// Resizes `particles_aos` in place to `count` items, within the capacity it was written with:

@@ -130,6 +130,9 @@ impl<'a> PointXySoa<'a> {
         self.soa.is_empty()
     }
 
+    /// `(hash, bytes per item)` of every column, for in-place resizes.
+    pub const COLUMNS: &'static [(u32, usize)] = &[(0x7c3c3420, 4), (0xcc687331, 4)];
+
     /// Column `x`, path `[0]`, hash `0x7c3c3420`.
     pub fn x(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {
         self.soa.column::<f32>(0x7c3c3420, 1)
@@ -338,6 +341,9 @@ impl<'a> PointXyzSoa<'a> {
     pub fn is_empty(&self) -> bool {
         self.soa.is_empty()
     }
+
+    /// `(hash, bytes per item)` of every column, for in-place resizes.
+    pub const COLUMNS: &'static [(u32, usize)] = &[(0x7c3c3420, 4), (0xcc687331, 4), (0x1c94b242, 4)];
 
     /// Column `x`, path `[0]`, hash `0x7c3c3420`.
     pub fn x(&self) -> Result<rt::Column<'a, f32>, rt::ReadError> {

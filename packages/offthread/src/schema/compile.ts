@@ -58,6 +58,13 @@ interface Exports {
 
 const instances = new WeakMap<WebAssembly.Module, Exports>();
 
+/**
+ * Memory an idle instance may keep. wasm memory never shrinks: after a compile that
+ * grew it past this (a schema near the limits), the instance is dropped so the next
+ * compile starts small rather than the process holding the peak for good.
+ */
+const RETAINED_MEMORY = 64 << 20;
+
 function instance(module: WebAssembly.Module): Exports {
   let e = instances.get(module);
   if (e === undefined) {
@@ -103,20 +110,29 @@ export function compileWith(module: WebAssembly.Module, source: string, opts: Co
   const enc = new TextEncoder();
   const src = enc.encode(source);
   const opt = enc.encode(optionLines(opts));
-  const sp = e.alloc(src.length);
-  const op = e.alloc(opt.length);
+  let json: string | undefined;
   try {
+    const sp = e.alloc(src.length);
+    const op = e.alloc(opt.length);
     new Uint8Array(e.memory.buffer, sp, src.length).set(src);
     new Uint8Array(e.memory.buffer, op, opt.length).set(opt);
     const len = e.compile(sp, src.length, op, opt.length);
-    if (len < 0) throw makeError('ERR_INVALID_ARG', 'schema.compile: source is not valid UTF-8');
     // A fresh view: compiling may have grown (and so replaced) the memory buffer.
-    const json = new TextDecoder().decode(new Uint8Array(e.memory.buffer, e.result_ptr(), len));
-    return JSON.parse(json) as CompileResult;
-  } finally {
+    if (len >= 0) json = new TextDecoder().decode(new Uint8Array(e.memory.buffer, e.result_ptr(), len));
     e.dealloc(sp, src.length);
     e.dealloc(op, opt.length);
+  } catch (err) {
+    // A trap (stack overflow, out of memory, a panic) can leave the instance's stack
+    // pointer and allocator mid-update: every later call on it would fail. Drop it; the
+    // next compile gets a fresh one.
+    instances.delete(module);
+    const why = err instanceof Error ? err.message : String(err);
+    throw makeError('ERR_SCHEMA_COMPILER', `schema.compile: the compiler failed (${why}); not a schema error`, err);
+  } finally {
+    if (e.memory.buffer.byteLength > RETAINED_MEMORY) instances.delete(module);
   }
+  if (json === undefined) throw makeError('ERR_INVALID_ARG', 'schema.compile: source is not valid UTF-8');
+  return JSON.parse(json) as CompileResult;
 }
 
 /**

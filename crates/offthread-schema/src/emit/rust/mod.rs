@@ -11,6 +11,7 @@ mod unions;
 
 use crate::compiler::diag::Diagnostic;
 use crate::compiler::ir::*;
+use crate::compiler::limits::MAX_GENERATED_BYTES;
 use crate::compiler::pascal_case;
 
 /// Where the generated code finds the runtime.
@@ -33,6 +34,18 @@ impl Default for RustOptions {
 
 /// Emits one Rust module for `schema`.
 pub fn emit(schema: &Schema, opts: &RustOptions) -> Result<String, Diagnostic> {
+    emit_within(schema, opts, MAX_GENERATED_BYTES)
+}
+
+/// [`emit`], failing with E0021 at the first declaration whose code takes the module
+/// past `limit` bytes (the driver's share of `MAX_GENERATED_BYTES` left). Checked per
+/// declaration, so memory stays near the limit.
+pub fn emit_within(
+    schema: &Schema,
+    opts: &RustOptions,
+    limit: usize,
+) -> Result<String, Diagnostic> {
+    let layouts = schema.layouts();
     let cx = Cx { s: schema };
     let mut out = String::new();
     out.push_str(super::HEADER);
@@ -43,7 +56,7 @@ pub fn emit(schema: &Schema, opts: &RustOptions) -> Result<String, Diagnostic> {
     } else {
         out.push_str(&format!("use {} as rt;\n", opts.runtime));
     }
-    for item in &schema.order {
+    for (k, item) in schema.order.iter().enumerate() {
         out.push('\n');
         match *item {
             ItemRef::Enum(id) => out.push_str(&enums::emit(&cx, id)),
@@ -51,19 +64,22 @@ pub fn emit(schema: &Schema, opts: &RustOptions) -> Result<String, Diagnostic> {
                 out.push_str(&reader::emit_struct(&cx, id));
                 out.push('\n');
                 out.push_str(&owned::emit_struct(&cx, id));
-                if cx.s.soa_items().contains(&id) {
+                if layouts.soa.contains(&id) {
                     out.push('\n');
                     out.push_str(&reader::emit_soa(&cx, id));
                     out.push('\n');
                     out.push_str(&owned::emit_soa(&cx, id));
                 }
-                if cx.s.aos_items().contains(&id) {
+                if layouts.aos.contains(&id) {
                     out.push('\n');
                     out.push_str(&reader::emit_aos(&cx, id));
                 }
             }
-            ItemRef::Union(id) => out.push_str(&unions::emit(&cx, id)),
+            ItemRef::Union(id) => out.push_str(&unions::emit(&cx, id, &layouts.unions[id])),
             ItemRef::Interface(id) => out.push_str(&interfaces::emit(&cx, id)),
+        }
+        if out.len() > limit {
+            return Err(super::too_large(schema, k));
         }
     }
     Ok(out)

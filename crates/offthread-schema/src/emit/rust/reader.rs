@@ -191,6 +191,20 @@ pub(super) fn emit_soa(cx: &Cx<'_>, id: usize) -> String {
          \x20   pub fn is_empty(&self) -> bool {{\n        self.soa.is_empty()\n    }}\n",
         cx.s.structs[id].name
     );
+    if !cx.s.has_varlen(id) {
+        // Named once per item: each resizable field of this item refers to it, so the
+        // code does not grow by a column list per field.
+        let cols: Vec<String> =
+            cx.s.soa_columns(id)
+                .iter()
+                .map(|c| format!("({:#010x}, {})", c.hash, c.item_bytes()))
+                .collect();
+        out += &format!(
+            "\n    /// `(hash, bytes per item)` of every column, for in-place resizes.\n\
+             \x20   pub const COLUMNS: &'static [(u32, usize)] = &[{}];\n",
+            cols.join(", ")
+        );
+    }
     for c in cx.s.soa_columns(id) {
         if c.varlen {
             out += &var_accessor(c);

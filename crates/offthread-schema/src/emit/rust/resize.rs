@@ -18,17 +18,10 @@ pub(super) fn layout(cx: &Cx<'_>, ty: &Type) -> Option<String> {
     };
     match (&**elem, layout) {
         (Type::Scalar(_) | Type::Enum(_), _) => Some("rt::ResizeLayout::Contiguous".into()),
-        (Type::Struct(id), SliceLayout::Soa(_)) if !cx.s.has_varlen(*id) => {
-            let cols: Vec<String> =
-                cx.s.soa_columns(*id)
-                    .iter()
-                    .map(|c| format!("({:#010x}, {})", c.hash, c.item_bytes()))
-                    .collect();
-            Some(format!(
-                "rt::ResizeLayout::Soa {{ columns: &[{}] }}",
-                cols.join(", ")
-            ))
-        }
+        (Type::Struct(id), SliceLayout::Soa(_)) if !cx.s.has_varlen(*id) => Some(format!(
+            "rt::ResizeLayout::Soa {{ columns: {}Soa::COLUMNS }}",
+            cx.struct_name(*id)
+        )),
         (Type::Struct(_), SliceLayout::Soa(_)) => None,
         (Type::Struct(_), _) => Some("rt::ResizeLayout::Contiguous".into()),
         _ => None,

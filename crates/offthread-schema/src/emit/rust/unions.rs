@@ -6,11 +6,11 @@ use super::Cx;
 use crate::compiler::ir::*;
 use crate::compiler::pascal_case;
 
-pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
+pub(super) fn emit(cx: &Cx<'_>, id: usize, layouts: &[SliceLayout]) -> String {
     let mut out = owned(cx, id);
     out.push('\n');
     out += &reference(cx, id);
-    for layout in cx.s.union_layouts(id) {
+    for layout in layouts {
         out.push('\n');
         out += &match layout {
             SliceLayout::UnionAos => aos(cx, id),

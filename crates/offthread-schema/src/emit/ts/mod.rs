@@ -13,6 +13,7 @@ mod writer;
 
 use crate::compiler::diag::Diagnostic;
 use crate::compiler::ir::*;
+use crate::compiler::limits::MAX_GENERATED_BYTES;
 use crate::compiler::{camel_case, pascal_case};
 
 /// Where the generated module finds the runtime.
@@ -36,6 +37,14 @@ impl Default for TsOptions {
 
 /// Emits one TypeScript module for `schema`.
 pub fn emit(schema: &Schema, opts: &TsOptions) -> Result<String, Diagnostic> {
+    emit_within(schema, opts, MAX_GENERATED_BYTES)
+}
+
+/// [`emit`], failing with E0021 at the first declaration whose code takes the module
+/// past `limit` bytes (the driver's share of `MAX_GENERATED_BYTES` left). Checked per
+/// declaration, so memory stays near the limit.
+pub fn emit_within(schema: &Schema, opts: &TsOptions, limit: usize) -> Result<String, Diagnostic> {
+    let layouts = schema.layouts();
     let cx = Cx { s: schema };
     let mut out = String::new();
     out.push_str(super::HEADER);
@@ -43,7 +52,7 @@ pub fn emit(schema: &Schema, opts: &TsOptions) -> Result<String, Diagnostic> {
         "\n/* eslint-disable */\nimport * as rt from '{}';\n",
         opts.runtime
     ));
-    for item in &schema.order {
+    for (k, item) in schema.order.iter().enumerate() {
         out.push('\n');
         match *item {
             ItemRef::Enum(id) => out.push_str(&enums::emit(&cx, id)),
@@ -53,13 +62,13 @@ pub fn emit(schema: &Schema, opts: &TsOptions) -> Result<String, Diagnostic> {
                 out.push_str(&reader::emit_struct(&cx, id));
                 out.push('\n');
                 out.push_str(&writer::emit_struct(&cx, id));
-                if cx.s.soa_items().contains(&id) {
+                if layouts.soa.contains(&id) {
                     out.push('\n');
                     out.push_str(&reader::emit_soa(&cx, id));
                     out.push('\n');
                     out.push_str(&writer::emit_soa(&cx, id));
                 }
-                if cx.s.aos_items().contains(&id) {
+                if layouts.aos.contains(&id) {
                     out.push('\n');
                     out.push_str(&reader::emit_aos(&cx, id));
                     out.push('\n');
@@ -68,8 +77,11 @@ pub fn emit(schema: &Schema, opts: &TsOptions) -> Result<String, Diagnostic> {
                 out.push('\n');
                 out.push_str(&codec_functions(&cx, id));
             }
-            ItemRef::Union(id) => out.push_str(&unions::emit(&cx, id)),
+            ItemRef::Union(id) => out.push_str(&unions::emit(&cx, id, &layouts.unions[id])),
             ItemRef::Interface(id) => out.push_str(&interfaces::emit(&cx, id)),
+        }
+        if out.len() > limit {
+            return Err(super::too_large(schema, k));
         }
     }
     Ok(out)

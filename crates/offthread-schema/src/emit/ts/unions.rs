@@ -5,9 +5,9 @@ use super::Cx;
 use crate::compiler::camel_case;
 use crate::compiler::ir::*;
 
-pub(super) fn emit(cx: &Cx<'_>, id: usize) -> String {
+pub(super) fn emit(cx: &Cx<'_>, id: usize, layouts: &[SliceLayout]) -> String {
     let mut out = single(cx, id);
-    for layout in cx.s.union_layouts(id) {
+    for layout in layouts {
         out.push('\n');
         out += &match layout {
             SliceLayout::UnionAos => aos(cx, id),
