@@ -1,15 +1,36 @@
 // Experiment `async` (docs/experiments.md): the cost of going off the loop. A trivial task
 // submitted with 1, 100 and 10,000 in flight through the offthread pool, a napi
 // AsyncTask on libuv, piscina 5 and raw worker_threads; each row in its own process.
-// Then the event-loop delay while the pool is saturated with heavy π jobs.
+// Then the event-loop delay while the pool is saturated with heavy π jobs. Then the task
+// section (_async-tasks.mjs): the user's own JS on offthread's tasks() beside piscina,
+// tinypool, workerpool, poolifier and raw worker_threads.
+// Flags: --only kernels | --only tasks runs one section.
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { runInChild } from '../lib/measure.mjs';
+import { runTaskRows } from './_async-tasks.mjs';
 
 const child = fileURLToPath(new URL('./async-child.mjs', import.meta.url));
 const ROWS = ['offthread', 'offthreadPi', 'offthreadWasm', 'asyncTask', 'piscina', 'workerThreads'];
 const IN_FLIGHT = [1, 100, 10_000];
 
 export async function run(ctx) {
+  const { values } = parseArgs({ args: ctx.argv, strict: false, options: { only: { type: 'string' } } });
+  const kernels = values.only === 'tasks' ? null : await runKernelRows(ctx);
+  const tasks = values.only === 'kernels' ? null : await runTaskRows(ctx);
+  const parts = [kernels, tasks].filter(Boolean);
+  return {
+    title: 'async: the cost of going off the event loop',
+    params: Object.assign({}, ...parts.map((p) => p.params)),
+    notes: parts.flatMap((p) => p.notes),
+    tables: parts.flatMap((p) => p.tables),
+    charts: parts.flatMap((p) => p.charts),
+    ratios: parts.flatMap((p) => p.ratios),
+    raw: Object.assign({}, ...parts.map((p) => p.raw)),
+  };
+}
+
+async function runKernelRows(ctx) {
   const results = [];
   for (const row of ROWS) {
     ctx.progress(`row ${row}`);
@@ -54,7 +75,6 @@ export async function run(ctx) {
     { label: 'cores used while saturated', value: loop.coresUsed, unit: 'cores' },
   ];
   return {
-    title: 'async: the cost of going off the event loop',
     params: {
       rows: ROWS,
       inFlight: IN_FLIGHT,

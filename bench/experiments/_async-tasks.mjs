@@ -1,0 +1,157 @@
+// The async experiment's task section: the user's own JS on each pool. Every row runs the
+// same task module (_tasks/work.mjs) in its own process (async-tasks-child.mjs): a trivial
+// task at 1, 100 and 1,000 in flight; a batch of ≈ 5 ms CPU-bound tasks on 1 and 2
+// workers with the event loop's delay meanwhile; a 1 MiB argument by clone and transfer.
+import { fileURLToPath } from 'node:url';
+import { runInChild } from '../lib/measure.mjs';
+
+const child = fileURLToPath(new URL('./async-tasks-child.mjs', import.meta.url));
+export const TASK_ROWS = ['offthread', 'piscina', 'tinypool', 'workerpool', 'poolifier', 'workerThreads'];
+const PEERS = ['piscina', 'tinypool', 'workerpool', 'poolifier'];
+const IN_FLIGHT = [1, 100, 1000];
+const THREADS = 2;
+
+export async function runTaskRows(ctx) {
+  const trivial = [];
+  for (const row of TASK_ROWS) {
+    ctx.progress(`tasks: ${row}, trivial`);
+    const { value } = await runInChild(child, 'measureTrivial', [
+      { row, threads: THREADS, inFlight: IN_FLIGHT, quick: ctx.quick },
+    ]);
+    trivial.push(...value);
+  }
+  const { value: n } = await runInChild(child, 'calibrateCpu', [5]);
+  const count = ctx.quick ? 200 : 1000;
+  const cpu = [];
+  for (const row of TASK_ROWS) {
+    for (const threads of [1, 2]) {
+      ctx.progress(`tasks: ${row}, ${count} CPU tasks on ${threads}`);
+      const { value } = await runInChild(child, 'measureCpuBatch', [{ row, threads, n, count }]);
+      cpu.push(value);
+    }
+  }
+  const big = [];
+  for (const row of TASK_ROWS) {
+    ctx.progress(`tasks: ${row}, 1 MiB argument`);
+    const { value } = await runInChild(child, 'measureBigArgument', [{ row, rounds: ctx.quick ? 30 : 200 }]);
+    big.push(value);
+  }
+
+  const at = (row, k) => trivial.find((r) => r.row === row && r.inFlight === k);
+  const best = (row) => Math.max(...IN_FLIGHT.map((k) => at(row, k).tasksPerSec));
+  const bestPeer = Math.max(...PEERS.map(best));
+  const bestPeerName = PEERS.find((p) => best(p) === bestPeer);
+  const wall = (row, threads) => cpu.find((r) => r.row === row && r.threads === threads).wallMs;
+  const fastestPeerBatch = Math.min(...PEERS.map((p) => wall(p, 2)));
+  const bigOf = (row) => big.find((r) => r.row === row);
+  const ratios = [
+    { label: 'tasks: offthread tasks/s (best in-flight level)', value: best('offthread'), unit: 'tasks/s' },
+    {
+      label: 'tasks: offthread / piscina tasks/s (best level of each)',
+      value: best('offthread') / best('piscina'),
+      target: 10,
+    },
+    {
+      label: `tasks: offthread / best peer tasks/s (${bestPeerName}; best level of each)`,
+      value: best('offthread') / bestPeer,
+      target: 3,
+    },
+    {
+      label: 'tasks: offthread / raw worker_threads tasks/s (best level of each)',
+      value: best('offthread') / best('workerThreads'),
+    },
+    {
+      label: 'tasks: offthread round trip p50 at 1 in flight',
+      value: at('offthread', 1).p50Us,
+      target: 10,
+      op: '<=',
+      unit: 'µs',
+    },
+    {
+      label: `tasks: ${count} × ≈5 ms CPU tasks, 2 workers / 1 worker (speed-up)`,
+      value: wall('offthread', 1) / wall('offthread', 2),
+      target: 1.9,
+    },
+    {
+      label: `tasks: ${count} CPU tasks on 2 workers, offthread / fastest peer wall time`,
+      value: wall('offthread', 2) / fastestPeerBatch,
+      target: 1,
+      op: '<=',
+    },
+    {
+      label: 'tasks: event-loop delay p99 while CPU tasks saturate 2 workers',
+      value: cpu.find((r) => r.row === 'offthread' && r.threads === 2).loopP99Ms,
+      target: 2,
+      op: '<=',
+      unit: 'ms',
+    },
+    {
+      label: 'tasks: 1 MiB by clone, offthread / raw postMessage round trip',
+      value: bigOf('offthread').cloneMs / bigOf('workerThreads').cloneMs,
+      target: 1.1,
+      op: '<=',
+    },
+    {
+      label: 'tasks: 1 MiB by transfer / by SharedArrayBuffer, copies (caller buffer detached / worker write seen)',
+      value: (bigOf('offthread').transferDetached ? 0 : 1) + (bigOf('offthread').sharedSeen ? 0 : 1),
+      target: 0,
+      op: '<=',
+      unit: 'copies',
+    },
+  ];
+  return {
+    params: { taskRows: TASK_ROWS, taskInFlight: IN_FLIGHT, taskThreads: THREADS, cpuTaskSteps: n, cpuTasks: count },
+    notes: [
+      `Task rows: every pool runs bench/experiments/_tasks/work.mjs on ${THREADS} worker threads (piscina, tinypool by filename + name; workerpool and poolifier through their worker-script wrappers; raw worker_threads: postMessage round-robin, no queue). offthread: \`tasks(url).echo(i)\`.`,
+      `CPU-bound task: a hash loop of ${n.toLocaleString('en-US')} steps, calibrated to ≈ 5 ms on the main thread; ${count} submitted at once.`,
+      '1 MiB argument: median round trip of `size(bytes)`; transfer moves the buffer (the caller’s is detached after the call), a SharedArrayBuffer view is shared (the worker’s write is seen by the caller).',
+    ],
+    tables: [
+      {
+        title: 'your own JS: a trivial task (tasks/s and round trip)',
+        columns: [
+          { key: 'row', label: 'pool' },
+          { key: 'inFlight', label: 'in flight' },
+          { key: 'tasksPerSec', label: 'tasks/s', format: 'ops' },
+          { key: 'p50Us', label: 'p50 µs', format: 'sig3' },
+          { key: 'p99Us', label: 'p99 µs', format: 'sig3' },
+          { key: 'tasks', label: 'tasks' },
+        ],
+        rows: trivial,
+      },
+      {
+        title: `your own JS: ${count} CPU-bound tasks (≈ 5 ms each)`,
+        columns: [
+          { key: 'row', label: 'pool' },
+          { key: 'threads', label: 'workers' },
+          { key: 'wallMs', label: 'wall ms', format: 'sig3' },
+          { key: 'loopP99Ms', label: 'loop delay p99 ms', format: 'sig3' },
+          { key: 'loopMaxMs', label: 'loop delay max ms', format: 'sig3' },
+        ],
+        rows: cpu,
+      },
+      {
+        title: 'your own JS: a 1 MiB argument',
+        columns: [
+          { key: 'row', label: 'pool' },
+          { key: 'cloneMs', label: 'clone ms (median)', format: 'sig3' },
+          { key: 'transferMs', label: 'transfer ms (median)', format: 'sig3' },
+          { key: 'transferDetached', label: 'transfer: caller buffer detached' },
+          { key: 'sharedSeen', label: 'SharedArrayBuffer: worker write seen' },
+        ],
+        rows: big,
+      },
+    ],
+    charts: [
+      {
+        title: 'your own JS: tasks/s by tasks in flight (same task module on every pool)',
+        x: { field: 'inFlight', label: 'tasks in flight', log: true },
+        y: { field: 'tasksPerSec', label: 'tasks/s', log: true },
+        series: 'row',
+        data: trivial,
+      },
+    ],
+    ratios,
+    raw: { trivial, cpu, big },
+  };
+}
