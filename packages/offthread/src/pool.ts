@@ -25,8 +25,9 @@ export interface PoolOptions {
   /** Most jobs waiting to start; past it calls reject with ERR_QUEUE_FULL. Default unbounded. */
   maxQueue?: number;
   /**
-   * Native workers' scheduling niceness (Unix nice, 0–19; default 10): above the event
-   * loop's 0, so the loop stays responsive while the pool saturates every core.
+   * Workers' scheduling niceness (Unix nice, 0–19; default 10): above the event loop's 0,
+   * so the loop stays responsive while the pool saturates every core. Native threads and
+   * task workers (Linux).
    */
   nice?: number;
   /**
@@ -65,6 +66,7 @@ export interface ResourceOptions {
   maxQueue: number;
   resourceLimits: ResourceLimits | undefined;
   grace: number;
+  nice: number;
 }
 
 /** Options every async kernel call accepts. */
@@ -153,6 +155,7 @@ export class Pool {
       maxQueue: maxQueue === 0 ? Number.POSITIVE_INFINITY : maxQueue,
       resourceLimits: checkLimits(opts.resourceLimits),
       grace: cancelGrace,
+      nice,
     };
     const engine = opts.engine ?? defaultEngine();
     if (opts.engine === undefined && engine !== 'native') warnFallbackOnce();

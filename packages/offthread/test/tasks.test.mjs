@@ -109,6 +109,14 @@ describe('tasks(): results', () => {
     ]);
   });
 
+  test("workers run below the event loop's priority (the pool's nice, default 10)", async (t) => {
+    if (process.platform !== 'linux') return t.skip('threads are niced one by one on Linux only');
+    assert.equal(await work.niceness(), 10);
+    const plain = new Pool({ threads: 1, nice: 0 });
+    assert.equal(await tasks(fixture('work.mjs'), { pool: plain }).niceness(), 0);
+    await plain.close();
+  });
+
   test('pool.stats() counts the tasks', async () => {
     const s = pool.stats().tasks;
     assert.equal(s.threads, 2);

@@ -69,6 +69,8 @@ export interface JobPoolOptions {
   resourceLimits?: ResourceLimits | undefined;
   /** ms a running job has to stop after its abort before its worker is replaced. */
   grace: number;
+  /** The workers' scheduling niceness (where the host can set a thread's). */
+  nice: number;
 }
 
 export interface JobOptions extends RunOptions {
@@ -258,7 +260,7 @@ export class JobPool {
     });
     port.ref(this.#pending > 0);
     const L = this.#L as Layout;
-    this.#post(thread, { type: 'init', buffer: L.buffer, index, workers: this.threads });
+    this.#post(thread, { type: 'init', buffer: L.buffer, index, workers: this.threads, nice: this.#options.nice });
     for (const body of this.#setups) this.#post(thread, { type: 'setup', body });
     return thread;
   }

@@ -58,7 +58,7 @@ export interface JobRunner {
 }
 
 export type ToWorker =
-  | { type: 'init'; buffer: SharedArrayBuffer; index: number; workers: number }
+  | { type: 'init'; buffer: SharedArrayBuffer; index: number; workers: number; nice: number }
   | { type: 'setup'; body: unknown }
   | { type: 'args'; slot: number; id: number; args: unknown[] }
   | { type: 'cancel'; slot: number; id: number }
