@@ -7,7 +7,7 @@
 //   js       the same app with OFFTHREAD_BACKEND=js
 // Usage: node scripts/fresh-app.mjs [--measure]   (prints JSON; the tests import run()).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -150,6 +150,31 @@ const src = filters.source(filters.fileSource('in.txt')).pushFilter(filters.gzip
 await src.pipe(filters.fileSink('a.gz'), filters.fileSink('b.gz')).resume();
 console.log(sum, transcode.backend satisfies 'native' | 'workers' | 'wasm');
 `;
+// The README's task modules, typed: arguments and results inferred from the module, a
+// wrong argument and a missing export refused (each @ts-expect-error must find an error).
+const TYPED_TASKS_MODULE = `
+export function scale(values: Float64Array, by: number): Float64Array {
+  return values.map((v) => v * by);
+}
+export async function* rows(n: number): AsyncGenerator<{ i: number }> {
+  for (let i = 0; i < n; i++) yield { i };
+}
+`;
+const TYPED_TASKS = `
+import { Pool, currentTask, tasks } from 'offthread';
+const pool = new Pool({ threads: 2, cancelGrace: 100, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+const work = tasks<typeof import('./work-typed.mjs')>(new URL('./work-typed.mjs', import.meta.url), { pool });
+const scaled: Float64Array = await work.scale(new Float64Array(4), 2);
+await work.scale.with({ timeout: 50, priority: 'high', transfer: [scaled.buffer] })(scaled, 1);
+// @ts-expect-error: the second argument is a number
+await work.scale(new Float64Array(4), 'two');
+let total = 0;
+for await (const row of work.rows(3)) total += row.i;
+// @ts-expect-error: the module has no such export
+work.missing;
+const signal: AbortSignal = currentTask().signal;
+console.log(total, signal.aborted);
+`;
 const TSCONFIG = (extra, files) =>
   JSON.stringify({
     compilerOptions: {
@@ -171,10 +196,16 @@ const TSCONFIG = (extra, files) =>
 function typecheck(app) {
   writeFileSync(join(app, 'check.mts'), TYPED);
   writeFileSync(join(app, 'check-node.mts'), TYPED_NODE);
+  writeFileSync(join(app, 'work-typed.mts'), TYPED_TASKS_MODULE);
+  writeFileSync(join(app, 'check-tasks.mts'), TYPED_TASKS);
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const out = {};
   for (const [name, extra, files] of [
-    ['nodenext', { module: 'nodenext', moduleResolution: 'nodenext' }, ['check.mts', 'check-node.mts']],
+    [
+      'nodenext',
+      { module: 'nodenext', moduleResolution: 'nodenext' },
+      ['check.mts', 'check-node.mts', 'check-tasks.mts'],
+    ],
     [
       'bundler+browser',
       { module: 'esnext', moduleResolution: 'bundler', customConditions: ['browser'], lib: ['es2022', 'dom'] },
@@ -186,6 +217,58 @@ function typecheck(app) {
     out[name] = `${r.stdout}${r.stderr}`.trim();
   }
   return out;
+}
+
+// The README's first example run as written: its blur.mjs and server.mjs blocks, taken
+// from the README installed with the package. /blur is asked for, then /ping five times
+// while the blur runs; once as written (tasks()) and once with the blur called inline,
+// as the server was before — the pings' wait is the figure, their order the check.
+const DRIVE = `
+import { spawn } from 'node:child_process';
+async function serve(file) {
+  const server = spawn(process.execPath, [file], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    server.stdout.on('data', (d) => { const m = /listening on (\\d+)/.exec(String(d)); if (m) resolve(Number(m[1])); });
+    server.on('exit', (code) => reject(new Error(file + ' exited with ' + code)));
+  });
+  const get = async (path) => {
+    const t = performance.now();
+    const body = await (await fetch('http://127.0.0.1:' + port + path)).text();
+    return { body, at: performance.now(), ms: performance.now() - t };
+  };
+  await get('/ping');
+  const blurring = get('/blur');
+  await new Promise((r) => setTimeout(r, 50));
+  const pings = [];
+  for (let i = 0; i < 5; i++) pings.push(get('/ping'));
+  const done = await Promise.all(pings);
+  const blur = await blurring;
+  server.kill();
+  return { blur: blur.body, pingsBeforeBlur: done.every((p) => p.at < blur.at), pingMaxMs: Math.round(Math.max(...done.map((p) => p.ms))), blurMs: Math.round(blur.ms) };
+}
+console.log(JSON.stringify({ tasks: await serve('server.mjs'), inline: await serve('server-inline.mjs') }));
+`;
+
+/** Writes the README's blur.mjs and server.mjs (and the inline variant) into `app`; runs them. */
+function blockedServer(app, env) {
+  const readme = readFileSync(join(app, 'node_modules', 'offthread', 'README.md'), 'utf8');
+  const block = (name) => {
+    const m = new RegExp(`\`\`\`js\n(// ${name.replace('.', '\\.')}[^]*?)\`\`\``).exec(readme);
+    if (!m) throw new Error(`the installed README has no ${name} block`);
+    return m[1];
+  };
+  const server = block('server.mjs');
+  writeFileSync(join(app, 'blur.mjs'), block('blur.mjs'));
+  writeFileSync(join(app, 'server.mjs'), server);
+  const inline = server
+    .replace("import { tasks } from 'offthread';", "import { blur } from './blur.mjs';")
+    .replace(/const work = tasks\([^\n]*\n/, '')
+    .replace('await work.blur(', 'blur(');
+  writeFileSync(join(app, 'server-inline.mjs'), inline);
+  writeFileSync(join(app, 'drive.mjs'), DRIVE);
+  const r = spawnSync(process.execPath, ['drive.mjs'], { cwd: app, env, encoding: 'utf8', timeout: 120_000 });
+  if (r.status !== 0) return { status: r.status, stderr: r.stderr };
+  return JSON.parse(r.stdout);
 }
 
 /** Packs, installs and runs every mode; returns { mode: result }. */
@@ -205,7 +288,7 @@ export function run({ measure = false } = {}) {
   };
   const full = install(['offthread-0.1.0.tgz', 'offthread-linux-x64-gnu-0.1.0.tgz'], []);
   const lean = install(['offthread-0.1.0.tgz'], ['--omit=optional']);
-  const results = { types: typecheck(lean) };
+  const results = { types: typecheck(lean), server: blockedServer(full, env) };
   try {
     for (const [mode, app, extra] of [
       ['native', full, {}],

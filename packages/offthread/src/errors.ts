@@ -160,7 +160,7 @@ export const errorRegistry = {
   ERR_NOT_IN_TASK: {
     status: 500,
     kind: 'Error',
-    summary: 'taskContext() was called outside a task running on a worker.',
+    summary: 'currentTask() was called outside a task running on a worker.',
   },
 } as const;
 

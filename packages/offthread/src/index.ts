@@ -25,14 +25,14 @@ export type {
 export * as guests from './guests/index.js';
 export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './node/loop-delay.js';
 export {
+  type CurrentTask,
+  currentTask,
   type Priority,
   type TaskCallOptions,
-  type TaskContext,
   type TaskFunction,
   type TaskModule,
   type TaskResult,
   type TaskStream,
   type TasksOptions,
-  taskContext,
   tasks,
 } from './tasks/index.js';

@@ -15,6 +15,13 @@ test('packed tarballs in fresh apps: native, --omit=optional (wasm) and js give 
     { nodenext: '', 'bundler+browser': '' },
     'the README TypeScript type-checks strictly',
   );
+  // The README's first example as written: /ping answers while tasks() blurs; the same
+  // server with the blur called inline makes /ping wait for it (so the check can fail).
+  const { server } = results;
+  assert.equal(server.tasks?.blur, 'blurred 4194304 pixels', JSON.stringify(server));
+  assert.equal(server.tasks.pingsBeforeBlur, true, JSON.stringify(server));
+  assert.equal(server.inline.blur, server.tasks.blur);
+  assert.equal(server.inline.pingsBeforeBlur, false, JSON.stringify(server));
   const common = {
     status: 0,
     signal: null,

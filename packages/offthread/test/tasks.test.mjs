@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { Pool, taskContext, tasks } from 'offthread';
+import { currentTask, Pool, tasks } from 'offthread';
 
 const fixture = (name) => new URL(`./fixtures/tasks/${name}`, import.meta.url);
 const counter = () => new Int32Array(new SharedArrayBuffer(4));
@@ -280,7 +280,7 @@ describe('tasks(): errors', () => {
     assert.throws(() => work.add.with({ priority: 'urgent' }), { code: 'ERR_INVALID_ARG' });
     assert.throws(() => work.add.with({ timeout: -1 }), { code: 'ERR_INVALID_ARG' });
     assert.throws(() => work.add.with({ retries: 1 }), { code: 'ERR_INVALID_ARG' });
-    assert.throws(() => taskContext(), { code: 'ERR_NOT_IN_TASK' });
+    assert.throws(() => currentTask(), { code: 'ERR_NOT_IN_TASK' });
     assert.equal(await work.then, undefined); // the module object is not a thenable
   });
 });

@@ -1,5 +1,5 @@
 /**
- * What a task module reads of the call it is running: `taskContext()` inside an export
+ * What a task module reads of the call it is running: `currentTask()` inside an export
  * gives its signal (aborted by the caller's `signal` or `timeout`) and progress reporting.
  * The worker's loop (tasks/runner.ts) sets it before each call; it lives on globalThis so
  * a task module's own copy of offthread (another install, a bundle) sees the same one.
@@ -8,7 +8,7 @@ import { makeError } from '../errors.js';
 import type { JobContext } from '../pool/serve.js';
 
 /** The running task's view of its call. */
-export interface TaskContext {
+export interface CurrentTask {
   /**
    * Aborted when the caller aborts the call or its timeout passes. A loop that never
    * awaits can still poll it: reading `signal.aborted` (or `throwIfAborted()`) checks.
@@ -18,7 +18,7 @@ export interface TaskContext {
   progress(value: unknown): void;
 }
 
-const KEY = Symbol.for('offthread.taskContext');
+const KEY = Symbol.for('offthread.currentTask');
 type Holder = { [KEY]?: JobContext | undefined };
 
 /** @internal The worker loop: the context of the task about to run. */
@@ -27,8 +27,8 @@ export function setTaskContext(context: JobContext | undefined): void {
 }
 
 /** The context of the task running on this worker; throws ERR_NOT_IN_TASK elsewhere. */
-export function taskContext(): TaskContext {
+export function currentTask(): CurrentTask {
   const context = (globalThis as Holder)[KEY];
-  if (!context) throw makeError('ERR_NOT_IN_TASK', 'taskContext() is only available inside a task running on a worker');
+  if (!context) throw makeError('ERR_NOT_IN_TASK', 'currentTask() is only available inside a task running on a worker');
   return context;
 }

@@ -26,7 +26,7 @@ export type { Priority } from '../pool/layout.js';
 export interface TaskCallOptions {
   /** Run on this pool instead of the module's (or the default one). */
   pool?: Pool | undefined;
-  /** Aborts the call: it rejects at once, and the running task's `taskContext().signal` aborts. */
+  /** Aborts the call: it rejects at once, and the running task's `currentTask().signal` aborts. */
   signal?: AbortSignal | undefined;
   /** ms until the call rejects with ERR_TIMEOUT (and the task's signal aborts). */
   timeout?: number | undefined;
@@ -34,7 +34,7 @@ export interface TaskCallOptions {
   transfer?: Transferable[] | undefined;
   /** 'high', 'normal' (default) or 'low'. Higher first, but a busy pool still runs lower ones (no starvation). */
   priority?: Priority | undefined;
-  /** Called with each value the task reports through `taskContext().progress(value)`. */
+  /** Called with each value the task reports through `currentTask().progress(value)`. */
   onProgress?: ((value: unknown) => void) | undefined;
 }
 
@@ -253,4 +253,4 @@ export function tasks<M = Record<string, AnyFunction>>(module: string | URL, opt
   });
 }
 
-export { type TaskContext, taskContext } from './context.js';
+export { type CurrentTask, currentTask } from './context.js';
