@@ -1,7 +1,7 @@
 /** A worker of a pool's task workers in Node: the job loop (pool/serve.ts) running task modules. */
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { serveJobs, type ToWorker } from '../pool/serve.js';
 import { taskRunner } from '../tasks/runner.js';
 
@@ -10,7 +10,12 @@ if (!port) throw new Error('offthread: node/task-worker.js runs only as a worker
 // This build is CommonJS, where tsc would turn `import()` into `require()`: a task
 // module may be ESM (or TypeScript, where Node strips types), which only import() loads.
 const load = new Function('url', 'return import(url)') as (url: string) => Promise<unknown>;
-const handle = serveJobs(taskRunner(load), (msg, transfer) => port.postMessage(msg, transfer as never));
+const handle = serveJobs(taskRunner(load), (msg, transfer) => port.postMessage(msg, transfer as never), {
+  // A message due while serving is read at once, not after a trip through the event loop.
+  receive: () => receiveMessageOnPort(port)?.message as ToWorker | undefined,
+  // Only ports pending (no timers, sockets, files): the worker may block in Atomics.wait.
+  loopIdle: () => process.getActiveResourcesInfo().every((r) => r === 'MessagePort'),
+});
 port.on('message', (msg: ToWorker) => {
   if (msg.type === 'init' && msg.nice > 0) niceThisThread(msg.nice);
   handle(msg);

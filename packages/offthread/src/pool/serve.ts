@@ -78,6 +78,8 @@ export type FromWorker =
 const YIELD_MS = 5;
 /** How often, at most, a worker with more queued work wakes the caller for its completions. */
 const NOTIFY_MS = 0.03;
+/** Longest an idle worker blocks in Atomics.wait before its event loop gets a turn. */
+const BLOCK_MS = 50;
 /** How long a worker watches the queues after a lone call before it sleeps. */
 const LONE_SPIN_MS = 0.05;
 
@@ -98,9 +100,18 @@ const waitAsync = (
 ).waitAsync;
 
 /** Starts a worker's loop; `post` sends to the caller. Returns the message handler. */
+/** What the worker's host can do beyond posting (Node: read its port synchronously, see its loop). */
+export interface ServeHost {
+  /** The next message already sent to this worker, taken without its event loop; undefined if none. */
+  receive?: () => ToWorker | undefined;
+  /** Whether this thread's event loop has nothing pending but its ports (no timers, no I/O). */
+  loopIdle?: () => boolean;
+}
+
 export function serveJobs(
   runner: JobRunner,
   post: (msg: FromWorker, transfer?: Transferable[]) => void,
+  host: ServeHost = {},
 ): (msg: ToWorker) => void {
   let L: Layout;
   let me = 0;
@@ -360,7 +371,13 @@ export function serveJobs(
     const started = performance.now();
     try {
       for (;;) {
-        if (Atomics.load(L.i32, L.w(me, W_POSTED)) !== received) return; // a message is due
+        if (Atomics.load(L.i32, L.w(me, W_POSTED)) !== received) {
+          // A message is due: read it here where the host can, else from the event loop.
+          const msg = host.receive?.();
+          if (msg === undefined) return;
+          handle(msg);
+          continue;
+        }
         if (stash.length > 0) {
           const slot = stash.shift() as number;
           if (!run(slot)) return;
@@ -373,6 +390,11 @@ export function serveJobs(
         const slot = take();
         if (slot < 0) {
           if (lastLone && spin()) continue;
+          if (host.loopIdle?.()) {
+            if (block()) continue;
+            later(serve); // a turn for the event loop, then back
+            return;
+          }
           sleep();
           return;
         }
@@ -392,6 +414,25 @@ export function serveJobs(
       if (!nothingToDo()) return true;
       if ((n & 31) === 0 && performance.now() > end) return false;
     }
+  }
+
+  /**
+   * Idle, with nothing in the event loop but its ports: wait in Atomics.wait (woken in µs,
+   * where waitAsync goes through the event loop) for up to BLOCK_MS. False when it timed
+   * out, so the loop gets a turn (an unref'd timer, a late listener).
+   */
+  function block(): boolean {
+    const { i32 } = L;
+    const at = L.w(me, W_SIGNAL);
+    const seen = Atomics.load(i32, at);
+    Atomics.store(i32, L.w(me, W_SLEEP), 1);
+    if (!nothingToDo()) {
+      Atomics.store(i32, L.w(me, W_SLEEP), 0);
+      return true;
+    }
+    const r = Atomics.wait(i32, at, seen, BLOCK_MS);
+    Atomics.store(i32, L.w(me, W_SLEEP), 0);
+    return r !== 'timed-out';
   }
 
   function sleep(): void {
@@ -419,7 +460,7 @@ export function serveJobs(
     void (r.value as Promise<unknown>).then(wake);
   }
 
-  return (msg: ToWorker) => {
+  function handle(msg: ToWorker): void {
     received++;
     switch (msg.type) {
       case 'init':
@@ -444,5 +485,7 @@ export function serveJobs(
       }
     }
     serve();
-  };
+  }
+
+  return handle;
 }
