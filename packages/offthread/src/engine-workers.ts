@@ -14,7 +14,7 @@
  * (guests/mailbox.ts): a call with a small input is written into it instead of posted,
  * and its result read from it; a lone call spins for its completion (below).
  */
-import { type Engine, type EngineName, LatencyWindow, type PoolStats, type RunOptions, watchCall } from './engine.js';
+
 import { type ErrorCode, errorRegistry, makeError } from './errors.js';
 import {
   ASLEEP,
@@ -32,12 +32,21 @@ import {
 } from './guests/mailbox.js';
 import type { GuestCall } from './guests/runtime.js';
 import { host, type WorkerPort } from './host.js';
-import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
+import { type RunOptions, watchCall } from './pool/call.js';
+import {
+  type Engine,
+  type EngineName,
+  type JobArgs,
+  type JobName,
+  type JobResult,
+  LatencyWindow,
+  type PoolStats,
+} from './pool/engine.js';
 import type { GuestTaskMessage, InitMessage, Reply, TaskMessage } from './worker.js';
 
 interface Task {
   id: number;
-  kernel: KernelName | 'guest';
+  kernel: string;
   args: unknown;
   /** A guest call (guests/): sent as a 'guest' message instead of a kernel task. */
   guest?: unknown;
@@ -146,21 +155,21 @@ export class WorkerEngine implements Engine {
     return this.#slots.map((s) => s.box?.i32 ?? null);
   }
 
-  run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>> {
-    return this.#submit({ kernel, args }, call) as Promise<ResultOf<K>>;
+  run<K extends JobName>(kernel: K, args: JobArgs<K>, call: RunOptions): Promise<JobResult<K>> {
+    return this.#submit({ kernel, args }, call) as Promise<JobResult<K>>;
   }
 
   /**
    * Runs `kernel` on worker `worker` only (index from 0 below `threads`), after the
    * tasks queued for it before: a stream filter's steps, in order, where its state is.
    */
-  runOn<K extends KernelName>(
+  runOn<K extends JobName>(
     worker: number,
     kernel: K,
-    args: ArgsOf<K>,
+    args: JobArgs<K>,
     transfer?: Transferable[],
-  ): Promise<ResultOf<K>> {
-    return this.#submit({ kernel, args, target: worker, transfer }, {}) as Promise<ResultOf<K>>;
+  ): Promise<JobResult<K>> {
+    return this.#submit({ kernel, args, target: worker, transfer }, {}) as Promise<JobResult<K>>;
   }
 
   #submit(work: Pick<Task, 'kernel' | 'args' | 'guest' | 'target' | 'transfer'>, call: RunOptions): Promise<unknown> {
@@ -539,7 +548,7 @@ export class WorkerEngine implements Engine {
         this.#post(slot, msg);
         continue;
       }
-      const kernel = this.#crashNext ? 'testPanic' : (task.kernel as KernelName);
+      const kernel = this.#crashNext ? 'testPanic' : task.kernel;
       this.#crashNext = false;
       const msg: TaskMessage = { type: 'task', id: task.id, kernel, args: task.args };
       this.#post(slot, msg, task.transfer);

@@ -32,8 +32,8 @@ import {
   writeResult,
 } from './guests/mailbox.js';
 import { GuestRuntime, type GuestSetupMessage, runGuestCall, runGuestCallView } from './guests/runtime.js';
-import { type KernelName, kernels, type WorkerEnv } from './kernels.js';
-import { WasmKernels } from './wasm-client.js';
+import { type KernelName, kernels, type WorkerEnv } from './kernels/kernels.js';
+import { WasmKernels } from './kernels/wasm-client.js';
 
 export interface InitMessage {
   type: 'init';
@@ -45,7 +45,7 @@ export interface InitMessage {
 export interface TaskMessage {
   type: 'task';
   id: number;
-  kernel: KernelName;
+  kernel: string;
   args: unknown;
 }
 /** A guest call (guests/): answered like a task. */
@@ -98,7 +98,7 @@ export function workerLoop(
     const { id } = msg;
     let value: unknown;
     try {
-      const kernel = kernels[msg.kernel] as { worker(env: WorkerEnv, args: unknown): unknown };
+      const kernel = kernels[msg.kernel as KernelName] as { worker(env: WorkerEnv, args: unknown): unknown };
       value = kernel.worker(env, msg.args);
     } catch (err) {
       const code = (err as { code?: unknown })?.code;
