@@ -6,10 +6,10 @@
  * or abort terminates its worker and starts another (the engine's replacement path).
  */
 
-import { WorkerEngine } from '../engine-workers.js';
 import { describe, makeError } from '../errors.js';
 import { host } from '../host.js';
 import { checkRunOptions, type RunOptions } from '../pool/call.js';
+import { WorkerEngine } from '../pool/workers.js';
 import { toOptions } from '../validate.js';
 import {
   type FunctionDecl,

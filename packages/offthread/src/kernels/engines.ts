@@ -5,9 +5,9 @@
  * first that is available here.
  */
 
-import { WorkerEngine } from '../engine-workers.js';
 import { host, type NativeBinding } from '../host.js';
 import { registerEngine } from '../pool/pool.js';
+import { WorkerEngine } from '../pool/workers.js';
 import { NativeEngine } from './engine-native.js';
 
 const unbounded = (maxQueue: number) => (maxQueue === 0 ? Number.POSITIVE_INFINITY : maxQueue);

@@ -1,8 +1,12 @@
 /**
  * The worker engine: a pool of workers (worker_threads in Node, module Web Workers in
- * browsers), each with its own instance of offthread.wasm — or, in the pure-JS tier,
- * none. It is what runs wherever the native addon is missing, and the browser's only
- * engine. One FIFO; an idle worker takes the next task, so uneven chunks balance.
+ * browsers) running the worker loop (worker-loop.ts), each given offthread.wasm — or, in
+ * the pure-JS tier, none. It knows no feature: the kernels feature makes it for its
+ * 'wasm' and 'js' engines (kernels/engines.ts) and the guests feature for its hosts
+ * (guests/load.ts); what a worker does with a job is the features' own (kernels/worker.ts,
+ * guests/worker.ts). It is what runs wherever the native addon is missing, and the
+ * browser's only engine. One FIFO; an idle worker takes the next task, so uneven chunks
+ * balance.
  *
  * Cancelling a running task: with shared memory each worker polls a cancel flag between
  * chunks (≈ 1 ms of work); without it (a browser page that is not cross-origin
@@ -11,28 +15,13 @@
  * fails every call with ERR_BACKEND_UNAVAILABLE instead of respawning forever.
  *
  * Guest engines (guests/load.ts) with shared memory give each worker a mailbox
- * (guests/mailbox.ts): a call with a small input is written into it instead of posted,
+ * (mailbox.ts): a call with a small input is written into it instead of posted,
  * and its result read from it; a lone call spins for its completion (below).
  */
 
-import { type ErrorCode, errorRegistry, makeError } from './errors.js';
-import {
-  ASLEEP,
-  BOX_BYTES,
-  type Box,
-  DONE,
-  fitsBox,
-  IN_BOX,
-  noteMessage,
-  openBox,
-  RUNNING,
-  readResult,
-  WATCHING,
-  writeCall,
-} from './guests/mailbox.js';
-import type { GuestCall } from './guests/runtime.js';
-import { host, type WorkerPort } from './host.js';
-import { type RunOptions, watchCall } from './pool/call.js';
+import { type ErrorCode, errorRegistry, makeError } from '../errors.js';
+import { host, type WorkerPort } from '../host.js';
+import { type RunOptions, watchCall } from './call.js';
 import {
   type Engine,
   type EngineName,
@@ -41,8 +30,23 @@ import {
   type JobResult,
   LatencyWindow,
   type PoolStats,
-} from './pool/engine.js';
-import type { GuestTaskMessage, InitMessage, Reply, TaskMessage } from './worker.js';
+} from './engine.js';
+import {
+  ASLEEP,
+  BOX_BYTES,
+  type Box,
+  DONE,
+  fitsBox,
+  IN_BOX,
+  type MailCall,
+  noteMessage,
+  openBox,
+  RUNNING,
+  readResult,
+  WATCHING,
+  writeCall,
+} from './mailbox.js';
+import type { GuestTaskMessage, InitMessage, Reply, TaskMessage } from './worker-loop.js';
 
 interface Task {
   id: number;
@@ -435,7 +439,7 @@ export class WorkerEngine implements Engine {
       if (this.#spinSkip > 0) this.#spinSkip--;
       else spin = true;
     }
-    writeCall(box, task.id, task.guest as GuestCall, spin ? RUNNING : this.#sleep(), lone);
+    writeCall(box, task.id, task.guest as MailCall, spin ? RUNNING : this.#sleep(), lone);
     if (spin) {
       this.#spinSlot = slot;
       setImmediateFn?.(this.#spinForLoneCall);
