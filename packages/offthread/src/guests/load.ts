@@ -236,7 +236,7 @@ export class GuestHost {
     this.#table = table;
   }
 
-  /** @internal Tests: each worker's mailbox header (guests/mailbox.ts), or null. */
+  /** @internal Tests: each worker's mailbox header (pool/mailbox.ts), or null. */
   mailboxHeaders(): (Int32Array | null)[] {
     return this.#engine.mailboxHeaders();
   }

@@ -15,7 +15,7 @@ export interface WasmExports {
   last_error_ptr(): number;
   last_error_len(): number;
   layout_run(variant: number, n: number, reps: number, speed: number): number;
-  // Stream filters (filters/wasm.ts, crates/offthread-wasm/src/filters.rs).
+  // Stream filters (wasm-filter.ts, crates/offthread-wasm/src/filters.rs).
   filter_new(spec: number, len: number): number;
   filter_push(handle: number, ptr: number, len: number): number;
   filter_finish(handle: number): number;

@@ -70,7 +70,7 @@ export interface InitMessage {
   type: 'init';
   module: WebAssembly.Module | null;
   control: SharedArrayBuffer | null;
-  /** control is a guest mailbox (guests/mailbox.ts) this worker serves. */
+  /** control is a guest mailbox (mailbox.ts) this worker serves. */
   mailbox?: boolean;
 }
 export interface TaskMessage {
