@@ -2,12 +2,12 @@
  * The API both entries export (index.ts for Node, browser.ts for browsers): the same
  * functions, classes and result shapes on every host.
  */
-import * as md5 from './md5.js';
-import * as pi from './pi.js';
-import * as qr from './qr.js';
+import * as md5 from './kernels/md5.js';
+import * as pi from './kernels/pi.js';
+import * as qr from './kernels/qr.js';
+import * as sha256 from './kernels/sha256.js';
+import * as stats from './kernels/stats.js';
 import * as schema from './schema/index.js';
-import * as sha256 from './sha256.js';
-import * as stats from './stats.js';
 
 export {
   AbortError,
@@ -17,10 +17,12 @@ export {
   OffthreadRangeError,
   OffthreadTypeError,
 } from './errors.js';
-export { all, Emitter, type Listener, type Task, type TaskContext } from './fanout.js';
 export { type BackendInfo, type BackendName, backendInfo } from './host.js';
-export type { IterateOptions } from './md5.js';
-export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './pi.js';
+export type { IterateOptions } from './kernels/md5.js';
+export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './kernels/pi.js';
+export type { Ecc, QrOptions } from './kernels/qr.js';
+export type { TemperatureSummary } from './kernels/stats.js';
+export { all, Emitter, type Listener, type Task, type TaskContext } from './pool/fanout.js';
 export {
   type CallOptions,
   defaultPool,
@@ -30,7 +32,5 @@ export {
   type PoolOptions,
   type PoolStats,
   type TaskStats,
-} from './pool.js';
-export type { Ecc, QrOptions } from './qr.js';
-export type { TemperatureSummary } from './stats.js';
+} from './pool/pool.js';
 export { md5, pi, qr, schema, sha256, stats };

@@ -5,7 +5,7 @@
  */
 import type { BackendInfo } from './host.js';
 import { installHost } from './host.js';
-import { resetDefaultPool } from './pool.js';
+import { resetDefaultPool } from './pool/pool.js';
 import { type InitOptions, init as load, webHost } from './web/host.js';
 
 installHost(webHost);

@@ -52,7 +52,7 @@ export interface Host {
   /** The schema compiler (offthread-schema.wasm), compiled; throws a typed error when unavailable. */
   schemaCompiler(): WebAssembly.Module;
   /**
-   * Starts a worker running worker.ts's loop, or with `options.script` another worker
+   * Starts a worker running the pool's worker loop (pool/worker-loop.ts), or with `options.script` another worker
    * entry of the package ('tasks': a job-pool worker running task modules).
    */
   spawnWorker(name: string, options?: SpawnOptions): WorkerPort;

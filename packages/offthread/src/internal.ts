@@ -14,11 +14,11 @@ import { preferTestBuild } from './node/host.js';
 
 preferTestBuild();
 
-import type { Pool } from './pool.js';
+import type { Pool } from './pool/pool.js';
 
-export { countInsideJs, countInsideJsBitwise, jumpMultiplier, parkMillerOutputs, stateAt } from './js/pi.js';
-export { WASM_ERRORS, WASM_EXPORTS, WasmKernels } from './wasm-client.js';
-export { wasmKernels } from './wasm-sync.js';
+export { countInsideJs, countInsideJsBitwise, jumpMultiplier, parkMillerOutputs, stateAt } from './kernels/js/pi.js';
+export { WASM_ERRORS, WASM_EXPORTS, WasmKernels } from './kernels/wasm-client.js';
+export { wasmKernels } from './kernels/wasm-sync.js';
 
 /** The native addon's raw binding, or null. */
 export function nativeBinding() {

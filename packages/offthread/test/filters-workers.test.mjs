@@ -225,7 +225,7 @@ test('a stream dropped without an end or a close frees its in-place filter once 
   // registration the dropped stream's filter stays in that instance for the thread's life.
   const script = `
     const { filters, Pool } = require('offthread');
-    const { WasmFilter } = require(require.resolve('offthread').replace(/index\\.js$/, 'filters/wasm.js'));
+    const { WasmFilter } = require(require.resolve('offthread').replace(/index\\.js$/, 'kernels/wasm-filter.js'));
     let frees = 0;
     const free = WasmFilter.prototype.free;
     WasmFilter.prototype.free = function () {

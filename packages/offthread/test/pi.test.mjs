@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { pi } from 'offthread';
-import * as ref from '../dist/js/pi.js';
+import * as ref from '../dist/kernels/js/pi.js';
 
 const syncVariants = ['js', 'jsBitwise', 'ffi', 'native', 'nativeBitwise', 'parallel', 'wasm', 'auto'];
 const asyncVariants = ['nativeAsync', 'nativeChunked', 'parallelAsync', 'auto'];

@@ -39,9 +39,9 @@ test('WASM_EXPORTS equals the exports of the built offthread.wasm', () => {
 
 test('each export takes the parameters WasmExports declares', () => {
   // The interface as tsc emitted it: `name(a: number, b: number): number;`.
-  const dts = readFileSync(file('dist/wasm-client.d.ts'), 'utf8');
+  const dts = readFileSync(file('dist/kernels/wasm-client.d.ts'), 'utf8');
   const body = dts.match(/interface WasmExports \{([^}]*)\}/)?.[1];
-  assert.ok(body, 'WasmExports not found in dist/wasm-client.d.ts');
+  assert.ok(body, 'WasmExports not found in dist/kernels/wasm-client.d.ts');
   const declared = Object.fromEntries(
     [...body.matchAll(/^\s*(\w+)\(([^)]*)\)/gm)].map(([, name, params]) => [
       name,

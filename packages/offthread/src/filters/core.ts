@@ -9,10 +9,10 @@
 import type { NativeFilter } from '../../native/binding';
 import { makeError } from '../errors.js';
 import { host } from '../host.js';
-import type { WorkerFilterArgs } from '../kernels.js';
-import { defaultPool, Pool } from '../pool.js';
+import type { WorkerFilterArgs } from '../kernels/kernels.js';
+import { WasmFilter } from '../kernels/wasm-filter.js';
+import { defaultPool, Pool } from '../pool/pool.js';
 import { type FilterSpec, isParallel, outputPiece } from './spec.js';
-import { WasmFilter } from './wasm.js';
 
 export interface FilterRunOptions {
   /** The pool whose threads run the filter (default: the default pool). Native engine only. */

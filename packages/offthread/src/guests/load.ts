@@ -5,10 +5,11 @@
  * kernels' `signal` and `timeout`. A guest cannot poll a cancel flag, so a timeout
  * or abort terminates its worker and starts another (the engine's replacement path).
  */
-import type { RunOptions } from '../engine.js';
-import { WorkerEngine } from '../engine-workers.js';
+
 import { describe, makeError } from '../errors.js';
 import { host } from '../host.js';
+import { checkRunOptions, type RunOptions } from '../pool/call.js';
+import { WorkerEngine } from '../pool/workers.js';
 import { toOptions } from '../validate.js';
 import {
   type FunctionDecl,
@@ -221,20 +222,6 @@ function interfaceTable(specs: GuestModuleSpec[]): Map<string, Entry> {
 
 const CALL_KEYS = ['signal', 'timeout', 'exporter'] as const;
 
-function checkRun(opts: Partial<GuestCallOptions>): RunOptions {
-  const { signal, timeout } = opts;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw makeError('ERR_INVALID_ARG', 'options.signal must be an AbortSignal');
-  }
-  if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && timeout <= 2 ** 31 - 1)) {
-    throw makeError(
-      'ERR_INVALID_ARG',
-      `options.timeout must be a number of ms from 1 to 2^31-1, got ${describe(timeout)}`,
-    );
-  }
-  return { signal, timeout };
-}
-
 /** The loaded guests: call their interfaces, then `close()`. */
 export class GuestHost {
   readonly #engine: WorkerEngine;
@@ -249,7 +236,7 @@ export class GuestHost {
     this.#table = table;
   }
 
-  /** @internal Tests: each worker's mailbox header (guests/mailbox.ts), or null. */
+  /** @internal Tests: each worker's mailbox header (pool/mailbox.ts), or null. */
   mailboxHeaders(): (Int32Array | null)[] {
     return this.#engine.mailboxHeaders();
   }
@@ -332,7 +319,7 @@ export class GuestHost {
     try {
       const { entry, index, f } = this.#resolve(iface, fn);
       const opts = toOptions<GuestCallOptions>(options, CALL_KEYS);
-      const run = checkRun(opts);
+      const run = checkRunOptions(opts);
       if (entry.decl.pattern === 'fanout') {
         throw makeError('ERR_INVALID_ARG', `${iface} is a fanout interface: use fanout()`);
       }
@@ -368,7 +355,7 @@ export class GuestHost {
   fanout(iface: string, fn: string, input?: Uint8Array | null, options?: RunOptions): Promise<Uint8Array[]> {
     try {
       const { entry, index, f } = this.#resolve(iface, fn);
-      const run = checkRun(toOptions<RunOptions>(options, ['signal', 'timeout']));
+      const run = checkRunOptions(toOptions<RunOptions>(options, ['signal', 'timeout']));
       if (entry.decl.pattern !== 'fanout') {
         throw makeError('ERR_INVALID_ARG', `${iface} is a ${entry.decl.pattern} interface: use call()`);
       }

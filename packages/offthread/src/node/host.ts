@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { makeError } from '../errors.js';
 import type { BackendName, Host, NativeBinding, SpawnOptions, WorkerPort } from '../host.js';
-import { wasmImports } from '../wasm-client.js';
+import { wasmImports } from '../kernels/wasm-client.js';
 import { ffiPiCount } from './ffi.js';
 
 /** Package root (this file is dist/node/host.js). */

@@ -15,10 +15,12 @@
  * that dies fails only the job it was running (ERR_WORKER_DIED); jobs it had taken but not
  * started go back on a queue. Nothing runs twice.
  */
-import { type RunOptions, type TaskStats, watchCall } from '../engine.js';
+
 import { makeError } from '../errors.js';
 import { host, type WorkerPort } from '../host.js';
+import { type RunOptions, watchCall } from './call.js';
 import { decode, encode, NO_FIT, type Region, region } from './codec.js';
+import type { TaskStats } from './engine.js';
 import {
   CLAIMED,
   DONE,

@@ -1,7 +1,7 @@
 /** Argument checks of the queued calls: the same rules and codes as the local API's. */
 import { describe, makeError } from '../errors.js';
-import { MAX_ROUNDS } from '../md5.js';
-import type { Ecc, QrOptions } from '../qr.js';
+import { MAX_ROUNDS } from '../kernels/md5.js';
+import type { Ecc, QrOptions } from '../kernels/qr.js';
 import type { Md5IterateJob, QrJob } from './wire.js';
 
 const ECCS: readonly Ecc[] = ['L', 'M', 'Q', 'H'];

@@ -6,7 +6,7 @@
  * Redis string beside the job (binary-safe: n bytes cost n plus the key), named in the data.
  */
 import { type ErrorCode, errorRegistry, makeError } from '../errors.js';
-import type { Ecc } from '../qr.js';
+import type { Ecc } from '../kernels/qr.js';
 import {
   BytesResultReader,
   decodeDigestResult,

@@ -9,9 +9,10 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, makeError } from '../errors.js';
 import { host } from '../host.js';
-import { hex } from '../md5.js';
-import { piChunks } from '../pi.js';
-import { Pool, raceAbort, runAll } from '../pool.js';
+import { hex } from '../kernels/md5.js';
+import { piChunks } from '../kernels/pi.js';
+import { raceAbort } from '../pool/call.js';
+import { Pool, runAll } from '../pool/pool.js';
 import { MAX_SAMPLES, toOptions } from '../validate.js';
 import { blobKey, type ConnectionChoice, cancelChannel, redisOptions } from './connection.js';
 import {

@@ -16,7 +16,7 @@
 import { describe, makeError } from '../errors.js';
 import { type JobOptions, JobPool } from '../pool/jobs.js';
 import { PRIORITIES, type Priority } from '../pool/layout.js';
-import { checkCallOptions, defaultPool, Pool } from '../pool.js';
+import { checkCallOptions, defaultPool, Pool } from '../pool/pool.js';
 import { isInstance, toOptions } from '../validate.js';
 import type { ModuleShape, TaskSetup } from './runner.js';
 

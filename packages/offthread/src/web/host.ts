@@ -6,7 +6,7 @@
  */
 import { makeError } from '../errors.js';
 import { type BackendInfo, backendInfo, type Host, type SpawnOptions, type WorkerPort } from '../host.js';
-import { wasmImports } from '../wasm-client.js';
+import { wasmImports } from '../kernels/wasm-client.js';
 
 export interface InitOptions {
   /** Where offthread.wasm is (default: beside this module), or the compiled module. */

@@ -1,8 +1,12 @@
 /**
  * The worker engine: a pool of workers (worker_threads in Node, module Web Workers in
- * browsers), each with its own instance of offthread.wasm — or, in the pure-JS tier,
- * none. It is what runs wherever the native addon is missing, and the browser's only
- * engine. One FIFO; an idle worker takes the next task, so uneven chunks balance.
+ * browsers) running the worker loop (worker-loop.ts), each given offthread.wasm — or, in
+ * the pure-JS tier, none. It knows no feature: the kernels feature makes it for its
+ * 'wasm' and 'js' engines (kernels/engines.ts) and the guests feature for its hosts
+ * (guests/load.ts); what a worker does with a job is the features' own (kernels/worker.ts,
+ * guests/worker.ts). It is what runs wherever the native addon is missing, and the
+ * browser's only engine. One FIFO; an idle worker takes the next task, so uneven chunks
+ * balance.
  *
  * Cancelling a running task: with shared memory each worker polls a cancel flag between
  * chunks (≈ 1 ms of work); without it (a browser page that is not cross-origin
@@ -11,11 +15,22 @@
  * fails every call with ERR_BACKEND_UNAVAILABLE instead of respawning forever.
  *
  * Guest engines (guests/load.ts) with shared memory give each worker a mailbox
- * (guests/mailbox.ts): a call with a small input is written into it instead of posted,
+ * (mailbox.ts): a call with a small input is written into it instead of posted,
  * and its result read from it; a lone call spins for its completion (below).
  */
-import { type Engine, type EngineName, LatencyWindow, type PoolStats, type RunOptions, watchCall } from './engine.js';
-import { type ErrorCode, errorRegistry, makeError } from './errors.js';
+
+import { type ErrorCode, errorRegistry, makeError } from '../errors.js';
+import { host, type WorkerPort } from '../host.js';
+import { type RunOptions, watchCall } from './call.js';
+import {
+  type Engine,
+  type EngineName,
+  type JobArgs,
+  type JobName,
+  type JobResult,
+  LatencyWindow,
+  type PoolStats,
+} from './engine.js';
 import {
   ASLEEP,
   BOX_BYTES,
@@ -23,21 +38,19 @@ import {
   DONE,
   fitsBox,
   IN_BOX,
+  type MailCall,
   noteMessage,
   openBox,
   RUNNING,
   readResult,
   WATCHING,
   writeCall,
-} from './guests/mailbox.js';
-import type { GuestCall } from './guests/runtime.js';
-import { host, type WorkerPort } from './host.js';
-import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
-import type { GuestTaskMessage, InitMessage, Reply, TaskMessage } from './worker.js';
+} from './mailbox.js';
+import type { GuestTaskMessage, InitMessage, Reply, TaskMessage } from './worker-loop.js';
 
 interface Task {
   id: number;
-  kernel: KernelName | 'guest';
+  kernel: string;
   args: unknown;
   /** A guest call (guests/): sent as a 'guest' message instead of a kernel task. */
   guest?: unknown;
@@ -146,21 +159,21 @@ export class WorkerEngine implements Engine {
     return this.#slots.map((s) => s.box?.i32 ?? null);
   }
 
-  run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>> {
-    return this.#submit({ kernel, args }, call) as Promise<ResultOf<K>>;
+  run<K extends JobName>(kernel: K, args: JobArgs<K>, call: RunOptions): Promise<JobResult<K>> {
+    return this.#submit({ kernel, args }, call) as Promise<JobResult<K>>;
   }
 
   /**
    * Runs `kernel` on worker `worker` only (index from 0 below `threads`), after the
    * tasks queued for it before: a stream filter's steps, in order, where its state is.
    */
-  runOn<K extends KernelName>(
+  runOn<K extends JobName>(
     worker: number,
     kernel: K,
-    args: ArgsOf<K>,
+    args: JobArgs<K>,
     transfer?: Transferable[],
-  ): Promise<ResultOf<K>> {
-    return this.#submit({ kernel, args, target: worker, transfer }, {}) as Promise<ResultOf<K>>;
+  ): Promise<JobResult<K>> {
+    return this.#submit({ kernel, args, target: worker, transfer }, {}) as Promise<JobResult<K>>;
   }
 
   #submit(work: Pick<Task, 'kernel' | 'args' | 'guest' | 'target' | 'transfer'>, call: RunOptions): Promise<unknown> {
@@ -426,7 +439,7 @@ export class WorkerEngine implements Engine {
       if (this.#spinSkip > 0) this.#spinSkip--;
       else spin = true;
     }
-    writeCall(box, task.id, task.guest as GuestCall, spin ? RUNNING : this.#sleep(), lone);
+    writeCall(box, task.id, task.guest as MailCall, spin ? RUNNING : this.#sleep(), lone);
     if (spin) {
       this.#spinSlot = slot;
       setImmediateFn?.(this.#spinForLoneCall);
@@ -539,7 +552,7 @@ export class WorkerEngine implements Engine {
         this.#post(slot, msg);
         continue;
       }
-      const kernel = this.#crashNext ? 'testPanic' : (task.kernel as KernelName);
+      const kernel = this.#crashNext ? 'testPanic' : task.kernel;
       this.#crashNext = false;
       const msg: TaskMessage = { type: 'task', id: task.id, kernel, args: task.args };
       this.#post(slot, msg, task.transfer);

@@ -5,11 +5,13 @@
  * arguments in TS and calls one of these; the engines, the worker loop and both
  * bindings need nothing per kernel.
  */
-import { fromNative, makeError } from './errors.js';
-import { host } from './host.js';
+// The kernels' engines register into the pool here: every facade's calls come through this file.
+import './engines.js';
+import { fromNative, makeError } from '../errors.js';
+import { host } from '../host.js';
+import { type CallOptions, runOn } from '../pool/pool.js';
 import { jsKernel } from './js/registry.js';
 import { NO_INPUT, nativeKernelIndex, type RegistryArgs } from './kernels.js';
-import { type CallOptions, runOn } from './pool.js';
 import type { RegistryValue } from './wasm-client.js';
 import { wasmKernels } from './wasm-sync.js';
 

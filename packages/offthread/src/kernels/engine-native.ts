@@ -3,11 +3,12 @@
  * the addon's NativePool). Completions come back in batches: one loop wake-up drains
  * many `[id, kind, number]` triples into a Float64Array this side owns.
  */
-import type { NativePool } from '../native/binding';
-import { type Engine, type PoolStats, type RunOptions, watchCall } from './engine.js';
-import { type ErrorCode, makeError, OffthreadError } from './errors.js';
-import type { NativeBinding } from './host.js';
-import { type ArgsOf, type KernelName, kernels, type ResultOf } from './kernels.js';
+import type { NativePool } from '../../native/binding';
+import { type ErrorCode, makeError, OffthreadError } from '../errors.js';
+import type { NativeBinding } from '../host.js';
+import { type RunOptions, watchCall } from '../pool/call.js';
+import type { Engine, JobArgs, JobName, JobResult, PoolStats } from '../pool/engine.js';
+import { type KernelName, kernels } from './kernels.js';
 
 type Resolve = (value: never) => void;
 type Reject = (err: unknown) => void;
@@ -71,12 +72,12 @@ export class NativeEngine implements Engine {
     return this.#native.threads;
   }
 
-  run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>> {
+  run<K extends JobName>(kernel: K, args: JobArgs<K>, call: RunOptions): Promise<JobResult<K>> {
     if (this.#state !== 'open') {
       return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
     }
     const cancellable = call.signal !== undefined || call.timeout !== undefined;
-    const def = kernels[kernel] as {
+    const def = kernels[kernel as KernelName] as {
       native(p: NativePool, id: number, a: unknown, c: boolean): void;
       fromNative?: (raw: unknown) => unknown;
     };
@@ -88,7 +89,7 @@ export class NativeEngine implements Engine {
       const code = (err as { code?: ErrorCode }).code;
       return Promise.reject(code ? makeError(code, (err as Error).message) : err);
     }
-    const promise = new Promise<ResultOf<K>>(captureResolvers);
+    const promise = new Promise<JobResult<K>>(captureResolvers);
     this.#resolvers[id] = lastResolve;
     this.#rejecters[id] = lastReject;
     this.#converters[id] = def.fromNative;

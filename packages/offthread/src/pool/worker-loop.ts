@@ -1,22 +1,23 @@
 /**
  * The loop of one pool worker, the same on every host (node/worker.ts and
- * web/worker.ts only wire it to their message port). One task at a time.
+ * web/worker.ts wire it to their message port and hand it the features' jobs:
+ * kernels/worker.ts, guests/worker.ts). It knows no feature. One task at a time.
  *   → { type: 'init', module, control }   module: offthread.wasm, or null for the JS tier
  *   ← { type: 'ready' } | { type: 'init-error', message }
  *   → { type: 'task', id, kernel, args }
  *   ← { type: 'done', id, value } | { type: 'error', id, error } | { type: 'cancelled', id }
- *   → { type: 'guest-setup', … } | { type: 'guest', id, call }   guests (guests/runtime.ts)
- *   ← { type: 'mail', id }   a guest call in the mailbox finished (guests/mailbox.ts)
+ *   → { type: <a feature's setup>, … } | { type: 'guest', id, call }   calls (guests/worker.ts)
+ *   ← { type: 'mail', id }   a call in the mailbox finished (mailbox.ts)
  * With a control buffer (shared memory) the pool cancels a running task by setting
  * control[0]; the kernel sees it at its next check. A throw that is not a registry
  * error (a wasm trap, a bug) is left uncaught: the pool sees the worker die, rejects
  * the task with ERR_KERNEL_PANIC and starts a new worker.
  *
- * With `mailbox` (guest engines with shared memory), control is a guest mailbox
- * (guests/mailbox.ts): after each message or mailbox call the worker serves the box
+ * With `mailbox` (guest engines with shared memory), control is a mailbox
+ * (mailbox.ts): after each message or mailbox call the worker serves the box
  * (a brief spin, then Atomics.wait) until the caller says a message is on its way.
  */
-import { errorRegistry } from './errors.js';
+import { errorRegistry } from '../errors.js';
 import {
   ASLEEP,
   type Box,
@@ -24,28 +25,58 @@ import {
   CALL,
   DONE,
   LONE,
+  type MailCall,
+  type MailOutcome,
   openBox,
   POSTED,
   readCall,
   SIGNAL,
   WATCHING,
   writeResult,
-} from './guests/mailbox.js';
-import { GuestRuntime, type GuestSetupMessage, runGuestCall, runGuestCallView } from './guests/runtime.js';
-import { type KernelName, kernels, type WorkerEnv } from './kernels.js';
-import { WasmKernels } from './wasm-client.js';
+} from './mailbox.js';
+
+/**
+ * What a feature does in a worker: the loop hands it its messages. The kernels answer
+ * 'task' jobs (kernels/worker.ts), the guests take their setup and answer calls
+ * (guests/worker.ts).
+ */
+export interface WorkerJobs {
+  /** At 'init' (a throw fails the worker's start). `stop()`: the running job was cancelled. */
+  init?(msg: InitMessage, stop: () => boolean): void;
+  /**
+   * A 'task' job: its result, or null where it stopped because `stop()` said so. A
+   * thrown registry error is the job's error; anything else lets the worker die.
+   */
+  task?(kernel: string, args: unknown): unknown;
+  /** Setup messages by type (sent to every worker, replacements included). */
+  setup?: Record<string, (msg: unknown) => void>;
+  /** A 'guest' call posted to the worker. */
+  call?(call: unknown): CallOutcome;
+  /** A call read from the mailbox; its result may stay a view into the callee's memory. */
+  callView?(call: MailCall): MailOutcome;
+}
+
+/** A posted call's outcome. */
+export type CallOutcome =
+  | { ok: true; value: unknown; transfer: Transferable[] }
+  | { ok: false; error: { code: string; message: string } };
+
+const noHandler = (what: string) => ({
+  ok: false as const,
+  error: { code: 'ERR_BACKEND_UNAVAILABLE', message: `this worker runs no ${what}` },
+});
 
 export interface InitMessage {
   type: 'init';
   module: WebAssembly.Module | null;
   control: SharedArrayBuffer | null;
-  /** control is a guest mailbox (guests/mailbox.ts) this worker serves. */
+  /** control is a guest mailbox (mailbox.ts) this worker serves. */
   mailbox?: boolean;
 }
 export interface TaskMessage {
   type: 'task';
   id: number;
-  kernel: KernelName;
+  kernel: string;
   args: unknown;
 }
 /** A guest call (guests/): answered like a task. */
@@ -54,7 +85,11 @@ export interface GuestTaskMessage {
   id: number;
   call: unknown;
 }
-export type WorkerMessage = InitMessage | TaskMessage | GuestSetupMessage | GuestTaskMessage | { type: 'nop' };
+/** A feature's setup message (the guests' 'guest-setup'). */
+export interface SetupMessage {
+  type: string;
+}
+export type WorkerMessage = InitMessage | TaskMessage | GuestTaskMessage | { type: 'nop' } | SetupMessage;
 export type Reply =
   | { type: 'ready' }
   | { type: 'init-error'; message: string }
@@ -75,17 +110,24 @@ function spinWhile(i32: Int32Array, seen: number): boolean {
   }
 }
 
-/** Starts the loop: `post` sends a reply (with transferables), the result handles incoming messages. */
+/**
+ * Starts the loop: `post` sends a reply (with transferables), `features` answer the jobs
+ * (the first that has a handler); the result handles incoming messages.
+ */
 export function workerLoop(
   post: (reply: Reply, transfer?: Transferable[]) => void,
-  md5Hex: WorkerEnv['md5Hex'],
+  features: WorkerJobs[],
 ): (message: WorkerMessage) => void {
   let flags: Int32Array | null = null;
-  const env: WorkerEnv = { wasm: null, md5Hex, stop: () => flags !== null && Atomics.load(flags, 0) !== 0 };
+  const stop = () => flags !== null && Atomics.load(flags, 0) !== 0;
+  const runTask = features.find((f) => f.task)?.task;
+  const runCall = features.find((f) => f.call)?.call;
+  const runCallView = features.find((f) => f.callView)?.callView;
+  const setups: Record<string, (msg: unknown) => void> = Object.assign({}, ...features.map((f) => f.setup ?? {}));
 
   function init(msg: InitMessage): void {
     try {
-      env.wasm = msg.module ? WasmKernels.fromModule(msg.module, env.stop) : null;
+      for (const f of features) f.init?.(msg, stop);
       flags = msg.control ? new Int32Array(msg.control, 0, 1) : null;
       box = msg.control && msg.mailbox ? openBox(msg.control) : null;
       post({ type: 'ready' });
@@ -98,8 +140,8 @@ export function workerLoop(
     const { id } = msg;
     let value: unknown;
     try {
-      const kernel = kernels[msg.kernel] as { worker(env: WorkerEnv, args: unknown): unknown };
-      value = kernel.worker(env, msg.args);
+      if (!runTask) throw new Error('offthread: this worker runs no tasks');
+      value = runTask(msg.kernel, msg.args);
     } catch (err) {
       const code = (err as { code?: unknown })?.code;
       if (typeof code === 'string' && code in errorRegistry) {
@@ -113,9 +155,8 @@ export function workerLoop(
     else post({ type: 'done', id, value });
   }
 
-  let guests: GuestRuntime | null = null;
   function guest(msg: GuestTaskMessage): void {
-    const out = runGuestCall(guests, msg.call);
+    const out = runCall ? runCall(msg.call) : noHandler('calls');
     if (out.ok) post({ type: 'done', id: msg.id, value: out.value }, out.transfer);
     else post({ type: 'error', id: msg.id, error: out.error });
   }
@@ -128,7 +169,7 @@ export function workerLoop(
   /** Runs the call in the box and answers through it (or by message when the result is too big). */
   function mailCall(b: Box): void {
     const { id, call } = readCall(b);
-    const out = runGuestCallView(guests, call);
+    const out = runCallView ? runCallView(call) : noHandler('calls');
     const was = writeResult(b, out);
     if (was === false) {
       // Only a result too big for the box (a describe never goes through it).
@@ -182,10 +223,10 @@ export function workerLoop(
 
   return (msg) => {
     received++;
-    if (msg.type === 'init') init(msg);
-    else if (msg.type === 'task') task(msg);
-    else if (msg.type === 'guest-setup') guests = new GuestRuntime(msg);
-    else if (msg.type === 'guest') guest(msg);
+    if (msg.type === 'init') init(msg as InitMessage);
+    else if (msg.type === 'task') task(msg as TaskMessage);
+    else if (msg.type === 'guest') guest(msg as GuestTaskMessage);
+    else setups[msg.type]?.(msg);
     // 'nop': stands in for a message that could not be sent (the caller counted it).
     if (box) serve(box);
   };

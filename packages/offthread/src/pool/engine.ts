@@ -1,17 +1,24 @@
 /**
- * What the two engines behind `Pool` share: the call options every async kernel takes,
- * the statistics shape, and abort/timeout handling.
+ * What an engine is to `Pool` (pool.ts): the contract every engine meets, the job kinds
+ * engines run (each feature adds its own, below), the statistics shape. The pool knows
+ * no engine and no job kind: the kernels feature registers its engines (kernels/engines.ts)
+ * and its jobs (kernels/kernels.ts).
  */
-import { AbortError, makeError } from './errors.js';
-import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
+import type { RunOptions } from './call.js';
 
-/** The options every async call accepts. `pool` is checked by the facade (pool.ts). */
-export interface RunOptions {
-  /** Abort: a queued job is dropped at once, a running one stops at its next check. */
-  signal?: AbortSignal | undefined;
-  /** Milliseconds until the call rejects with ERR_TIMEOUT (and the job is cancelled). */
-  timeout?: number | undefined;
-}
+/**
+ * The jobs engines run, by name: `{ args, result }` of each. Empty here; a feature adds
+ * its jobs by declaration merging (`declare module '../pool/engine.js'`), so the pool
+ * types them without importing the feature.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the features' declaration merging
+export interface JobKinds {}
+/** A job kind's name. */
+export type JobName = keyof JobKinds & string;
+/** What a job of kind `K` takes. */
+export type JobArgs<K extends JobName> = JobKinds[K] extends { args: infer A } ? A : never;
+/** What a job of kind `K` resolves to. */
+export type JobResult<K extends JobName> = JobKinds[K] extends { result: infer R } ? R : never;
 
 /** Latency percentiles in milliseconds. */
 export interface LatencyStats {
@@ -20,6 +27,7 @@ export interface LatencyStats {
   max: number;
 }
 
+/** The engines the kernels feature registers (kernels/engines.ts). */
 export type EngineName = 'native' | 'wasm' | 'js';
 
 export interface PoolStats {
@@ -63,14 +71,14 @@ export interface TaskStats {
 export interface Engine {
   readonly name: EngineName;
   readonly threads: number;
-  run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>>;
+  run<K extends JobName>(kernel: K, args: JobArgs<K>, call: RunOptions): Promise<JobResult<K>>;
   /** Worker engines: runs on worker `worker` only, after what was queued for it (stream filters). */
-  runOn?<K extends KernelName>(
+  runOn?<K extends JobName>(
     worker: number,
     kernel: K,
-    args: ArgsOf<K>,
+    args: JobArgs<K>,
     transfer?: Transferable[],
-  ): Promise<ResultOf<K>>;
+  ): Promise<JobResult<K>>;
   stats(): PoolStats;
   /** Stop accepting; resolve once accepted work has settled, then free the threads. */
   close(): Promise<void>;
@@ -78,30 +86,6 @@ export interface Engine {
   destroy(): void;
   /** Called with true when the first job is pending and false when the last settles. */
   onBusy: (busy: boolean) => void;
-}
-
-export function abortError(signal: AbortSignal): AbortError {
-  return new AbortError('The operation was aborted', { cause: signal.reason });
-}
-
-export function timeoutError(timeout: number): Error {
-  return makeError('ERR_TIMEOUT', `timed out after ${timeout} ms`);
-}
-
-/**
- * Calls `fail` on abort or timeout; returns the function that stops watching.
- * One place for both engines, so they reject alike.
- */
-export function watchCall(call: RunOptions, fail: (err: Error) => void): () => void {
-  const { signal, timeout } = call;
-  if (!signal && timeout === undefined) return () => {};
-  const onAbort = () => fail(abortError(signal as AbortSignal));
-  const timer = timeout === undefined ? undefined : setTimeout(() => fail(timeoutError(timeout)), timeout);
-  signal?.addEventListener('abort', onAbort, { once: true });
-  return () => {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-  };
 }
 
 /** Latency percentiles over a bounded window of recent samples (ms). */

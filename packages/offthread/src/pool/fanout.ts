@@ -4,9 +4,9 @@
  * and passes them to the kernels it calls, so it runs on the pool and is cancelled
  * with its siblings; plain JS code runs on the loop as usual.
  */
-import { makeError } from './errors.js';
+import { makeError } from '../errors.js';
+import { isArray, isInstance, toOptions } from '../validate.js';
 import { checkCallOptions, defaultPool, Pool } from './pool.js';
-import { isArray, isInstance, toOptions } from './validate.js';
 
 /** What a task or listener receives: run kernels on `pool`, stop when `signal` aborts. */
 export interface TaskContext {

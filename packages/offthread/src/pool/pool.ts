@@ -1,23 +1,38 @@
 /**
- * `Pool`: where async kernel calls run. One class, two engines, chosen when the pool is
- * made: the native Rust pool when the addon loads, otherwise a pool of workers running
- * offthread.wasm (Node worker_threads or browser Web Workers), or — without WASM — the
- * pure-JS tier on the same workers. Every call takes `{ pool, signal, timeout }` and
- * rejects with the same codes on either engine.
+ * `Pool`: where async calls run. It knows no engine and no feature: engines register
+ * their factories here (`registerEngine`: the kernels feature's native pool, wasm and JS
+ * workers, kernels/engines.ts), and a pool is made with one of them — by default the
+ * first registered that is available. Features keep their own per-pool resources in it
+ * (`resource`: the tasks feature's workers). Every call takes `{ pool, signal, timeout }`
+ * (call.ts) and rejects with the same codes on every engine.
  */
-import { type Engine, type EngineName, type PoolStats, type RunOptions, watchCall } from './engine.js';
-import { NativeEngine } from './engine-native.js';
-import { WorkerEngine } from './engine-workers.js';
-import { describe, makeError } from './errors.js';
-import { host, warnFallbackOnce } from './host.js';
-import type { ArgsOf, KernelName, ResultOf } from './kernels.js';
-import type { ResourceLimits } from './pool/jobs.js';
-import { isInstance, toOptions } from './validate.js';
+import { describe, makeError } from '../errors.js';
+import { host, warnFallbackOnce } from '../host.js';
+import { isInstance, toOptions } from '../validate.js';
+import { checkRunOptions, type RunOptions, raceAbort } from './call.js';
+import type { Engine, EngineName, JobArgs, JobName, JobResult, PoolStats } from './engine.js';
+import type { ResourceLimits } from './jobs.js';
 
 const POOL_KEYS = ['threads', 'maxQueue', 'nice', 'engine', 'resourceLimits', 'cancelGrace'] as const;
 const LIMIT_KEYS = ['maxOldGenerationSizeMb', 'maxYoungGenerationSizeMb', 'codeRangeSizeMb', 'stackSizeMb'] as const;
 
 export type { EngineName, LatencyStats, PoolStats, TaskStats } from './engine.js';
+
+/** How an engine is made, and whether it can be here. */
+export interface EngineFactory {
+  /** null when it can run here, else why not (for ERR_BACKEND_UNAVAILABLE). */
+  unavailable(): string | null;
+  /** `maxQueue` 0: unbounded. */
+  make(threads: number, maxQueue: number, nice: number): Engine;
+}
+
+/** The engines, in the order a pool without `engine` tries them. */
+const engines = new Map<string, EngineFactory>();
+
+/** @internal An engine feature registers its engines here (kernels/engines.ts), best first. */
+export function registerEngine(name: EngineName, factory: EngineFactory): void {
+  engines.set(name, factory);
+}
 
 export interface PoolOptions {
   /** Worker threads; default: available parallelism. Integer 1…1024. */
@@ -85,38 +100,13 @@ function checkPoolInt(value: unknown, name: string, min: number, max: number): n
   return value;
 }
 
-/** Validates `{ pool, signal, timeout }` (shared by every async kernel). */
+/** Validates `{ pool, signal, timeout }` (every async call; `signal`, `timeout`: call.ts). */
 export function checkCallOptions(opts: Partial<CallOptions>): CallOptions {
-  const { pool, signal, timeout } = opts;
+  const { pool } = opts;
   if (pool !== undefined && !isInstance(pool, Pool)) {
     throw makeError('ERR_INVALID_ARG', 'options.pool must be an offthread Pool');
   }
-  if (signal !== undefined && !isInstance(signal, AbortSignal)) {
-    throw makeError('ERR_INVALID_ARG', 'options.signal must be an AbortSignal');
-  }
-  if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && timeout <= 2 ** 31 - 1)) {
-    throw makeError(
-      'ERR_INVALID_ARG',
-      `options.timeout must be a number of ms from 1 to 2^31-1, got ${describe(timeout)}`,
-    );
-  }
-  return { pool, signal, timeout };
-}
-
-/**
- * Settles with `promise`, or rejects early on abort/timeout. For work that cannot be
- * cancelled (libuv AsyncTasks): the result is dropped, the thread still finishes.
- */
-export function raceAbort<T>(promise: Promise<T>, call: RunOptions): Promise<T> {
-  if (!call.signal && call.timeout === undefined) return promise;
-  if (call.signal?.aborted) {
-    promise.catch(() => {}); // it may still reject; that is no longer this call's outcome
-    return Promise.reject(makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const stop = watchCall(call, reject);
-    promise.then(resolve, reject).finally(stop);
-  });
+  return { pool, ...checkRunOptions(opts) };
 }
 
 /** Pools with jobs in flight: held here so a pool is never collected while it owes results. */
@@ -127,10 +117,15 @@ const finalizer = new FinalizationRegistry<{ engine: Engine; resources: Map<symb
   for (const r of held.resources.values()) r.destroy();
 });
 
+/** The first registered engine that can run here (the last one if none says so). */
 function defaultEngine(): EngineName {
-  const h = host();
-  if (h.native()) return 'native';
-  return h.wasmModule() ? 'wasm' : 'js';
+  let last: string | undefined;
+  for (const [name, factory] of engines) {
+    last = name;
+    if (factory.unavailable() === null) return name as EngineName;
+  }
+  if (last === undefined) throw makeError('ERR_BACKEND_UNAVAILABLE', 'no engine is registered with the pool');
+  return last as EngineName;
 }
 
 export class Pool {
@@ -158,7 +153,7 @@ export class Pool {
       nice,
     };
     const engine = opts.engine ?? defaultEngine();
-    if (opts.engine === undefined && engine !== 'native') warnFallbackOnce();
+    if (opts.engine === undefined && engine !== engines.keys().next().value) warnFallbackOnce();
     this.#engine = makeEngine(engine, threads, maxQueue, nice);
     const self = new WeakRef(this);
     this.#engine.onBusy = (on) => {
@@ -199,7 +194,7 @@ export class Pool {
   }
 
   /** @internal Runs one kernel job (the facades validate arguments first). */
-  run<K extends KernelName>(kernel: K, args: ArgsOf<K>, call: RunOptions): Promise<ResultOf<K>> {
+  run<K extends JobName>(kernel: K, args: JobArgs<K>, call: RunOptions): Promise<JobResult<K>> {
     if (call.signal?.aborted) {
       return Promise.reject(makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason));
     }
@@ -210,12 +205,12 @@ export class Pool {
    * @internal Runs one kernel job on worker `worker` of a worker engine, after the jobs
    * queued for that worker before it (stream filters: a stream's state lives in one worker).
    */
-  runOn<K extends KernelName>(
+  runOn<K extends JobName>(
     worker: number,
     kernel: K,
-    args: ArgsOf<K>,
+    args: JobArgs<K>,
     transfer?: Transferable[],
-  ): Promise<ResultOf<K>> {
+  ): Promise<JobResult<K>> {
     if (!this.#engine.runOn) {
       return Promise.reject(makeError('ERR_BACKEND_UNAVAILABLE', `the ${this.#engine.name} engine has no workers`));
     }
@@ -279,24 +274,15 @@ function checkLimits(limits: unknown): ResourceLimits | undefined {
 }
 
 function makeEngine(name: EngineName, threads: number, maxQueue: number, nice: number): Engine {
-  const h = host();
-  const limit = maxQueue === 0 ? Number.POSITIVE_INFINITY : maxQueue;
-  switch (name) {
-    case 'native': {
-      const binding = h.native();
-      if (!binding) throw makeError('ERR_BACKEND_UNAVAILABLE', `the native engine is unavailable: ${h.nativeError()}`);
-      return new NativeEngine(binding, threads, maxQueue, nice);
-    }
-    case 'wasm': {
-      const module = h.wasmModule();
-      if (!module) throw makeError('ERR_BACKEND_UNAVAILABLE', `the wasm engine is unavailable: ${h.wasmError()}`);
-      return new WorkerEngine(module, threads, limit);
-    }
-    case 'js':
-      return new WorkerEngine(null, threads, limit);
-    default:
-      throw makeError('ERR_INVALID_POOL_OPTIONS', `engine must be 'native', 'wasm' or 'js', got ${describe(name)}`);
+  const factory = engines.get(name);
+  if (!factory) {
+    const names = [...engines.keys()].map((n) => `'${n}'`);
+    const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names.join('');
+    throw makeError('ERR_INVALID_POOL_OPTIONS', `engine must be ${list}, got ${describe(name)}`);
   }
+  const why = factory.unavailable();
+  if (why !== null) throw makeError('ERR_BACKEND_UNAVAILABLE', `the ${name} engine is unavailable: ${why}`);
+  return factory.make(threads, maxQueue, nice);
 }
 
 let shared: Pool | undefined;
@@ -333,7 +319,7 @@ export function poolOf(call: CallOptions): Pool | Promise<Pool> {
 }
 
 /** Runs `kernel` on the call's pool (no extra tick when the pool is already settled). */
-export function runOn<K extends KernelName>(call: CallOptions, kernel: K, args: ArgsOf<K>): Promise<ResultOf<K>> {
+export function runOn<K extends JobName>(call: CallOptions, kernel: K, args: JobArgs<K>): Promise<JobResult<K>> {
   const pool = poolOf(call);
   return pool instanceof Pool ? pool.run(kernel, args, call) : pool.then((p) => p.run(kernel, args, call));
 }
@@ -349,13 +335,13 @@ export function resetDefaultPool(): void {
  * Runs one kernel per argument set as one call: resolves their results in order,
  * rejects as soon as one fails (and cancels the rest), honours abort and timeout.
  */
-export async function runAll<K extends KernelName>(
+export async function runAll<K extends JobName>(
   pool: Pool,
   kernel: K,
-  list: ArgsOf<K>[],
+  list: JobArgs<K>[],
   call: RunOptions,
-): Promise<ResultOf<K>[]> {
-  if (list.length === 1) return [await pool.run(kernel, list[0] as ArgsOf<K>, call)];
+): Promise<JobResult<K>[]> {
+  if (list.length === 1) return [await pool.run(kernel, list[0] as JobArgs<K>, call)];
   const siblings = new AbortController();
   const parts = list.map((args) => pool.run(kernel, args, { signal: siblings.signal }));
   try {

@@ -3,10 +3,10 @@
  * bytes. Native, else offthread.wasm — on the calling thread or on the pool. A kernel
  * of the Rust registry: this file is its whole TS side.
  */
-import { describe, makeError } from './errors.js';
-import { type CallOptions, checkCallOptions } from './pool.js';
+import { describe, makeError } from '../errors.js';
+import { type CallOptions, checkCallOptions } from '../pool/pool.js';
+import { CALL_KEYS, toOptions } from '../validate.js';
 import { callAsync, callSync } from './registry.js';
-import { CALL_KEYS, toOptions } from './validate.js';
 
 function checkData(data: unknown): string | Uint8Array {
   if (typeof data === 'string' || data instanceof Uint8Array) return data;

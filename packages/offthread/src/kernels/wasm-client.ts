@@ -4,8 +4,8 @@
  * into linear memory with `alloc`/`dealloc`; a negative return −(1 + i) is the error
  * code WASM_ERRORS[i], its message readable at `last_error_ptr/len`.
  */
-import { type ErrorCode, makeError } from './errors.js';
-import { FILTER_WASM_EXPORTS } from './filters/wasm.js';
+import { type ErrorCode, makeError } from '../errors.js';
+import { FILTER_WASM_EXPORTS } from './wasm-filter.js';
 
 /** The module's exports this client calls (a test checks them against the built .wasm). */
 export interface WasmExports {
@@ -15,7 +15,7 @@ export interface WasmExports {
   last_error_ptr(): number;
   last_error_len(): number;
   layout_run(variant: number, n: number, reps: number, speed: number): number;
-  // Stream filters (filters/wasm.ts, crates/offthread-wasm/src/filters.rs).
+  // Stream filters (wasm-filter.ts, crates/offthread-wasm/src/filters.rs).
   filter_new(spec: number, len: number): number;
   filter_push(handle: number, ptr: number, len: number): number;
   filter_finish(handle: number): number;

@@ -5,13 +5,14 @@
  * `pi.range` (fast) and `pi.rangeReference` (the definition); `js`/`jsBitwise` are
  * the pure-JS tier's, `parallel`, `nativeAsync` and `nativeChunked` the addon's own.
  */
-import { describe, fromNative, makeError } from './errors.js';
-import { activeBackend, host, warnFallbackOnce } from './host.js';
+import { describe, fromNative, makeError } from '../errors.js';
+import { activeBackend, host, warnFallbackOnce } from '../host.js';
+import { raceAbort } from '../pool/call.js';
+import { type CallOptions, checkCallOptions, type Pool, poolOf, runAll } from '../pool/pool.js';
+import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from '../validate.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
 import { NO_INPUT, nativeKernelIndex, type PiKernel } from './kernels.js';
-import { type CallOptions, checkCallOptions, type Pool, poolOf, raceAbort, runAll } from './pool.js';
 import { callSync, type SyncTier } from './registry.js';
-import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from './validate.js';
 import { wasmKernels } from './wasm-sync.js';
 
 /** Variants that run on the calling thread (usable with `estimateSync`). */

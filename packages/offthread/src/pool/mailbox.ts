@@ -1,12 +1,12 @@
 /**
- * The shared-memory mailbox of one guest worker (host-neutral; used where workers can
- * share memory). A guest call with a small input travels through it instead of a
- * postMessage each way:
+ * The shared-memory mailbox of one pool worker (host-neutral; used where workers can
+ * share memory). A small call — a function named by three numbers, bytes in, bytes out:
+ * today the guests' calls — travels through it instead of a postMessage each way:
  *
  *   caller: writes the call into the box, sets CALL, bumps SIGNAL, Atomics.notify.
  *   worker: spins briefly on SIGNAL after a lone call, then Atomics.wait(SIGNAL); runs
  *           the call, writes the result (or error) into the box, then exchanges DONE.
- *   caller: a lone call spins ≤ 20 µs on DONE (engine-workers.ts); otherwise, or after
+ *   caller: a lone call spins ≤ 20 µs on DONE (workers.ts); otherwise, or after
  *           the spin, it sets DONE to ASLEEP and the worker, seeing ASLEEP in the value
  *           it exchanged, posts a tiny 'mail' message to wake it.
  *
@@ -15,7 +15,23 @@
  * SIGNAL; a worker whose count of received messages differs returns to its event loop.
  * terminate() interrupts Atomics.wait, so timeouts still replace a stuck worker.
  */
-import type { GuestCall, GuestViewOutcome } from './runtime.js';
+
+/** A call the box carries (the guests' `GuestCall` of kind 'call' has this shape). */
+export interface MailCall {
+  kind: 'call';
+  module: number;
+  export: number;
+  function: number;
+  /** Bytes, or null; other inputs (shared memory) are posted, not mailed (`fitsBox`). */
+  input: unknown;
+  /** Bytes the result may take, or null. */
+  outputLimit: number | null;
+}
+
+/** What a worker writes back: bytes (a view it still owns), or an error. */
+export type MailOutcome =
+  | { ok: true; view?: Uint8Array | undefined }
+  | { ok: false; error: { code: string; message: string } };
 
 /** Int32 slots of the header. CANCEL is the worker engine's cancel flag (kernels). */
 export const CANCEL = 0;
@@ -71,13 +87,13 @@ export function openBox(buffer: SharedArrayBuffer): Box {
 
 /** The call can travel through the box: a plain call whose input fits. */
 export function fitsBox(call: unknown): boolean {
-  const c = call as GuestCall;
+  const c = call as { kind?: unknown; input?: unknown };
   if (c.kind !== 'call') return false;
   return c.input === null || (c.input instanceof Uint8Array && c.input.length <= BOX_DATA);
 }
 
 /** Caller: writes call `id` into the box (the worker is not reading it: it is idle). */
-export function writeCall(box: Box, id: number, call: GuestCall, done: number, lone: boolean): void {
+export function writeCall(box: Box, id: number, call: MailCall, done: number, lone: boolean): void {
   if (call.kind !== 'call') throw new Error('only calls go through the mailbox');
   const { i32 } = box;
   i32[ID] = id;
@@ -119,7 +135,7 @@ export function readResult(box: Box): BoxResult {
 }
 
 /** Worker: the call waiting in the box; its input is a view of the box. */
-export function readCall(box: Box): { id: number; call: GuestCall } {
+export function readCall(box: Box): { id: number; call: MailCall } {
   const { i32 } = box;
   const inLen = i32[IN_LEN] as number;
   const limit = box.f64[OUT_LIMIT] as number;
@@ -142,7 +158,7 @@ const encoder = new TextEncoder();
  * Worker: writes the outcome into the box and returns the DONE value the caller had
  * (ASLEEP: it must be woken). A result that does not fit is not written: false.
  */
-export function writeResult(box: Box, out: GuestViewOutcome): number | false {
+export function writeResult(box: Box, out: MailOutcome): number | false {
   const { i32 } = box;
   if (out.ok) {
     const view = out.view;

@@ -4,12 +4,12 @@
  * with the generated writer (`schema.TemperatureBatchWriter` / `encodeTemperatureBatch`).
  * Registry kernel `stats.temperature` (its result: 32 bytes, `temperatureSummary`).
  */
-import { describe, fromNative, makeError } from './errors.js';
-import { host } from './host.js';
-import { type CallOptions, checkCallOptions } from './pool.js';
+import { describe, fromNative, makeError } from '../errors.js';
+import { host } from '../host.js';
+import { type CallOptions, checkCallOptions } from '../pool/pool.js';
+import { TemperatureBatchReader } from '../schema/generated/temperature.js';
+import { CALL_KEYS, isInstance, toOptions } from '../validate.js';
 import { callAsync, callSync } from './registry.js';
-import { TemperatureBatchReader } from './schema/generated/temperature.js';
-import { CALL_KEYS, isInstance, toOptions } from './validate.js';
 import { type TemperatureSummary, temperatureSummary } from './wasm-client.js';
 import { wasmKernels } from './wasm-sync.js';
 

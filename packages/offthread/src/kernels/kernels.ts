@@ -5,12 +5,12 @@
  * worker loop are generic over this table; the facades (pi.ts, md5.ts, qr.ts,
  * stats.ts, sha256.ts) validate arguments and name the registry kernel.
  */
-import type { NativeFilter, NativePool } from '../native/binding';
-import { makeError } from './errors.js';
-import { WasmFilter } from './filters/wasm.js';
-import { host } from './host.js';
+import type { NativeFilter, NativePool } from '../../native/binding';
+import { makeError } from '../errors.js';
+import { host } from '../host.js';
 import { type JsEnv, jsKernel } from './js/registry.js';
 import type { RegistryValue, WasmKernels } from './wasm-client.js';
+import { WasmFilter } from './wasm-filter.js';
 
 /** What a worker computes with: its own WASM instance, or the JS tier (host MD5, stop check). */
 export interface WorkerEnv extends JsEnv {
@@ -242,3 +242,9 @@ export const kernels = { pi, md5Iterate, qr, registry, echo, testSpin, testPanic
 export type KernelName = keyof typeof kernels;
 export type ArgsOf<K extends KernelName> = Parameters<(typeof kernels)[K]['worker']>[1];
 export type ResultOf<K extends KernelName> = NonNullable<ReturnType<(typeof kernels)[K]['worker']>>;
+
+/** The kernel jobs, as the pool types them (pool/engine.ts `JobKinds`). */
+type KernelJobs = { [K in KernelName]: { args: ArgsOf<K>; result: ResultOf<K> } };
+declare module '../pool/engine.js' {
+  interface JobKinds extends KernelJobs {}
+}

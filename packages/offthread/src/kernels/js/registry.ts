@@ -5,7 +5,7 @@
  * `jsBitwise`). A tier, not an engine: the worker loop (kernels.ts) and the sync entry
  * (registry.ts) call it by kernel name. Arguments were checked by the facades.
  */
-import { makeError } from '../errors.js';
+import { makeError } from '../../errors.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './pi.js';
 
 /** What a JS kernel needs from its thread: the host's MD5, and the stop check. */

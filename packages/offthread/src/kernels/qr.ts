@@ -5,12 +5,12 @@
  * registry kernels `qr.dataURL`, `qr.png`, `qr.svg`. The pure-JS tier has no QR
  * encoder: without both, calls fail with ERR_BACKEND_UNAVAILABLE.
  */
-import { describe, makeError } from './errors.js';
-import { host } from './host.js';
+import { describe, makeError } from '../errors.js';
+import { host } from '../host.js';
+import { type CallOptions, checkCallOptions } from '../pool/pool.js';
+import { CALL_KEYS, toOptions } from '../validate.js';
 import { type Ecc, type QrArgs, type QrFormat, qrCall } from './kernels.js';
-import { type CallOptions, checkCallOptions } from './pool.js';
 import { callAsync, callSync } from './registry.js';
-import { CALL_KEYS, toOptions } from './validate.js';
 
 export type { Ecc } from './kernels.js';
 

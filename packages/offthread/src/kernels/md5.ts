@@ -4,12 +4,12 @@
  * pure-JS tier) — on the calling thread or on the pool's threads. Registry kernels
  * `md5.hex` and `md5.iterate`: this file checks the arguments and names them.
  */
-import { describe, makeError } from './errors.js';
-import { host, warnFallbackOnce } from './host.js';
+import { describe, makeError } from '../errors.js';
+import { host, warnFallbackOnce } from '../host.js';
+import { type CallOptions, checkCallOptions } from '../pool/pool.js';
+import { CALL_KEYS, isInstance, toOptions } from '../validate.js';
 import { md5IterateCall } from './kernels.js';
-import { type CallOptions, checkCallOptions } from './pool.js';
 import { callAsync, callSync } from './registry.js';
-import { CALL_KEYS, isInstance, toOptions } from './validate.js';
 
 /** Largest `rounds` accepted (10^9: minutes of work on one core). */
 export const MAX_ROUNDS = 1_000_000_000;

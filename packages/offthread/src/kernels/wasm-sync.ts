@@ -1,5 +1,5 @@
 /** The calling thread's own instance of offthread.wasm (sync calls without the addon). */
-import { host } from './host.js';
+import { host } from '../host.js';
 import { WasmKernels } from './wasm-client.js';
 
 let kernels: WasmKernels | null = null;
