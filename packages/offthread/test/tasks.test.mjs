@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { currentTask, Pool, tasks } from 'offthread';
 
-const fixture = (name) => new URL(`./fixtures/tasks/${name}`, import.meta.url);
+const fixture = (name) => new URL(`../test-fixtures/tasks/${name}`, import.meta.url);
 const counter = () => new Int32Array(new SharedArrayBuffer(4));
 const counterOf = (n) => new Int32Array(new SharedArrayBuffer(4 * n));
 
