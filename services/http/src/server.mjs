@@ -381,6 +381,9 @@ export function buildServer(opts = {}) {
   const warnUnavailable = unavailableLogger();
   app.setErrorHandler((err, request, reply) => {
     const { status, code, message } = describeError(err);
+    // The error body is a representation of its own: what was set for the one that failed
+    // (a type, an encoding, a validator) does not describe it.
+    for (const h of ['content-type', 'content-encoding', 'etag', 'cache-control']) reply.removeHeader(h);
     if (status === 503) warnUnavailable(request.log, code, message);
     else if (status >= 500) request.log.error({ err }, 'request failed');
     if (code === 'ERR_QUEUE_FULL' || code === 'ERR_POOL_CLOSED') reply.header('retry-after', '1');
