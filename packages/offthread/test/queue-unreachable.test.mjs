@@ -39,10 +39,16 @@ async function silentServer(t) {
   return `redis://127.0.0.1:${srv.address().port}`;
 }
 
-/** `offthread worker` as a child; `until(text)` waits for a line, `exit` for the end. */
-function worker(url, ...args) {
+/**
+ * `offthread worker` as a child; `until(text)` waits for a line, `exit` for the end. Killed
+ * after the test whatever happened (a test that timed out leaves no process behind).
+ */
+function worker(t, url, ...args) {
   const child = spawn(process.execPath, [bin, 'worker', '--redis', url, '--threads', '1', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   let log = '';
   const waiters = new Set();
@@ -112,8 +118,8 @@ test('createWorker, Redis refused: ready() rejects with ERR_QUEUE_UNAVAILABLE; c
   await w.close();
 });
 
-test('offthread worker, Redis refused: a typed error and exit 1 (default wait)', { timeout: 60_000 }, async () => {
-  const w = worker(`redis://127.0.0.1:${await refusedPort()}`);
+test('offthread worker, Redis refused: a typed error and exit 1 (default wait)', { timeout: 60_000 }, async (t) => {
+  const w = worker(t, `redis://127.0.0.1:${await refusedPort()}`);
   const { code } = await w.exit;
   assert.equal(code, 1, w.log());
   assert.match(w.log(), /ERR_QUEUE_UNAVAILABLE: .*ECONNREFUSED/, w.log());
@@ -123,7 +129,7 @@ test('offthread worker: SIGTERM while it waits for a Redis that never answers �
   timeout: 30_000,
 }, async (t) => {
   // A wait far beyond the test's bound: only the signal can end it in time.
-  const w = worker(await silentServer(t), '--redis-timeout', '600000');
+  const w = worker(t, await silentServer(t), '--redis-timeout', '600000');
   await w.until('connecting');
   w.child.kill('SIGTERM');
   const { code } = await w.exit;
@@ -131,9 +137,9 @@ test('offthread worker: SIGTERM while it waits for a Redis that never answers �
   assert.match(w.log(), /stopped \(0 completed, 0 failed\)/);
 });
 
-test('offthread worker: Redis gone while idle, then SIGTERM → exits', { timeout: 60_000 }, async () => {
+test('offthread worker: Redis gone while idle, then SIGTERM → exits', { timeout: 60_000 }, async (t) => {
   const redis = await startRedis();
-  const w = worker(redis.url);
+  const w = worker(t, redis.url);
   try {
     await w.until('ready');
     await redis.stop();
@@ -148,10 +154,10 @@ test('offthread worker: Redis gone while idle, then SIGTERM → exits', { timeou
 
 test('offthread worker: Redis gone under a running job, then SIGTERM → exits 1 naming the code', {
   timeout: 60_000,
-}, async () => {
+}, async (t) => {
   const redis = await startRedis();
   const queue = createQueue({ url: redis.url, redisTimeout: 1000 });
-  const w = worker(redis.url, '--redis-timeout', '1000');
+  const w = worker(t, redis.url, '--redis-timeout', '1000');
   try {
     await w.until('ready');
     const call = queue.md5.iterate('long', 1e9); // minutes of MD5: running when Redis goes
