@@ -2,7 +2,7 @@
 // `offthread doctor` / `offthread info`: which backend is active, and why.
 // `offthread worker --redis URL [--concurrency N] [--threads T]`: a BullMQ worker running
 // offthread/queue's jobs on an offthread Pool (docs/queue.md); SIGTERM/SIGINT finish the
-// running jobs, then exit 0.
+// running jobs, then exit 0 (1 when Redis stayed away and their outcomes went unrecorded).
 // `offthread schema build <file.km> --ts <dir> --rust <dir>` / `offthread schema check <file.km>`:
 // the schema compiler as WebAssembly (wasm/offthread-schema.wasm, the Rust compiler's own
 // code): no cargo, any platform, the same files and diagnostics as the Rust CLI.
@@ -99,7 +99,7 @@ function schema(args) {
 
 const WORKER_USAGE =
   'usage: offthread worker --redis <url> [--concurrency N] [--threads T] [--nice 0-19] [--queue NAME] [--prefix P]\n' +
-  '                        [--lock-duration MS] [--stalled-interval MS] [--max-stalled N]';
+  '                        [--lock-duration MS] [--stalled-interval MS] [--max-stalled N] [--redis-timeout MS]';
 
 const WORKER_FLAGS = {
   '--redis': ['url', 'string'],
@@ -111,6 +111,7 @@ const WORKER_FLAGS = {
   '--lock-duration': ['lockDuration', 'int'],
   '--stalled-interval': ['stalledInterval', 'int'],
   '--max-stalled': ['maxStalledCount', 'int'],
+  '--redis-timeout': ['redisTimeout', 'int'],
 };
 
 /** Worker options, or a string: the usage error. */
@@ -151,24 +152,51 @@ function worker(args) {
     process.exitCode = err.code === 'ERR_INVALID_ARG' || err.code === 'ERR_INVALID_POOL_OPTIONS' ? 2 : 1;
     return;
   }
+  const say = (line) => console.error(`offthread worker: ${line}`);
+  const typed = (err) => `${err?.code ? `${err.code}: ` : ''}${err?.message ?? err}`;
+  // Ends the process once close() has settled: a connection BullMQ gave up on (never
+  // ready) may still hold a timer, and nothing is left to finish.
+  const exit = (code) => process.exit(code);
+  let stopping = false;
+  // The first signal always ends the process: close() is bounded whatever Redis does
+  // (src/queue/worker.ts). A second one ends it at once.
   const stop = (signal) => {
-    console.error(`offthread worker: ${signal}, finishing running jobs`);
-    w.close().then(() => {
-      const s = w.stats();
-      console.error(`offthread worker: stopped (${s.completed} completed, ${s.failed} failed)`);
-    });
+    if (stopping) {
+      say(`${signal} again, exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    say(`${signal}, finishing running jobs`);
+    w.close().then(
+      () => {
+        const s = w.stats();
+        say(`stopped (${s.completed} completed, ${s.failed} failed)`);
+        exit(0);
+      },
+      (err) => {
+        say(typed(err));
+        exit(1);
+      },
+    );
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  const where = new URL(opts.url);
+  say(`connecting to ${where.protocol}//${where.host} (pid ${process.pid})`);
   w.ready().then(
     () =>
-      console.error(
-        `offthread worker: ready (queue ${opts.name ?? 'offthread'}, concurrency ${w.worker.opts.concurrency}, ` +
+      say(
+        `ready (queue ${opts.name ?? 'offthread'}, concurrency ${w.worker.opts.concurrency}, ` +
           `${w.pool.engine} pool of ${w.pool.threads} threads, pid ${process.pid})`,
       ),
     (err) => {
-      console.error(`offthread worker: ${err.message}`);
-      process.exit(1);
+      if (stopping) return; // close() decides the exit
+      stopping = true;
+      say(typed(err));
+      w.close().then(
+        () => exit(1),
+        () => exit(1),
+      );
     },
   );
 }

@@ -133,6 +133,12 @@ export const errorRegistry = {
     kind: 'Error',
     summary: 'The queue client or worker was closed; nothing was queued.',
   },
+  ERR_QUEUE_UNAVAILABLE: {
+    status: 503,
+    kind: 'Error',
+    summary:
+      'Redis did not answer within the wait (`redisTimeout`), or refused a command for reasons of its own; retry later.',
+  },
   ERR_SCHEMA_COMPILER: {
     status: 500,
     kind: 'Error',

@@ -11,6 +11,7 @@ export const serviceErrors = Object.freeze({
   ERR_HEADERS_TOO_LARGE: { status: 431, summary: 'The request line and headers exceed the size limit.' },
   ERR_INTERNAL: { status: 500, summary: 'An unexpected error; the server logged it and goes on.' },
   ERR_SHUTTING_DOWN: { status: 503, summary: 'The server is stopping; the request was not started.' },
+  ERR_EXPECTATION_FAILED: { status: 417, summary: 'An Expect header other than 100-continue.' },
 });
 
 /**

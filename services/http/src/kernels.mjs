@@ -119,6 +119,15 @@ export const md5Impls = {
   piscina: {
     blocksLoop: false,
     summary: 'the JS loop (blueimp-md5) in a piscina worker thread',
-    run: async (_k, text, rounds, call, ctx) => (await ctx.piscina()).run({ text, rounds }, { signal: call.signal }),
+    run: async (_k, text, rounds, call, ctx) => {
+      try {
+        return await (await ctx.piscina()).run({ text, rounds }, { signal: call.signal });
+      } catch (err) {
+        // piscina's AbortError has no code (it was a 500 with a stack in the log): a client
+        // that left is ERR_ABORTED (499), as on the offthread rows.
+        if (call.signal?.aborted) throw new HttpError('ERR_ABORTED', 'the client closed the connection');
+        throw err;
+      }
+    },
   },
 };

@@ -15,6 +15,9 @@ import { createMetrics } from './metrics.mjs';
 import { staticGzip } from './static-gzip.mjs';
 import { frontStatic, loadMemoryFiles, registerMemoryRoutes } from './static-memory.mjs';
 
+/** The fastify request of a raw response (set in onRequest), for answered()'s bookkeeping. */
+const kFastifyRequest = Symbol('offthread.fastifyRequest');
+
 /** Input bounds (README.md of this package). */
 export const LIMITS = Object.freeze({
   /** QR text, UTF-8 bytes: the most any QR symbol holds (version 40, ECC L, byte mode). */
@@ -227,6 +230,16 @@ export function buildServer(opts = {}) {
   // as soon as their last answer is written.
   /** @type {Map<import('node:net').Socket, number>} */
   const sockets = new Map();
+  // A connection's newest request: while stopping, its answer is the one that says
+  // `Connection: close` (node ends the connection after an answer that says so, and drops
+  // the answers queued behind it: those of requests pipelined after it).
+  /** @type {WeakMap<import('node:net').Socket, import('node:http').IncomingMessage>} */
+  const newest = new WeakMap();
+  // The error answer for a connection whose bytes stopped parsing while requests before
+  // them were still unanswered: written after their answers, in order (HTTP/1.1 answers
+  // pipelined requests in turn), instead of cutting them off.
+  /** @type {WeakMap<import('node:net').Socket, string>} */
+  const parseErrorAfter = new WeakMap();
   // Shared listeners, not a closure per connection and per request: a connection per
   // request (ab, httperf) pays for each allocation thousands of times a second.
   /** @this {import('node:net').Socket} */
@@ -236,10 +249,20 @@ export function buildServer(opts = {}) {
   /** @this {import('node:http').ServerResponse} */
   function answered() {
     const socket = this.req.socket;
+    // A response that closed unfinished (its connection gone after the request was
+    // complete: fastify then runs neither onResponse nor onRequestAbort) is counted here.
+    const request = this[kFastifyRequest];
+    if (request !== undefined && !this.writableFinished) done(request, 499, performance.now() - request.startedAt);
     const unanswered = sockets.get(socket);
     if (unanswered === undefined) return;
     sockets.set(socket, unanswered - 1);
-    if (stopping && unanswered === 1) socket.destroySoon();
+    if (unanswered !== 1) return;
+    const parseError = parseErrorAfter.get(socket);
+    if (parseError !== undefined) {
+      parseErrorAfter.delete(socket);
+      if (socket.writable) socket.end(parseError);
+      socket.destroySoon();
+    } else if (stopping) socket.destroySoon();
   }
   /**
    * @param {import('node:http').IncomingMessage} req
@@ -248,6 +271,7 @@ export function buildServer(opts = {}) {
   const trackRequest = (req, res) => {
     const socket = req.socket;
     sockets.set(socket, (sockets.get(socket) ?? 0) + 1);
+    newest.set(socket, req);
     res.on('close', answered); // 'close' comes once per response
   };
 
@@ -265,6 +289,21 @@ export function buildServer(opts = {}) {
       // timeout: idle connections are swept (idleSweep below).
       server.keepAliveTimeout = timeouts.keepAliveMs;
       server.requestTimeout = options.requestTimeout;
+      // An Expect other than 100-continue: node's own 417 has an empty body; this one
+      // has the JSON shape, and closes (the client may send the body it held back).
+      server.on('checkExpectation', (req, res) => {
+        trackRequest(req, res);
+        const json = JSON.stringify({
+          error: { code: 'ERR_EXPECTATION_FAILED', message: `cannot meet Expect: ${req.headers.expect}` },
+        });
+        res.writeHead(417, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': Buffer.byteLength(json),
+          connection: 'close',
+        });
+        res.end(json);
+        metrics.record(req.method ?? '(unparsed)', '(unmatched)', 417, 0);
+      });
       return server;
     },
     logger: opts.logger ?? false,
@@ -284,7 +323,14 @@ export function buildServer(opts = {}) {
       if (/** @type {any} */ (err).code === 'ECONNRESET' || socket.destroyed) return;
       const { status, code, message } = describeClientError(/** @type {any} */ (err));
       metrics.record('(unparsed)', '(client error)', status, 0);
-      if (socket.writable) socket.end(rawResponse(status, { error: { code, message } }));
+      const answer = rawResponse(status, { error: { code, message } });
+      // Requests parsed before the bad bytes (pipelined in the same packet) are answered
+      // first; this answer follows theirs (see answered()).
+      if ((sockets.get(/** @type {import('node:net').Socket} */ (socket)) ?? 0) > 0) {
+        parseErrorAfter.set(/** @type {import('node:net').Socket} */ (socket), answer);
+        return;
+      }
+      if (socket.writable) socket.end(answer);
       socket.destroySoon();
     },
     // Errors fastify raises before routing (a bad percent-encoding, an overlong path parameter).
@@ -340,6 +386,7 @@ export function buildServer(opts = {}) {
   app.addHook('onRequest', async (request, reply) => {
     metrics.inFlight.inc();
     request.startedAt = performance.now();
+    /** @type {any} */ (reply.raw)[kFastifyRequest] = request;
     if (stopping) {
       return reply
         .code(503)
@@ -352,8 +399,10 @@ export function buildServer(opts = {}) {
         .send({ error: { code: 'ERR_INVALID_ARG', message: 'HTTP/1.1 request without a Host header' } });
     }
   });
-  app.addHook('onSend', async (_request, reply) => {
-    if (stopping) reply.header('connection', 'close');
+  app.addHook('onSend', async (request, reply) => {
+    // Only the connection's newest request says close: an answer that says so ends the
+    // connection, and the answers of requests pipelined behind it would be lost.
+    if (stopping && newest.get(request.raw.socket) === request.raw) reply.header('connection', 'close');
   });
   // Each request is counted once: when its response is sent, or (status 499, nginx's
   // "client closed request") when the client goes away first.
@@ -363,12 +412,12 @@ export function buildServer(opts = {}) {
    * @param {number} status
    * @param {number} ms
    */
-  const done = (request, status, ms) => {
+  function done(request, status, ms) {
     if (counted.has(request)) return;
     counted.add(request);
     metrics.inFlight.dec();
     metrics.record(request.method, request.routeOptions.url ?? '(unmatched)', status, ms);
-  };
+  }
   app.addHook('onResponse', async (request, reply) => done(request, reply.statusCode, reply.elapsedTime));
   app.addHook('onRequestAbort', async (request) => done(request, 499, performance.now() - request.startedAt));
   app.addHook('onClose', async () => {
@@ -381,6 +430,9 @@ export function buildServer(opts = {}) {
   const warnUnavailable = unavailableLogger();
   app.setErrorHandler((err, request, reply) => {
     const { status, code, message } = describeError(err);
+    // The error body is a representation of its own: what was set for the one that failed
+    // (a type, an encoding, a validator) does not describe it.
+    for (const h of ['content-type', 'content-encoding', 'etag', 'cache-control']) reply.removeHeader(h);
     if (status === 503) warnUnavailable(request.log, code, message);
     else if (status >= 500) request.log.error({ err }, 'request failed');
     if (code === 'ERR_QUEUE_FULL' || code === 'ERR_POOL_CLOSED') reply.header('retry-after', '1');

@@ -101,6 +101,22 @@ export async function staticFile(root, url) {
 }
 
 /**
+ * Resolves once `stream` has bytes to read (or has ended); rejects with its error if it
+ * fails first. Reads nothing: the bytes stay buffered for the reply.
+ * @param {import('node:stream').Readable} stream
+ */
+function firstBytes(stream) {
+  return new Promise((resolve, reject) => {
+    const done = (/** @type {Error | undefined} */ err) => {
+      stream.off('readable', done).off('end', done).off('error', done);
+      if (err instanceof Error) reject(err);
+      else resolve(undefined);
+    };
+    stream.on('readable', done).on('end', done).on('error', done);
+  });
+}
+
+/**
  * The onRequest hook of the /static/ routes: answers gzip-accepting GETs of compressible
  * files with their gzip stream, leaves every other request to the route.
  * @param {{ root: string, pool: () => import('offthread').Pool, minBytes?: number }} o
@@ -117,11 +133,23 @@ export function staticGzip({ root, pool, minBytes = GZIP_MIN_BYTES }) {
     if (!file || !gzipCandidate(file.type, file.size, minBytes)) return;
     // Another representation than the plain bytes: its own (weak) validator.
     const etag = `W/"${file.size.toString(16)}-${Math.floor(file.mtimeMs).toString(16)}-gzip"`;
-    reply.header('vary', 'accept-encoding').header('etag', etag).header('cache-control', 'public, max-age=0');
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    if (request.headers['if-none-match'] === etag) {
+      return reply.code(304).header('vary', 'accept-encoding').header('etag', etag).send();
+    }
     const gzip = offthread.filters.gzip({ pool: pool() });
     // pipeline destroys the file stream when the reply's stream is destroyed (client gone).
     pipeline(createReadStream(file.path, { highWaterMark: 64 * 1024 }), gzip, () => {});
-    return reply.type(file.type).header('content-encoding', 'gzip').send(gzip);
+    // Nothing is promised before the pool has made the first gzip bytes: a refusal then
+    // (ERR_QUEUE_FULL, ERR_POOL_CLOSED, an unreadable file) is the error handler's
+    // answer in JSON (503 + Retry-After), not a 500 labelled gzip. After it only a
+    // truncated body can say that the stream failed.
+    await firstBytes(gzip);
+    return reply
+      .type(file.type)
+      .header('content-encoding', 'gzip')
+      .header('vary', 'accept-encoding')
+      .header('etag', etag)
+      .header('cache-control', 'public, max-age=0')
+      .send(gzip);
   };
 }

@@ -34,3 +34,34 @@ test('client disconnect → the pool job is cancelled', async (t) => {
   assert.match(metrics, /^http_requests_in_flight 1$/m); // this scrape only
   assert.match(metrics, /^http_requests_total\{method="GET",route="\/md5",status_code="499"\} 1$/m);
 });
+
+test('a client leaving /md5/piscina early: 499, and no error line in the log', { timeout: 60_000 }, async (t) => {
+  /** @type {any[]} */
+  const lines = [];
+  const stream = { write: (/** @type {string} */ line) => lines.push(JSON.parse(line)) };
+  const { app } = await startServer(t, { logger: { level: 'warn', stream }, piscinaThreads: 1 });
+  const base = await app.listen({ port: 0, host: '127.0.0.1' });
+  // 10^7 rounds of JS MD5 in the piscina worker: seconds, far longer than this test waits.
+  const req = http.get(`${base}/md5/piscina?text=leave&rounds=10000000`, { agent: false });
+  req.on('error', () => {});
+  const metrics = async () => (await app.inject({ method: 'GET', url: '/metrics' })).body;
+  for (let i = 0; !/^http_requests_in_flight 2$/m.test(await metrics()); i++) {
+    assert.ok(i < 1000, 'the request never arrived');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  req.destroy();
+  const aborted = /^http_requests_total\{method="GET",route="\/md5\/:impl",status_code="499"\} 1$/m;
+  for (let i = 0; !aborted.test(await metrics()); i++) {
+    assert.ok(i < 1000, `not counted as 499: ${await metrics()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  // piscina settles the aborted task before it runs the next one on its one thread: once
+  // this answer is in, the aborted handler's error has been through the error handler.
+  const next = await app.inject({ method: 'GET', url: '/md5/piscina?text=a&rounds=3' });
+  assert.equal(next.statusCode, 200);
+  assert.deepEqual(
+    lines.filter((l) => l.level >= 50),
+    [],
+    'a client leaving is not a server error',
+  );
+});

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import offthread from 'offthread';
 import { PUBLIC_DIR } from '../src/server.mjs';
 import { acceptsGzip, GZIP_MIN_BYTES, staticFile } from '../src/static-gzip.mjs';
 import { startServer } from '../test-support/helpers.mjs';
@@ -235,6 +236,41 @@ describe('static files', () => {
     // And the server still answers.
     const small = await fetchRaw(port, '/static/index.html', GZIP);
     assert.equal(small.status, 200);
+  });
+
+  test('pool queue full: a gzip request gets 503 ERR_QUEUE_FULL in JSON, not a 500 labelled gzip', {
+    timeout: 60_000,
+  }, async (t) => {
+    const pool = new offthread.Pool({ threads: 1, maxQueue: 1 });
+    const ac = new AbortController();
+    t.after(async () => {
+      ac.abort();
+      await pool.close();
+    });
+    const port = await listen(t, { pool });
+    // An MD5 loop of minutes on the one thread, and a gzip answer's first step waiting
+    // behind it: the queue is full until the abort.
+    offthread.md5.iterate('busy', 1e9, { pool, signal: ac.signal }).catch(() => {});
+    for (let i = 0; i < 400 && pool.stats().running === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const first = fetchRaw(port, '/static/bench.html', GZIP);
+    for (let i = 0; i < 400 && pool.stats().queued === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual([pool.stats().running, pool.stats().queued], [1, 1], 'the queue is full');
+    for (const path of ['/static/bench.html', '/static/']) {
+      const r = await fetchRaw(port, path, GZIP);
+      assert.equal(r.status, 503, `${path}: ${r.status} ${r.body.toString('latin1').slice(0, 200)}`);
+      assert.equal(r.headers['content-encoding'], undefined, path);
+      assert.match(String(r.headers['content-type']), /^application\/json/, path);
+      assert.equal(r.headers['retry-after'], '1', path);
+      assert.equal(JSON.parse(r.body.toString('utf8')).error.code, 'ERR_QUEUE_FULL', path);
+    }
+    // Without gzip the page comes from memory, pool or not.
+    assert.equal((await fetchRaw(port, '/static/bench.html')).status, 200);
+    ac.abort();
+    // The answer that waited is whole once the pool is free.
+    const zipped = await first;
+    assert.equal(zipped.status, 200);
+    assert.equal(zipped.headers['content-encoding'], 'gzip');
+    assert.deepEqual(gunzipSync(zipped.body), readFileSync(join(PUBLIC_DIR, 'bench.html')));
   });
 
   test("the service's own page: gzip to a browser, the 8,673 plain bytes to ab", async (t) => {

@@ -163,6 +163,7 @@ export class EventStream {
         wait = false;
         continue;
       }
+      if (this.#closing) return; // nothing is delivered after close()
       const [kept, read, firstRead, lastRead, added, length, firstId] = reply;
       if (read > 0) {
         const gone = this.#lostBefore(added, length, firstId, firstRead);
@@ -199,10 +200,14 @@ export class EventStream {
       : false;
   }
 
-  /** Stops reading and closes the connection. */
+  /**
+   * Stops reading and closes the connection. The loop is not awaited: a read that waits
+   * for a reconnection never settles once disconnect() clears ioredis's reconnect timer
+   * (its offline queue is never flushed), and close() must return with Redis away too.
+   */
   async close(): Promise<void> {
     this.#closing = true;
     this.#db.disconnect();
-    await this.#loop?.catch(() => {});
+    this.#loop?.catch(() => {});
   }
 }

@@ -12,7 +12,15 @@ import type { PiResult } from '../kernels/pi.js';
 import type { QrOptions } from '../kernels/qr.js';
 import { raceAbort } from '../pool/call.js';
 import { MAX_SAMPLES, toCount, toOptions, toSeed } from '../validate.js';
-import { blobKey, type ConnectionChoice, cancelChannel, type RedisConnection, redisOptions } from './connection.js';
+import {
+  blobKey,
+  type ConnectionChoice,
+  cancelChannel,
+  Reachability,
+  type RedisConnection,
+  redisOptions,
+  redisTimeoutOf,
+} from './connection.js';
 import { EventStream, type StreamEvent } from './events.js';
 import { checkMd5Args, checkQrArgs } from './validate.js';
 import {
@@ -20,7 +28,9 @@ import {
   encode,
   errorFromReason,
   fromBase64,
+  getBlob,
   INLINE_MAX,
+  isBase64,
   type JobData,
   type JobName,
   type JobReturn,
@@ -135,6 +145,8 @@ export class QueueClient {
   readonly #queue: Queue;
   readonly #events: EventStream;
   readonly #blobs: Redis;
+  /** Whether Redis answers (seen on #blobs): bounds every wait for it. */
+  readonly #reach: Reachability;
   readonly #jobOpts: JobsOptions;
   readonly #piChunk: number;
   readonly #blobTtl: number;
@@ -158,8 +170,10 @@ export class QueueClient {
       'attempts',
       'piChunkSamples',
       'blobTtlMs',
+      'redisTimeout',
     ]);
     const connection: RedisConnection = redisOptions(opts);
+    const redisTimeout = redisTimeoutOf(opts.redisTimeout);
     if (opts.name !== undefined && (typeof opts.name !== 'string' || !/^[\w.-]{1,100}$/.test(opts.name))) {
       throw makeError('ERR_INVALID_ARG', `name must be 1-100 characters of [A-Za-z0-9_.-], got ${describe(opts.name)}`);
     }
@@ -189,6 +203,7 @@ export class QueueClient {
     this.#blobs.on('error', () => {
       this.#suspect = true;
     });
+    this.#reach = new Reachability(this.#blobs, redisTimeout);
     // One reader for every call, dispatching by job id (no per-job subscription). It knows
     // when BullMQ trimmed events it had not read (a burst of more than ~10,000): then the
     // sweep reads the outcomes from the jobs themselves.
@@ -337,17 +352,20 @@ export class QueueClient {
   async #run(name: JobName, payload: Uint8Array, call: QueueCallOptions): Promise<Uint8Array> {
     if (this.#closed) throw makeError('ERR_QUEUE_CLOSED', 'the queue client is closed');
     if (call.signal?.aborted) throw makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason);
+    // Redis away for the whole wait already: say so now instead of waiting again.
+    if (this.#reach.unavailable) throw this.#reach.error();
     const id = randomUUID();
     const data: JobData = { v: 1 };
     if (call.timeout !== undefined) data.dl = Date.now() + call.timeout;
     const inKey = blobKey(this.prefix, this.name, `${id}:in`);
+    const outKey = blobKey(this.prefix, this.name, `${id}:out`);
     const blobs: string[] = [];
     let gaveUp = false;
     const done = new Promise<JobReturn>((resolve, reject) => {
       const p = { check: performance.now() + RECHECK_FIRST_MS, gap: RECHECK_FIRST_MS };
       this.#pending.set(id, { ...p, added: false, resolve, reject, onProgress: call.onProgress });
     });
-    const work = (async () => {
+    const accept = async () => {
       if (payload.byteLength <= INLINE_MAX) data.b = toBase64(payload);
       else {
         blobs.push(inKey);
@@ -363,14 +381,26 @@ export class QueueClient {
       // The caller may have given up while the blob was written: then the job never exists.
       if (gaveUp) throw makeError('ERR_ABORTED', 'The operation was aborted');
       await this.#add(id, name, data);
+    };
+    const work = (async () => {
+      // Until Redis has the job, a Redis that stays away fails the call (ERR_QUEUE_UNAVAILABLE):
+      // ioredis would hold the commands for ever. Once added, the job is Redis's: the call
+      // waits for its outcome (bounded by the caller's timeout or signal).
+      await this.#reach.bound(accept());
       const pending = this.#pending.get(id);
       if (pending) pending.added = true;
       const ret = await done;
-      if (ret.k !== undefined) blobs.push(ret.k);
-      if (ret.b !== undefined) return fromBase64(ret.b);
-      if (ret.k === undefined) throw makeError('ERR_QUEUE_PAYLOAD', `job ${id} returned no result`);
-      const bytes = await this.#blobs.getBuffer(ret.k);
-      if (!bytes) throw makeError('ERR_QUEUE_PAYLOAD', `the result of job ${id} is gone (blob ${ret.k} expired)`);
+      // The result as Redis kept it: inline base64, or this job's own result blob (never
+      // another key: the producer reads and then deletes it).
+      if (typeof ret.b === 'string' && ret.k === undefined && isBase64(ret.b)) return fromBase64(ret.b);
+      if (ret.k !== outKey || ret.b !== undefined) {
+        throw makeError(
+          'ERR_QUEUE_PAYLOAD',
+          `job ${id} returned a malformed result (not its own inline or blob result)`,
+        );
+      }
+      blobs.push(outKey);
+      const bytes = await getBlob(this.#blobs, outKey, `the result of job ${id}`);
       return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     })();
     try {
@@ -385,8 +415,9 @@ export class QueueClient {
           this.#batch.delete(id);
           queued.reject(err);
         } else {
-          // Gave up after the add: drop the job if it has not started, stop it if it has.
-          // (The remove follows the addBulk on the same connection, so it finds the job.)
+          // Gave up after the add (or while it waited for Redis): drop the job if it has not
+          // started, stop it if it has. (The remove follows the addBulk on the same
+          // connection, so it finds the job; while Redis is away both wait their turn.)
           this.#queue.remove(id).catch(() => {});
           this.#blobs.publish(cancelChannel(this.prefix, this.name), id).catch(() => {});
         }
@@ -473,7 +504,7 @@ export class QueueClient {
 
   /** Job counts of the queue (for /metrics and dashboards). */
   async counts(): Promise<QueueCounts> {
-    const c = await this.#queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
+    const c = await this.#reach.bound(this.#queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed'));
     return {
       waiting: c.waiting ?? 0,
       active: c.active ?? 0,
@@ -490,7 +521,7 @@ export class QueueClient {
 
   /** Resolves once Redis answered (the event stream is being read). */
   async ready(): Promise<void> {
-    await this.#ready;
+    await this.#reach.bound(this.#ready);
   }
 
   /** Closes the connections; calls still waiting reject with ERR_QUEUE_CLOSED (their jobs still run). */
@@ -506,7 +537,16 @@ export class QueueClient {
       this.#pending.delete(id);
       p.reject(makeError('ERR_QUEUE_CLOSED', 'the queue client was closed before the job finished'));
     }
-    await Promise.allSettled([this.#events.close(), this.#queue.close()]);
+    // BullMQ's close() sends QUIT, which ioredis holds (behind any unsent command) until
+    // Redis is back: with Redis away now the connection is dropped (a forced close), and
+    // one that goes away during the close is dropped after the wait.
+    const queueClosed = this.#reach.up
+      ? this.#reach.bound(this.#queue.close()).catch(() => {
+          this.#queue.disconnect().catch(() => {});
+        })
+      : this.#queue.getBackend().close(true);
+    await Promise.allSettled([this.#events.close(), queueClosed]);
+    this.#reach.stop();
     this.#blobs.disconnect();
   }
 

@@ -5,6 +5,7 @@
  * size: a payload up to INLINE_MAX bytes rides inline as base64; a larger one is a plain
  * Redis string beside the job (binary-safe: n bytes cost n plus the key), named in the data.
  */
+import type { Redis } from 'ioredis';
 import { type ErrorCode, errorRegistry, makeError } from '../errors.js';
 import type { Ecc } from '../kernels/qr.js';
 import {
@@ -116,6 +117,33 @@ export function toBase64(bytes: Uint8Array): string {
 
 export function fromBase64(text: string): Uint8Array {
   return new Uint8Array(Buffer.from(text, 'base64'));
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Padded standard base64, as toBase64 writes it (Buffer's decoder skips anything else silently). */
+export function isBase64(text: string): boolean {
+  return text.length % 4 === 0 && BASE64.test(text);
+}
+
+/**
+ * A blob's bytes. Redis's own refusals become typed errors: a key of another type
+ * (WRONGTYPE) is the job's fault, ERR_QUEUE_PAYLOAD, the same on every worker; any other
+ * (loading, out of memory) is Redis's, ERR_QUEUE_UNAVAILABLE, worth another attempt.
+ */
+export async function getBlob(db: Redis, key: string, what: string): Promise<Buffer> {
+  let bytes: Buffer | null;
+  try {
+    bytes = await db.getBuffer(key);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (message.startsWith('WRONGTYPE')) {
+      throw makeError('ERR_QUEUE_PAYLOAD', `${what}: key ${key} is not a string (${message})`, err);
+    }
+    throw makeError('ERR_QUEUE_UNAVAILABLE', `${what}: Redis failed GET ${key}: ${message}`, err);
+  }
+  if (bytes === null) throw makeError('ERR_QUEUE_PAYLOAD', `${what} is gone (blob ${key} expired or was deleted)`);
+  return bytes;
 }
 
 /**
