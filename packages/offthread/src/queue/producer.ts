@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { describe, makeError } from '../errors.js';
 import type { PiResult } from '../kernels/pi.js';
 import type { QrOptions } from '../kernels/qr.js';
-import { raceAbort } from '../pool/call.js';
+import { checkRunOptions, raceAbort } from '../pool/call.js';
 import { MAX_SAMPLES, toCount, toOptions, toSeed } from '../validate.js';
 import {
   blobKey,
@@ -115,16 +115,8 @@ interface Add {
 }
 
 function checkCall(opts: Partial<QueueCallOptions>): QueueCallOptions {
-  const { signal, timeout, onProgress } = opts;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw makeError('ERR_INVALID_ARG', 'options.signal must be an AbortSignal');
-  }
-  if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && timeout <= 2 ** 31 - 1)) {
-    throw makeError(
-      'ERR_INVALID_ARG',
-      `options.timeout must be a number of ms from 1 to 2^31-1, got ${describe(timeout)}`,
-    );
-  }
+  const { signal, timeout } = checkRunOptions(opts); // the pool's one check of { signal, timeout }
+  const { onProgress } = opts;
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw makeError('ERR_INVALID_ARG', 'options.onProgress must be a function');
   }
