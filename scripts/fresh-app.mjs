@@ -44,12 +44,7 @@ async function streams() {
   let sum = 0;
   await pipeline(
     fs.createReadStream('readings.csv'),
-    filters.csv({
-      columns: [
-        { name: 'timestamp', type: 'i64' },
-        { name: 'value', type: 'f32' },
-      ],
-    }),
+    filters.csv({ schema: schema.TemperatureBatchReader }),
     async (batches) => {
       for await (const batch of batches) {
         const readings = schema.TemperatureBatchReader.fromBytes(batch).readings();
@@ -137,7 +132,7 @@ await pipeline(createReadStream('in.txt'), filters.gzip({ level: 6 }), createWri
 let sum = 0;
 await pipeline(
   createReadStream('readings.csv'),
-  filters.csv({ columns: [{ name: 'timestamp', type: 'i64' }, { name: 'value', type: 'f32' }] }),
+  filters.csv({ schema: schema.TemperatureBatchReader }),
   async (batches: AsyncIterable<Uint8Array>) => {
     for await (const batch of batches) {
       const readings = schema.TemperatureBatchReader.fromBytes(batch).readings();
