@@ -92,6 +92,10 @@ export async function runTaskRows(ctx) {
       op: '<=',
     },
     {
+      label: 'tasks: 1 MiB by clone, offthread / raw postMessage round trip, minimum of each',
+      value: bigOf('offthread').cloneMinMs / bigOf('workerThreads').cloneMinMs,
+    },
+    {
       label: 'tasks: 1 MiB by transfer / by SharedArrayBuffer, copies (caller buffer detached / worker write seen)',
       value: (bigOf('offthread').transferDetached ? 0 : 1) + (bigOf('offthread').sharedSeen ? 0 : 1),
       target: 0,
@@ -135,6 +139,7 @@ export async function runTaskRows(ctx) {
         columns: [
           { key: 'row', label: 'pool' },
           { key: 'cloneMs', label: 'clone ms (median)', format: 'sig3' },
+          { key: 'cloneMinMs', label: 'clone ms (min)', format: 'sig3' },
           { key: 'transferMs', label: 'transfer ms (median)', format: 'sig3' },
           { key: 'transferDetached', label: 'transfer: caller buffer detached' },
           { key: 'sharedSeen', label: 'SharedArrayBuffer: worker write seen' },
