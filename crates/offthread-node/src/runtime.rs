@@ -56,14 +56,23 @@ impl From<JobError> for Outcome {
             JobError::Kernel(k) => k.into(),
             other => Outcome::Error {
                 code: other.code(),
-                message: other.to_string(),
+                message: without_code(other.code(), other.to_string()),
             },
         }
     }
 }
 
 fn pool_error(e: PoolError) -> CodedError {
-    coded(e.code(), e.to_string())
+    coded(e.code(), without_code(e.code(), e.to_string()))
+}
+
+/// A pool error's text for JS: `err.code` carries the code, so the message does not
+/// start with it again (the Rust `Display` does: "ERR_QUEUE_FULL: the queue is full …").
+fn without_code(code: &str, text: String) -> String {
+    match text.strip_prefix(code).and_then(|t| t.strip_prefix(": ")) {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    }
 }
 
 type Wake = ThreadsafeFunction<(), (), (), Status, false, true>;
