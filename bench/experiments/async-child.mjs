@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { monitorLoopDelay, Pool, pi } from 'offthread';
-import { progress } from '../lib/measure.mjs';
+import { keepInFlight, progress } from '../lib/measure.mjs';
 
 const require = createRequire(import.meta.url);
 const workerFile = new URL('./async-worker.mjs', import.meta.url);
@@ -58,46 +58,13 @@ const rows = {
   },
 };
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function drive(submit, inFlight, total, capMs) {
-  const latencies = [];
-  let started = 0;
-  let done = 0;
-  const t0 = performance.now();
-  await new Promise((resolve, reject) => {
-    const launch = () => {
-      started++;
-      const ts = performance.now();
-      submit(started).then(() => {
-        latencies.push(performance.now() - ts);
-        done++;
-        if (started < total && performance.now() - t0 < capMs) launch();
-        else if (done === started) resolve();
-      }, reject);
-    };
-    for (let k = 0; k < Math.min(inFlight, total); k++) launch();
-  });
-  const wallMs = performance.now() - t0;
-  latencies.sort((a, b) => a - b);
-  return {
-    tasks: done,
-    wallMs,
-    tasksPerSec: done / (wallMs / 1000),
-    p50Us: percentile(latencies, 50) * 1000,
-    p99Us: percentile(latencies, 99) * 1000,
-  };
-}
-
 export async function measureRow({ row, inFlight, quick }) {
   const { submit, close } = await rows[row]();
   const out = [];
   for (const k of inFlight) {
-    await drive(submit, Math.min(k, 100), 2000, 500); // warm-up
+    await keepInFlight(submit, Math.min(k, 100), 2000, 500); // warm-up
     const total = k === 1 ? (quick ? 20_000 : 100_000) : quick ? 200_000 : 1_000_000;
-    const r = await drive(submit, k, total, quick ? 1500 : 4000);
+    const r = await keepInFlight(submit, k, total, quick ? 1500 : 4000);
     out.push({ row, inFlight: k, ...r });
     progress(`${row} ×${k}: ${Math.round(r.tasksPerSec)} tasks/s, p50 ${r.p50Us.toFixed(1)} µs`);
   }

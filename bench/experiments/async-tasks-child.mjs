@@ -3,7 +3,7 @@
 // same task module (_tasks/work.mjs) on `threads` workers.
 import { Worker } from 'node:worker_threads';
 import { monitorLoopDelay, Pool, tasks } from 'offthread';
-import { progress } from '../lib/measure.mjs';
+import { keepInFlight, progress } from '../lib/measure.mjs';
 
 const workUrl = new URL('./_tasks/work.mjs', import.meta.url);
 const local = (name) => new URL(`./_tasks/${name}`, import.meta.url);
@@ -75,49 +75,15 @@ const pools = {
 
 export const ROWS = Object.keys(pools);
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** Keeps `inFlight` calls going until `total` completed (or `capMs`); each call's round trip. */
-async function drive(call, inFlight, total, capMs) {
-  const latencies = [];
-  let started = 0;
-  let done = 0;
-  const t0 = performance.now();
-  await new Promise((resolve, reject) => {
-    const launch = () => {
-      started++;
-      const ts = performance.now();
-      call(started).then(() => {
-        latencies.push(performance.now() - ts);
-        done++;
-        if (started < total && performance.now() - t0 < capMs) launch();
-        else if (done === started) resolve();
-      }, reject);
-    };
-    for (let k = 0; k < Math.min(inFlight, total); k++) launch();
-  });
-  const wallMs = performance.now() - t0;
-  latencies.sort((a, b) => a - b);
-  return {
-    tasks: done,
-    wallMs,
-    tasksPerSec: done / (wallMs / 1000),
-    p50Us: percentile(latencies, 50) * 1000,
-    p99Us: percentile(latencies, 99) * 1000,
-  };
-}
-
 /** Trivial task (`echo(i)`) at each in-flight level. */
 export async function measureTrivial({ row, threads, inFlight, quick }) {
   const pool = await pools[row](threads);
   const call = (i) => pool.run('echo', i);
   const out = [];
   for (const k of inFlight) {
-    await drive(call, Math.min(k, 100), 5000, 1000); // warm-up (JIT, workers started)
+    await keepInFlight(call, Math.min(k, 100), 5000, 1000); // warm-up (JIT, workers started)
     const total = k === 1 ? (quick ? 20_000 : 100_000) : quick ? 200_000 : 1_000_000;
-    const r = await drive(call, k, total, quick ? 1500 : 4000);
+    const r = await keepInFlight(call, k, total, quick ? 1500 : 4000);
     out.push({ row, inFlight: k, ...r });
     progress(`${row} ×${k}: ${Math.round(r.tasksPerSec)} tasks/s, p50 ${r.p50Us.toFixed(1)} µs`);
   }

@@ -241,6 +241,35 @@ export function medianRun(runs) {
  * so native pool threads show up as cores used).
  * @returns {{ start(): void, stop(): CpuReading }}
  */
+/**
+ * Keeps `inFlight` calls of `call(i)` going until `total` completed (or `capMs` passed):
+ * throughput and each call's round trip (submit → settled), p50/p99 nearest rank, in µs.
+ * @param {(i: number) => Promise<unknown>} call
+ */
+export async function keepInFlight(call, inFlight, total, capMs) {
+  const latencies = [];
+  let started = 0;
+  let done = 0;
+  const t0 = performance.now();
+  await new Promise((resolve, reject) => {
+    const launch = () => {
+      started++;
+      const ts = performance.now();
+      call(started).then(() => {
+        latencies.push(performance.now() - ts);
+        done++;
+        if (started < total && performance.now() - t0 < capMs) launch();
+        else if (done === started) resolve(undefined);
+      }, reject);
+    };
+    for (let k = 0; k < Math.min(inFlight, total); k++) launch();
+  });
+  const wallMs = performance.now() - t0;
+  latencies.sort((a, b) => a - b);
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return { tasks: done, wallMs, tasksPerSec: done / (wallMs / 1000), p50Us: at(0.5) * 1000, p99Us: at(0.99) * 1000 };
+}
+
 export function cpuMeter() {
   /** @type {NodeJS.CpuUsage | null} */
   let cpu0 = null;

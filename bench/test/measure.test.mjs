@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
-import { cpuMeter, createProgress, medianRun, peakRssMiB, runInChild, summarize, timeFn } from '../lib/measure.mjs';
+import {
+  cpuMeter,
+  createProgress,
+  keepInFlight,
+  medianRun,
+  peakRssMiB,
+  runInChild,
+  summarize,
+  timeFn,
+} from '../lib/measure.mjs';
 
 const CHILD = new URL('../test-fixtures/child.mjs', import.meta.url);
 const spin = (/** @type {number} */ ms) => {
@@ -170,4 +179,24 @@ test('summarize: nearest-rank percentiles and mean, unsorted input, empty input'
   const empty = summarize([]);
   assert.equal(empty.count, 0);
   assert.ok(Number.isNaN(empty.p99) && Number.isNaN(empty.mean));
+});
+
+test('keepInFlight: never more than inFlight at once, every call counted, stops at total', async () => {
+  let now = 0;
+  let most = 0;
+  const call = async () => {
+    most = Math.max(most, ++now);
+    await new Promise((r) => setImmediate(r));
+    now--;
+  };
+  const r = await keepInFlight(call, 10, 250, 60_000);
+  assert.equal(r.tasks, 250);
+  assert.equal(most, 10);
+  assert.ok(r.p50Us <= r.p99Us && r.tasksPerSec > 0, JSON.stringify(r));
+});
+
+test('keepInFlight: the cap ends the run early, with what completed', async () => {
+  const call = () => new Promise((r) => setTimeout(r, 5));
+  const r = await keepInFlight(call, 1, 1_000_000, 30);
+  assert.ok(r.tasks >= 1 && r.tasks < 100, JSON.stringify(r));
 });
