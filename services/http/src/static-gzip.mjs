@@ -136,7 +136,15 @@ export function staticGzip({ root, pool, minBytes = GZIP_MIN_BYTES }) {
     if (request.headers['if-none-match'] === etag) {
       return reply.code(304).header('vary', 'accept-encoding').header('etag', etag).send();
     }
-    const gzip = offthread.filters.gzip({ pool: pool() });
+    // A stream waits for room on a full queue (docs/streams.md); an HTTP answer should not
+    // wait behind minutes of work: past the pool's maxQueue it is 503 + Retry-After now.
+    const p = pool();
+    if (p.stats().queued >= p.maxQueue) {
+      throw Object.assign(new Error(`the pool already holds ${p.maxQueue} queued jobs (maxQueue)`), {
+        code: 'ERR_QUEUE_FULL',
+      });
+    }
+    const gzip = offthread.filters.gzip({ pool: p });
     // pipeline destroys the file stream when the reply's stream is destroyed (client gone).
     pipeline(createReadStream(file.path, { highWaterMark: 64 * 1024 }), gzip, () => {});
     // Nothing is promised before the pool has made the first gzip bytes: a refusal then

@@ -130,6 +130,7 @@ function defaultEngine(): EngineName {
 
 export class Pool {
   readonly #engine: Engine;
+  readonly #maxQueue: number;
   readonly #resources = new Map<symbol, PoolResource>();
   readonly #resourceOptions: ResourceOptions;
   #state: 'open' | 'closed' | 'destroyed' = 'open';
@@ -142,12 +143,13 @@ export class Pool {
       opts.maxQueue === undefined || opts.maxQueue === Number.POSITIVE_INFINITY
         ? 0
         : checkPoolInt(opts.maxQueue, 'maxQueue', 1, 2 ** 32 - 1);
+    this.#maxQueue = maxQueue === 0 ? Number.POSITIVE_INFINITY : maxQueue;
     const nice = opts.nice === undefined ? 10 : checkPoolInt(opts.nice, 'nice', 0, 19);
     const cancelGrace =
       opts.cancelGrace === undefined ? 200 : checkPoolInt(opts.cancelGrace, 'cancelGrace', 0, 2 ** 31 - 1);
     this.#resourceOptions = {
       threads,
-      maxQueue: maxQueue === 0 ? Number.POSITIVE_INFINITY : maxQueue,
+      maxQueue: this.#maxQueue,
       resourceLimits: checkLimits(opts.resourceLimits),
       grace: cancelGrace,
       nice,
@@ -179,6 +181,11 @@ export class Pool {
   }
 
   /** Threads (native) or workers this pool runs on. */
+  /** Most jobs that may wait to start (`Infinity` when unbounded): with `stats().queued`, admission control. */
+  get maxQueue(): number {
+    return this.#maxQueue;
+  }
+
   get threads(): number {
     return this.#engine.threads;
   }
