@@ -3,6 +3,7 @@
 // resource limits, worker death) on this API, with structuredClone as the oracle for
 // what crosses.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { currentTask, Pool, tasks } from 'offthread';
@@ -337,6 +338,29 @@ describe('tasks(): abort, timeout and grace', () => {
     assert.equal(await work.add(2, 2), 4); // on the replacement
     await pool.close(); // resolves: the hog's worker is gone
   });
+});
+
+test('the process stays alive while close() waits for an aborted task to let go of its worker', () => {
+  // Only an unref'd timer (AbortSignal.timeout) and the pool are left: the workers must
+  // keep the loop alive until the aborted task answers, or close() never resolves.
+  const script = `
+    import { Pool, tasks } from 'offthread';
+    const pool = new Pool({ threads: 1 });
+    const work = tasks(new URL(${JSON.stringify(fixture('work.mjs').href)}));
+    const w = tasks(new URL(${JSON.stringify(fixture('work.mjs').href)}), { pool });
+    await w.add(1, 1);
+    for (let i = 0; i < 20; i++) {
+      await w.waitForAbort.with({ signal: AbortSignal.timeout(5) })().catch(() => {});
+    }
+    await pool.close();
+    console.log('closed', typeof work);`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: new URL('.', import.meta.url),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(r.stdout.trim(), 'closed object', r.stderr);
+  assert.equal(r.status, 0);
 });
 
 describe('tasks(): workers that die', () => {

@@ -130,6 +130,7 @@ export class JobPool {
   #nextId = 1;
   #pending = 0;
   #inSlots = 0;
+  #busy = false;
   #toWake = 0;
   #flushQueued = false;
   #waiting = false;
@@ -189,7 +190,8 @@ export class JobPool {
       job.reject = reject;
     });
     if (options.signal || options.timeout !== undefined) job.stop = watchCall(options, (err) => this.#abort(job, err));
-    if (this.#pending++ === 0) this.#busy(true);
+    this.#pending++;
+    this.#updateBusy();
     if (this.#free.length > 0) this.#place(job);
     else {
       (this.#overflow[job.priority] as Job[]).push(job);
@@ -260,7 +262,7 @@ export class JobPool {
       const pool = self.deref();
       if (pool) pool.#onDeath(thread, message);
     });
-    port.ref(this.#pending > 0);
+    port.ref(this.#busy);
     const L = this.#L as Layout;
     this.#post(thread, { type: 'init', buffer: L.buffer, index, workers: this.threads, nice: this.#options.nice });
     for (const body of this.#setups) this.#post(thread, { type: 'setup', body });
@@ -310,6 +312,7 @@ export class JobPool {
     job.slot = slot;
     this.#bySlot[slot] = job;
     this.#inSlots++;
+    this.#updateBusy();
     const lone = this.#pending === 1;
     i32[L.s(slot, S_ID)] = job.id;
     i32[L.s(slot, S_FN)] = job.fn;
@@ -525,7 +528,8 @@ export class JobPool {
     job.stop();
     if (err !== null) job.reject(err);
     else job.resolve(value);
-    if (--this.#pending === 0) this.#busy(false);
+    this.#pending--;
+    this.#updateBusy();
     this.#maybeIdle();
   }
 
@@ -542,6 +546,7 @@ export class JobPool {
     Atomics.store(L.i32, L.s(slot, S_STATE), FREE);
     this.#free.push(slot);
     this.#inSlots--;
+    this.#updateBusy();
     if (this.#overflowCount > 0 && this.#state !== 'destroyed') this.#placeOverflow();
     this.#maybeIdle();
   }
@@ -640,10 +645,20 @@ export class JobPool {
       }
       this.#place(job);
     }
+    this.#updateBusy();
     this.#maybeIdle();
   }
 
-  #busy(on: boolean): void {
+  /**
+   * Busy while a call is pending or a slot is in use — an aborted task still running, a
+   * result on its way, which close() waits for: the workers keep the process alive (ref)
+   * only then. (Counting calls alone let the loop drain while close() waited for an
+   * aborted task's answer: the process exited with close() pending.)
+   */
+  #updateBusy(): void {
+    const on = this.#pending > 0 || this.#inSlots > 0;
+    if (on === this.#busy) return;
+    this.#busy = on;
     for (const t of this.#threads) t.port.ref(on);
     this.onBusy(on);
   }
@@ -657,6 +672,7 @@ export class JobPool {
     this.#regions.length = 0;
     this.#bySlot.fill(null);
     this.#inSlots = 0;
+    this.#updateBusy();
     if (L && this.#waiting) {
       Atomics.store(L.i32, MAIN, 0);
       Atomics.notify(L.i32, MAIN); // let the pending waitAsync go (it would hold the memory)
