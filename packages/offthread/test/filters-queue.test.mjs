@@ -2,11 +2,10 @@
 // (backpressure) instead of failing mid-stream with ERR_QUEUE_FULL, and its bytes stay
 // in order — a refused push is taken back and pushed again, later ones wait behind it.
 import assert from 'node:assert/strict';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
 import zlib from 'node:zlib';
 import { filters, Pool, schema } from 'offthread';
+import { outputs } from './stream-outputs.mjs';
 
 const TEXT = Buffer.from('ascii, é ü ß, € 日本語, 𝄞 😀; '.repeat(20_000));
 
@@ -18,19 +17,6 @@ function chunked(bytes, size) {
 
 async function run(filter, chunks) {
   return Buffer.concat(await outputs(filter, chunks));
-}
-
-async function outputs(filter, chunks) {
-  const out = [];
-  const sink = new Writable({
-    objectMode: true,
-    write(c, _e, cb) {
-      out.push(c);
-      cb();
-    },
-  });
-  await pipeline(Readable.from(chunks), filter, sink);
-  return out;
 }
 
 /** [timestamp, value] of every row of temperature batches. */

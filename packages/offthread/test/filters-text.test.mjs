@@ -2,23 +2,9 @@
 // high surrogate before an odd last byte is one U+FFFD, as TextDecoder gives; a UTF-8
 // BOM before a CSV header is stripped wherever the chunks cut it.
 import assert from 'node:assert/strict';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
 import { filters, Pool } from 'offthread';
-
-async function bytesOf(filter, chunks) {
-  const out = [];
-  const sink = new Writable({
-    objectMode: true,
-    write(c, _e, cb) {
-      out.push(c);
-      cb();
-    },
-  });
-  await pipeline(Readable.from(chunks), filter, sink);
-  return out;
-}
+import { outputs } from './stream-outputs.mjs';
 
 /** Every way to cut `bytes` once and twice (empty pieces dropped). */
 function* cuts(bytes) {
@@ -46,14 +32,14 @@ test('UTF-16LE → UTF-8 (non-strict) equals TextDecoder at every split, lone su
     for (const input of cases) {
       const want = Buffer.from(decoder.decode(input));
       for (const chunks of cuts(input)) {
-        const got = Buffer.concat(await bytesOf(filters.transcode('utf16le', 'utf8'), chunks));
+        const got = Buffer.concat(await outputs(filters.transcode('utf16le', 'utf8'), chunks));
         assert.equal(
           got.toString('hex'),
           want.toString('hex'),
           `${input.toString('hex')} as ${chunks.map((c) => c.toString('hex'))}`,
         );
       }
-      const onWorkers = Buffer.concat(await bytesOf(filters.transcode('utf16le', 'utf8', { pool: workers }), [input]));
+      const onWorkers = Buffer.concat(await outputs(filters.transcode('utf16le', 'utf8', { pool: workers }), [input]));
       assert.equal(onWorkers.toString('hex'), want.toString('hex'), `${input.toString('hex')} on the workers`);
     }
   } finally {
@@ -68,18 +54,18 @@ test('a UTF-8 BOM before a CSV header is stripped wherever the chunks cut it', a
   ];
   const text = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('timestamp,value\n1,2\n3,4')]);
   for (const chunks of cuts(text)) {
-    const batches = await bytesOf(filters.csv({ columns }), chunks);
+    const batches = await outputs(filters.csv({ columns }), chunks);
     assert.ok(batches.length >= 1, chunks.map((c) => c.length).join('+'));
   }
   // Only the first three bytes are a BOM: one inside the text stays, as TextDecoder keeps it.
-  await assert.rejects(bytesOf(filters.csv({ columns }), [Buffer.from('timestamp,value\n\ufeff1,2\n')]), {
+  await assert.rejects(outputs(filters.csv({ columns }), [Buffer.from('timestamp,value\n\ufeff1,2\n')]), {
     code: 'ERR_FILTER_BAD_RECORD',
   });
   // A short stream that is only part of a BOM is a header with no such column, not a hang;
   // a BOM alone is an empty file (no header, no rows), as with no BOM.
   for (const stub of [[0xef], [0xef, 0xbb]]) {
-    await assert.rejects(bytesOf(filters.csv({ columns }), [Buffer.from(stub)]), { code: 'ERR_FILTER_BAD_RECORD' });
+    await assert.rejects(outputs(filters.csv({ columns }), [Buffer.from(stub)]), { code: 'ERR_FILTER_BAD_RECORD' });
   }
-  assert.deepEqual(await bytesOf(filters.csv({ columns }), [Buffer.from([0xef, 0xbb, 0xbf])]), []);
-  assert.deepEqual(await bytesOf(filters.csv({ columns }), [Buffer.alloc(0)]), []);
+  assert.deepEqual(await outputs(filters.csv({ columns }), [Buffer.from([0xef, 0xbb, 0xbf])]), []);
+  assert.deepEqual(await outputs(filters.csv({ columns }), [Buffer.alloc(0)]), []);
 });
