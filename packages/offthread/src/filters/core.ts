@@ -67,8 +67,8 @@ let workerFilters = 0;
 const abandoned = new FinalizationRegistry<() => void>((free) => free());
 // The freeing closures are made here, not where the core is: a closure shares its
 // function's context, and one that held the core's would keep the core alive forever.
-const closeOnWorker = (pool: Pool, worker: number, key: number) => () => {
-  pool.runOn(worker, 'workerFilter', { op: 'close', key }).catch(() => {});
+const closeOnWorker = (pool: Pool, worker: number, key: number, release: () => void) => () => {
+  pool.runOn(worker, 'workerFilter', { op: 'close', key }).then(release, release);
 };
 const freeInPlace = (filter: WasmFilter) => () => filter.free();
 
@@ -87,6 +87,8 @@ function onWorker(
 ): FilterCore {
   const key = workerFilters++;
   const worker = key % pool.threads;
+  // The filter's state is in that worker: the pool's idle timeout must not stop it.
+  const release = pool.hold();
   const step = (args: WorkerFilterArgs, transfer?: Transferable[]) =>
     pool.runOn(worker, 'workerFilter', args, transfer).then(bytesOf);
   const opened = step({ op: 'open', key, spec: json });
@@ -111,16 +113,19 @@ function onWorker(
     finish: () => {
       closed = true;
       abandoned.unregister(core);
-      return afterOpen(step({ op: 'finish', key }));
+      const done = afterOpen(step({ op: 'finish', key }));
+      done.then(release, release);
+      return done;
     },
     close: () => {
       if (closed) return;
       closed = true;
       abandoned.unregister(core);
-      step({ op: 'close', key }).catch(() => {}); // a closed pool has freed its workers already
+      // A closed pool has freed its workers already.
+      step({ op: 'close', key }).then(release, release);
     },
   };
-  abandoned.register(core, closeOnWorker(pool, worker, key), core);
+  abandoned.register(core, closeOnWorker(pool, worker, key, release), core);
   return core;
 }
 

@@ -37,9 +37,19 @@ const SPIN_BACKOFF = 64;
 // Node's; the native engine runs only there (the browser build type-checks without it).
 const setImmediateFn = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
 
+type Figures = Omit<PoolStats, 'pending' | 'engine'>;
+
+function noFigures(threads: number): Figures {
+  const none = { p50: 0, p99: 0, max: 0 };
+  return { threads, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0, waitTime: none, runTime: none };
+}
+
 export class NativeEngine implements Engine {
   readonly name = 'native';
-  readonly #native: NativePool;
+  readonly threads: number;
+  /** The Rust pool; null while idle (the pool's idleTimeout) or once closed. */
+  #native: NativePool | null;
+  readonly #start: () => NativePool;
   /**
    * Pending jobs by id. An id is a slot index; a slot is freed only when the native
    * completion for it has been drained (aborted jobs keep theirs until then), so a late
@@ -51,12 +61,13 @@ export class NativeEngine implements Engine {
   readonly #cleanups = new Map<number, () => void>();
   readonly #freeIds: number[] = [];
   #pending = 0;
+  /** Jobs whose native completion has not been drained (aborted ones included). */
+  #undrained = 0;
   readonly #buffer = new Float64Array(3 * DRAIN_BATCH);
   #state: 'open' | 'closed' | 'destroyed' = 'open';
-  #released = false;
   #idle: (() => void)[] = [];
-  /** The last native figures, kept once the native pool is released. */
-  #final: Omit<PoolStats, 'pending' | 'engine'> | null = null;
+  /** The figures when the last native pool was let go: carried into the next one's. */
+  #carried: Figures | null = null;
   #spinScheduled = false;
   #spinSkip = 0;
   onBusy: (busy: boolean) => void = () => {};
@@ -65,11 +76,9 @@ export class NativeEngine implements Engine {
     // The wake-up reaches this engine through a WeakRef: the addon's threadsafe function
     // is a GC root, and a strong reference would keep a dropped pool's threads forever.
     const self = new WeakRef(this);
-    this.#native = new binding.NativePool(threads, maxQueue, nice, () => self.deref()?.drain());
-  }
-
-  get threads(): number {
-    return this.#native.threads;
+    this.#start = () => new binding.NativePool(threads, maxQueue, nice, () => self.deref()?.drain());
+    this.#native = this.#start();
+    this.threads = this.#native.threads;
   }
 
   run<K extends JobName>(kernel: K, args: JobArgs<K>, call: RunOptions): Promise<JobResult<K>> {
@@ -83,6 +92,7 @@ export class NativeEngine implements Engine {
     };
     const id = this.#freeIds.pop() ?? this.#resolvers.length;
     try {
+      this.#native ??= this.#start(); // back from idle
       def.native(this.#native, id, args, cancellable);
     } catch (err) {
       this.#freeIds.push(id);
@@ -93,6 +103,7 @@ export class NativeEngine implements Engine {
     this.#resolvers[id] = lastResolve;
     this.#rejecters[id] = lastReject;
     this.#converters[id] = def.fromNative;
+    this.#undrained++;
     if (this.#pending++ === 0) {
       this.#native.keepAlive(true);
       this.onBusy(true);
@@ -114,7 +125,7 @@ export class NativeEngine implements Engine {
 
   readonly #spinForLoneJob = (): void => {
     this.#spinScheduled = false;
-    if (this.#pending === 0 || this.#released) return; // settled during the poll phase
+    if (this.#pending === 0 || !this.#native) return; // settled during the poll phase
     if (this.#native.awaitCompletion(LONE_JOB_SPIN_US)) this.drain();
     else this.#spinSkip = SPIN_BACKOFF;
   };
@@ -124,7 +135,7 @@ export class NativeEngine implements Engine {
     const stop = watchCall(call, (err) => {
       const reject = this.#rejecters[id];
       if (!reject) return;
-      this.#native.cancel(id);
+      this.#native?.cancel(id);
       this.#settle(id);
       reject(err);
     });
@@ -140,7 +151,7 @@ export class NativeEngine implements Engine {
       this.#cleanups.delete(id);
     }
     if (--this.#pending === 0) {
-      this.#native.keepAlive(false);
+      this.#native?.keepAlive(false);
       if (this.#state !== 'open') this.#release();
       for (const done of this.#idle.splice(0)) done();
       this.onBusy(false);
@@ -150,12 +161,15 @@ export class NativeEngine implements Engine {
   /** Called by the addon's wake-up: settles every completion that has arrived. */
   drain(): void {
     const buf = this.#buffer;
+    const native = this.#native;
+    if (!native) return;
     for (;;) {
-      const n = this.#native.drain(buf);
+      const n = native.drain(buf);
+      this.#undrained -= n;
       for (let i = 0; i < n; i++) {
         const id = buf[3 * i] as number;
         const kind = buf[3 * i + 1];
-        const value = kind === 0 ? buf[3 * i + 2] : this.#native.take(id);
+        const value = kind === 0 ? buf[3 * i + 2] : native.take(id);
         const resolve = this.#resolvers[id];
         const reject = this.#rejecters[id] as Reject;
         const convert = this.#converters[id];
@@ -174,20 +188,42 @@ export class NativeEngine implements Engine {
   }
 
   stats(): PoolStats {
-    const figures = this.#final ?? this.#native.stats();
-    return { engine: 'native', ...figures, pending: this.#pending };
+    return { engine: 'native', ...this.#figures(), pending: this.#pending };
   }
 
+  /** The live pool's figures, counting those of the pools let go before it. */
+  #figures(): Figures {
+    const before = this.#carried;
+    if (!this.#native) return before ?? noFigures(this.threads);
+    const now = this.#native.stats();
+    if (!before) return now;
+    return {
+      ...now,
+      completed: now.completed + before.completed,
+      failed: now.failed + before.failed,
+      cancelled: now.cancelled + before.cancelled,
+    };
+  }
+
+  /** Lets go of the Rust pool (its threads join on a helper thread), keeping its figures. */
   #release(): void {
-    if (this.#released) return;
-    this.#final = this.#native.stats();
-    this.#released = true;
+    if (!this.#native) return;
+    this.#carried = { ...this.#figures(), queued: 0, running: 0 };
     this.#native.release();
+    this.#native = null;
+  }
+
+  /** Idle: the threads go; the next job starts a new Rust pool. Not while a completion is owed. */
+  sleep(): boolean {
+    if (this.#state !== 'open' || this.#pending > 0) return true;
+    if (this.#undrained > 0) return false;
+    this.#release();
+    return true;
   }
 
   close(): Promise<void> {
     if (this.#state === 'open') this.#state = 'closed';
-    this.#native.close();
+    this.#native?.close();
     if (this.#pending === 0) {
       this.#release();
       return Promise.resolve();
@@ -197,7 +233,7 @@ export class NativeEngine implements Engine {
 
   destroy(): void {
     this.#state = 'destroyed';
-    this.#native.destroy();
+    this.#native?.destroy();
     for (const [id, reject] of this.#rejecters.entries()) {
       if (!reject) continue;
       this.#settle(id);

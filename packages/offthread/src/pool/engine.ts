@@ -84,6 +84,11 @@ export interface Engine {
   close(): Promise<void>;
   /** Stop accepting; reject what is pending with ERR_POOL_CLOSED; free the threads. */
   destroy(): void;
+  /**
+   * Nothing pending: free the threads; the next job starts them again (the pool's
+   * idleTimeout). False when it cannot yet (ask again later).
+   */
+  sleep(): boolean;
   /** Called with true when the first job is pending and false when the last settles. */
   onBusy: (busy: boolean) => void;
 }

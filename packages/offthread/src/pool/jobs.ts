@@ -233,6 +233,12 @@ export class JobPool {
     for (const done of this.#idle.splice(0)) done();
   }
 
+  /** Idle: the workers stop; the next call starts new ones, given the same setup messages. */
+  sleep(): boolean {
+    if (this.#state === 'open' && this.#pending === 0 && this.#inSlots === 0) this.#stopAll();
+    return true;
+  }
+
   #queued(): number {
     return this.#overflowCount + (this.#L ? this.#L.sharedQueued() : 0);
   }

@@ -13,7 +13,9 @@ import { checkRunOptions, type RunOptions, raceAbort } from './call.js';
 import type { Engine, EngineName, JobArgs, JobName, JobResult, PoolStats } from './engine.js';
 import type { ResourceLimits } from './jobs.js';
 
-const POOL_KEYS = ['threads', 'maxQueue', 'nice', 'engine', 'resourceLimits', 'cancelGrace'] as const;
+const POOL_KEYS = ['threads', 'maxQueue', 'nice', 'engine', 'resourceLimits', 'cancelGrace', 'idleTimeout'] as const;
+/** `idleTimeout`'s default: threads a pool has not used for this long are let go. */
+const IDLE_TIMEOUT_MS = 10_000;
 const LIMIT_KEYS = ['maxOldGenerationSizeMb', 'maxYoungGenerationSizeMb', 'codeRangeSizeMb', 'stackSizeMb'] as const;
 
 export type { EngineName, LatencyStats, PoolStats, TaskStats } from './engine.js';
@@ -60,6 +62,14 @@ export interface PoolOptions {
    * aborts at once); past it the task's worker is replaced. Default 200.
    */
   cancelGrace?: number;
+  /**
+   * ms the pool's threads stay up with no work; then they stop, and the next call starts
+   * them again (a few ms for workers). Default 10,000; `Infinity` keeps them for the
+   * pool's life. A pool dropped without `close()` gives its threads back after this
+   * long, even if no garbage collection comes. Task modules are imported again on the
+   * new workers, so module-level state does not outlive an idle spell.
+   */
+  idleTimeout?: number;
 }
 
 /**
@@ -72,6 +82,8 @@ export interface PoolResource {
   stats(): unknown;
   close(): Promise<void>;
   destroy(): void;
+  /** Stops its threads while nothing is pending; the next call starts them again (false: not yet). */
+  sleep(): boolean;
   onBusy: (busy: boolean) => void;
 }
 
@@ -111,6 +123,7 @@ export function checkCallOptions(opts: Partial<CallOptions>): CallOptions {
 
 /** Pools with jobs in flight: held here so a pool is never collected while it owes results. */
 const busy = new Set<Pool>();
+const now = () => performance.now();
 /** A pool dropped without close() gives its threads back when it is collected. */
 const finalizer = new FinalizationRegistry<{ engine: Engine; resources: Map<symbol, PoolResource> }>((held) => {
   held.engine.destroy();
@@ -133,7 +146,14 @@ export class Pool {
   readonly #maxQueue: number;
   readonly #resources = new Map<symbol, PoolResource>();
   readonly #resourceOptions: ResourceOptions;
+  readonly #idleTimeout: number;
   #state: 'open' | 'closed' | 'destroyed' = 'open';
+  /** The engine and the resources with work pending (each reports its own edges). */
+  #busySources = 0;
+  /** Streams holding state on one worker: the threads must not stop under them. */
+  #holds = 0;
+  #lastBusy = 0;
+  #idleTimer = false;
 
   constructor(options?: PoolOptions) {
     const opts = toOptions<PoolOptions>(options, POOL_KEYS, 'pool options');
@@ -147,6 +167,12 @@ export class Pool {
     const nice = opts.nice === undefined ? 10 : checkPoolInt(opts.nice, 'nice', 0, 19);
     const cancelGrace =
       opts.cancelGrace === undefined ? 200 : checkPoolInt(opts.cancelGrace, 'cancelGrace', 0, 2 ** 31 - 1);
+    this.#idleTimeout =
+      opts.idleTimeout === undefined
+        ? IDLE_TIMEOUT_MS
+        : opts.idleTimeout === Number.POSITIVE_INFINITY
+          ? Number.POSITIVE_INFINITY
+          : checkPoolInt(opts.idleTimeout, 'idleTimeout', 0, 2 ** 31 - 1);
     this.#resourceOptions = {
       threads,
       maxQueue: this.#maxQueue,
@@ -157,11 +183,7 @@ export class Pool {
     const engine = opts.engine ?? defaultEngine();
     if (opts.engine === undefined && engine !== engines.keys().next().value) warnFallbackOnce();
     this.#engine = makeEngine(engine, threads, maxQueue, nice);
-    const self = new WeakRef(this);
-    this.#engine.onBusy = (on) => {
-      const pool = self.deref();
-      if (pool) on ? busy.add(pool) : busy.delete(pool);
-    };
+    this.#engine.onBusy = busyEdges(new WeakRef(this));
     finalizer.register(this, { engine: this.#engine, resources: this.#resources }, this);
   }
 
@@ -171,13 +193,67 @@ export class Pool {
     if (r) return r;
     if (this.#state !== 'open') throw makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`);
     r = make(this.#resourceOptions);
-    const self = new WeakRef(this);
-    r.onBusy = (on) => {
-      const pool = self.deref();
-      if (pool) on ? busy.add(pool) : busy.delete(pool);
-    };
+    r.onBusy = busyEdges(new WeakRef(this));
     this.#resources.set(key, r);
     return r;
+  }
+
+  /** @internal An edge of one source's busy state (the engine's or a resource's). */
+  _busyEdge(on: boolean): void {
+    if (on) {
+      if (this.#busySources++ === 0) busy.add(this);
+    } else if (--this.#busySources === 0) {
+      busy.delete(this);
+      this.#lastBusy = now();
+      this.#armIdle();
+    }
+  }
+
+  /**
+   * @internal Keeps the threads up until the returned release is called (a stream whose
+   * state lives on one worker). It does not keep the process alive.
+   */
+  hold(): () => void {
+    this.#holds++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      if (--this.#holds === 0 && this.#busySources === 0) {
+        this.#lastBusy = now();
+        this.#armIdle();
+      }
+    };
+  }
+
+  /**
+   * One timer per idle spell, not one per call: it checks when the pool was last busy
+   * and waits out the rest. It reaches the pool through a WeakRef and does not keep the
+   * process alive, so a dropped pool is still collected (or stopped here, whichever
+   * comes first).
+   */
+  #armIdle(delay = this.#idleTimeout): void {
+    if (this.#idleTimer || this.#idleTimeout === Number.POSITIVE_INFINITY || this.#state !== 'open') return;
+    this.#idleTimer = true;
+    const self = new WeakRef(this);
+    const timer = setTimeout(() => {
+      const pool = self.deref();
+      if (pool) pool.#onIdleTimer();
+    }, delay);
+    (timer as { unref?: () => void }).unref?.();
+  }
+
+  #onIdleTimer(): void {
+    this.#idleTimer = false;
+    if (this.#busySources > 0 || this.#holds > 0 || this.#state !== 'open') return;
+    const left = this.#lastBusy + this.#idleTimeout - now();
+    if (left > 0) {
+      this.#armIdle(left);
+      return;
+    }
+    let slept = this.#engine.sleep();
+    for (const r of this.#resources.values()) slept = r.sleep() && slept;
+    if (!slept) this.#armIdle();
   }
 
   /** Threads (native) or workers this pool runs on. */
@@ -271,6 +347,11 @@ export class Pool {
   get _engine(): Engine {
     return this.#engine;
   }
+}
+
+/** The busy callback an engine or resource reports to; a WeakRef, as the finalizer holds the engine. */
+function busyEdges(self: WeakRef<Pool>): (on: boolean) => void {
+  return (on) => self.deref()?._busyEdge(on);
 }
 
 function checkLimits(limits: unknown): ResourceLimits | undefined {

@@ -264,6 +264,12 @@ export class WorkerEngine implements Engine {
     this.#failAll(makeError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished'));
   }
 
+  /** Idle: the workers stop; the next job starts new ones, given the same setup messages. */
+  sleep(): boolean {
+    if (this.#pending === 0 && this.#state === 'open') this.#stopWorkers();
+    return true;
+  }
+
   #busy(on: boolean): void {
     for (const s of this.#slots) s.port.ref(on);
     this.onBusy(on);
@@ -416,9 +422,9 @@ export class WorkerEngine implements Engine {
       if ((n & 31) === 0 && now() > end) break;
       state = Atomics.load(i32, DONE);
     }
-    if (state === RUNNING) state = Atomics.compareExchange(i32, DONE, RUNNING, this.#sleep());
+    if (state === RUNNING) state = Atomics.compareExchange(i32, DONE, RUNNING, this.#wakeMode());
     if (state === RUNNING) {
-      if (this.#sleep() === WATCHING) this.#watch(slot);
+      if (this.#wakeMode() === WATCHING) this.#watch(slot);
       // Missed: the worker posts 'mail'. Skip spinning for 1, 3, 7, … lone calls.
       this.#spinMisses = Math.min(this.#spinMisses + 1, 6);
       this.#spinSkip = Math.min(SPIN_BACKOFF, 2 ** this.#spinMisses - 1);
@@ -439,18 +445,18 @@ export class WorkerEngine implements Engine {
       if (this.#spinSkip > 0) this.#spinSkip--;
       else spin = true;
     }
-    writeCall(box, task.id, task.guest as MailCall, spin ? RUNNING : this.#sleep(), lone);
+    writeCall(box, task.id, task.guest as MailCall, spin ? RUNNING : this.#wakeMode(), lone);
     if (spin) {
       this.#spinSlot = slot;
       setImmediateFn?.(this.#spinForLoneCall);
-    } else if (this.#sleep() === WATCHING) this.#watch(slot);
+    } else if (this.#wakeMode() === WATCHING) this.#watch(slot);
   }
 
   /**
    * How a caller that is not spinning gets woken: Atomics.waitAsync where there is one
    * (cheaper than a message, measured), else a 'mail' message from the worker.
    */
-  #sleep(): number {
+  #wakeMode(): number {
     return waitAsync ? WATCHING : ASLEEP;
   }
 

@@ -138,6 +138,7 @@ function poolTasks(pool: Pool): PoolTasks {
       stats: () => jobs.stats(),
       close: () => jobs.close(),
       destroy: () => jobs.destroy(),
+      sleep: () => jobs.sleep(),
       set onBusy(fn: (busy: boolean) => void) {
         jobs.onBusy = fn;
       },
