@@ -7,9 +7,9 @@
 //   js       the same app with OFFTHREAD_BACKEND=js
 // Usage: node scripts/fresh-app.mjs [--measure]   (prints JSON; the tests import run()).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -266,6 +266,80 @@ function blockedServer(app, env) {
   return JSON.parse(r.stdout);
 }
 
+/** Markdown `text` without fenced blocks and inline code: what is left is prose. */
+function prose(text) {
+  const out = [];
+  let fence = null;
+  for (const line of text.split('\n')) {
+    const open = /^\s*(`{3,}|~{3,})/.exec(line);
+    if (fence) {
+      if (open && open[1][0] === fence[0] && open[1].length >= fence.length) fence = null;
+    } else if (open) fence = open[1];
+    else out.push(line.replace(/(`+).*?\1/g, ''));
+  }
+  return out;
+}
+
+/** GitHub's anchors for the headings of a Markdown file (duplicates get -1, -2, …). */
+function anchors(text) {
+  const seen = new Map();
+  const out = new Set();
+  let fence = null;
+  for (const line of text.split('\n')) {
+    const open = /^\s*(`{3,}|~{3,})/.exec(line);
+    if (fence) {
+      if (open && open[1][0] === fence[0] && open[1].length >= fence.length) fence = null;
+      continue;
+    }
+    if (open) {
+      fence = open[1];
+      continue;
+    }
+    const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!h) continue;
+    const base = h[1]
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N} _-]/gu, '')
+      .replace(/ /g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n ? `${base}-${n}` : base);
+  }
+  return out;
+}
+
+/**
+ * Relative links (and their #anchors) in the Markdown `files` under `dir` that lead
+ * nowhere: [`file: target (why)`], empty when every one resolves.
+ */
+export function brokenLinks(dir, files) {
+  const broken = [];
+  for (const file of files) {
+    const text = readFileSync(join(dir, file), 'utf8');
+    for (const line of prose(text)) {
+      for (const [, target] of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+        const [path, anchor] = target.split('#');
+        const to = path ? join(dir, dirname(file), decodeURIComponent(path)) : join(dir, file);
+        if (!existsSync(to)) {
+          broken.push(`${file}: ${target} (no such file)`);
+        } else if (anchor !== undefined && to.endsWith('.md') && !anchors(readFileSync(to, 'utf8')).has(anchor)) {
+          broken.push(`${file}: ${target} (no such heading)`);
+        }
+      }
+    }
+  }
+  return broken;
+}
+
+/** The installed package's README and docs: which docs it carries, which links break. */
+function installedDocs(app) {
+  const dir = join(app, 'node_modules', 'offthread');
+  const docs = existsSync(join(dir, 'docs')) ? readdirSync(join(dir, 'docs')).sort() : [];
+  return { docs, broken: brokenLinks(dir, ['README.md', ...docs.map((f) => `docs/${f}`)]) };
+}
+
 /** Packs, installs and runs every mode; returns { mode: result }. */
 export function run({ measure = false } = {}) {
   execFileSync(process.execPath, [join(root, 'scripts', 'package.mjs')], { stdio: 'ignore' });
@@ -283,7 +357,7 @@ export function run({ measure = false } = {}) {
   };
   const full = install(['offthread-0.1.0.tgz', 'offthread-linux-x64-gnu-0.1.0.tgz'], []);
   const lean = install(['offthread-0.1.0.tgz'], ['--omit=optional']);
-  const results = { types: typecheck(lean), server: blockedServer(full, env) };
+  const results = { types: typecheck(lean), server: blockedServer(full, env), docs: installedDocs(lean) };
   try {
     for (const [mode, app, extra] of [
       ['native', full, {}],

@@ -121,7 +121,10 @@ for (const file of built) {
   platforms.push({ name: `offthread-${suffix}`, tarball: pack(dir), size: statSync(join(dir, file)).size });
 }
 
-// The main package: the addon lives in the platform packages, not here.
+// The main package: the addon lives in the platform packages, not here. Its prepack
+// (README, LICENSE, docs/ with links fixed for the package) runs here, since the staged
+// copy is packed without scripts.
+execFileSync(process.execPath, [join(pkgDir, 'scripts', 'prepack.mjs')]);
 const main = join(out, 'stage', 'offthread');
 cpSync(pkgDir, main, {
   recursive: true,
@@ -132,8 +135,6 @@ manifest.optionalDependencies = Object.fromEntries(platforms.map((p) => [p.name,
 delete manifest.devDependencies;
 delete manifest.scripts;
 writeFileSync(join(main, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-copyFileSync(join(root, 'LICENSE'), join(main, 'LICENSE'));
-copyFileSync(join(root, 'README.md'), join(main, 'README.md'));
 const tarball = pack(main);
 rmSync(join(out, 'stage'), { recursive: true, force: true });
 

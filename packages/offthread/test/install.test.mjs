@@ -4,9 +4,63 @@
 // package), with --omit=optional (WebAssembly on worker threads) and with
 // OFFTHREAD_BACKEND=js.
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { md5, pi } from 'offthread';
-import { run } from '../../../scripts/fresh-app.mjs';
+import { brokenLinks, run } from '../../../scripts/fresh-app.mjs';
+import { packaged } from '../scripts/prepack.mjs';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const repoDocs = readdirSync(`${root}docs`)
+  .filter((f) => f.endsWith('.md'))
+  .sort();
+
+// What users read: the guides the README links, in the package as in the repository.
+const USER_DOCS = [
+  'api.md',
+  'browser.md',
+  'errors.md',
+  'guest-abi.md',
+  'kernels.md',
+  'queue.md',
+  'results.md',
+  'scale-out.md',
+  'schema-format.md',
+  'streams.md',
+  'tasks.md',
+];
+
+test('every relative link and anchor in the README, docs/ and ARCHITECTURE.md resolves in the repository', () => {
+  const files = ['README.md', 'ARCHITECTURE.md', ...repoDocs.map((f) => `docs/${f}`)];
+  assert.deepEqual(brokenLinks(root, files), []);
+  for (const doc of USER_DOCS) assert.ok(repoDocs.includes(doc), doc);
+});
+
+test('the packed docs spell out links to files the package does not carry; the rest, code included, unchanged', () => {
+  const shipped = new Set(['README.md', 'docs/a.md']);
+  const md = [
+    'See [a](docs/a.md#x) and [the run](bench/results/pi.md), [`bench/results/`](bench/results/),',
+    '[b](https://example.org/b.md) and [here](#y).',
+    '```md',
+    '[kept](crates/x.rs)',
+    '```',
+  ].join('\n');
+  assert.equal(
+    packaged(md, 'README.md', shipped),
+    [
+      'See [a](docs/a.md#x) and the run (`bench/results/pi.md`), `bench/results`,',
+      '[b](https://example.org/b.md) and [here](#y).',
+      '```md',
+      '[kept](crates/x.rs)',
+      '```',
+    ].join('\n'),
+  );
+  assert.equal(
+    packaged('[q.md](../bench/results/q.md), [e](errors.md)', 'docs/queue.md', new Set(['docs/errors.md'])),
+    '`bench/results/q.md`, [e](errors.md)',
+  );
+});
 
 test('packed tarballs in fresh apps: native, --omit=optional (wasm) and js give the same answers, streams included', () => {
   const results = run();
@@ -17,6 +71,11 @@ test('packed tarballs in fresh apps: native, --omit=optional (wasm) and js give 
   );
   // The README's first example as written: /ping answers while tasks() blurs; the same
   // server with the blur called inline makes /ping wait for it (so the check can fail).
+  // The installed package carries the user docs, and every relative link in its README
+  // and docs (anchors included) resolves inside node_modules/offthread.
+  assert.deepEqual(results.docs.docs, repoDocs, 'the package carries docs/*.md');
+  for (const doc of USER_DOCS) assert.ok(results.docs.docs.includes(doc), doc);
+  assert.deepEqual(results.docs.broken, [], 'every relative link in the installed README and docs resolves');
   const { server } = results;
   assert.equal(server.tasks?.blur, 'blurred 4194304 pixels', JSON.stringify(server));
   assert.equal(server.tasks.pingsBeforeBlur, true, JSON.stringify(server));
