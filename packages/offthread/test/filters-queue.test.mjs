@@ -30,30 +30,33 @@ function rows(batches) {
   return out;
 }
 
-test('streams on a pool with a full queue wait for room: same bytes, no ERR_QUEUE_FULL', async () => {
-  const pool = new Pool({ threads: 1, maxQueue: 2 });
-  try {
-    // The issue's case and more: several default streams at once (transcoding keeps two
-    // chunks in flight each), chunk sizes cutting characters.
-    const [a, b, gz, back] = await Promise.all([
-      run(filters.transcode('utf8', 'utf16le', { pool }), chunked(TEXT, 1000)),
-      run(filters.transcode('utf8', 'utf16le', { pool }), chunked(TEXT, 777)),
-      run(filters.gzip({ pool }), chunked(TEXT, 4096)),
-      run(
-        filters.transcode('utf16le', 'utf8', { pool, inFlight: 4 }),
-        chunked(Buffer.from(TEXT.toString(), 'utf16le'), 999),
-      ),
-    ]);
-    const wide = Buffer.from(TEXT.toString(), 'utf16le');
-    assert.ok(a.equals(wide), 'stream 1');
-    assert.ok(b.equals(wide), 'stream 2');
-    assert.ok(zlib.gunzipSync(gz).equals(TEXT), 'gzip');
-    assert.ok(back.equals(TEXT), 'utf16le → utf8');
-    assert.equal(pool.stats().failed, 0);
-  } finally {
-    await pool.close();
-  }
-});
+// Native: a refused push is pushed again. Worker pools ('wasm'): a stream's steps wait
+// in the engine, in order, until the queue has room.
+for (const engine of ['native', 'wasm'])
+  test(`streams on a full queue wait for room: same bytes, no ERR_QUEUE_FULL (${engine})`, async () => {
+    const pool = new Pool({ engine, threads: 1, maxQueue: 2 });
+    try {
+      // The issue's case and more: several default streams at once (transcoding keeps two
+      // chunks in flight each), chunk sizes cutting characters.
+      const [a, b, gz, back] = await Promise.all([
+        run(filters.transcode('utf8', 'utf16le', { pool }), chunked(TEXT, 1000)),
+        run(filters.transcode('utf8', 'utf16le', { pool }), chunked(TEXT, 777)),
+        run(filters.gzip({ pool }), chunked(TEXT, 4096)),
+        run(
+          filters.transcode('utf16le', 'utf8', { pool, inFlight: 4 }),
+          chunked(Buffer.from(TEXT.toString(), 'utf16le'), 999),
+        ),
+      ]);
+      const wide = Buffer.from(TEXT.toString(), 'utf16le');
+      assert.ok(a.equals(wide), 'stream 1');
+      assert.ok(b.equals(wide), 'stream 2');
+      assert.ok(zlib.gunzipSync(gz).equals(TEXT), 'gzip');
+      assert.ok(back.equals(TEXT), 'utf16le → utf8');
+      assert.equal(pool.stats().failed, 0);
+    } finally {
+      await pool.close();
+    }
+  });
 
 test('NDJSON and gunzip on a full queue: rows and bytes in order', async () => {
   const pool = new Pool({ threads: 1, maxQueue: 1 });

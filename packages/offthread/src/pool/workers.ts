@@ -114,6 +114,12 @@ export class WorkerEngine implements Engine {
   #spinMisses = 0;
   #slots: Slot[] = [];
   #queue: Task[] = [];
+  /**
+   * Steps for one worker (stream filters) that found the queue full: they wait here, in
+   * order, instead of failing mid-stream, and join the queue as room frees. Bounded by
+   * the streams' own windows (each has at most `inFlight` steps unanswered).
+   */
+  #waiting: Task[] = [];
   #nextId = 1;
   #pending = 0;
   #state: 'open' | 'closed' | 'destroyed' = 'open';
@@ -179,7 +185,9 @@ export class WorkerEngine implements Engine {
   #submit(work: Pick<Task, 'kernel' | 'args' | 'guest' | 'target' | 'transfer'>, call: RunOptions): Promise<unknown> {
     if (this.#state !== 'open') return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
     if (this.#broken) return Promise.reject(this.#broken);
-    if (this.#queue.length >= this.#maxQueue) {
+    const full = this.#queue.length >= this.#maxQueue;
+    const wait = work.target !== undefined && (full || this.#waiting.length > 0);
+    if (full && !wait) {
       return Promise.reject(
         makeError('ERR_QUEUE_FULL', `the pool already holds ${this.#queue.length} queued jobs (maxQueue)`),
       );
@@ -202,7 +210,7 @@ export class WorkerEngine implements Engine {
         this.#finish(task, err);
       });
       if (this.#pending++ === 0) this.#busy(true);
-      this.#queue.push(task);
+      (wait ? this.#waiting : this.#queue).push(task);
       this.#pump();
     });
   }
@@ -230,7 +238,7 @@ export class WorkerEngine implements Engine {
     return {
       engine: this.name,
       threads: this.threads,
-      queued: this.#queue.length,
+      queued: this.#queue.length + this.#waiting.length,
       running,
       completed,
       failed,
@@ -292,9 +300,10 @@ export class WorkerEngine implements Engine {
   }
 
   #failAll(err: Error): void {
-    const queued = this.#queue;
+    const queued = [...this.#queue, ...this.#waiting];
     const running = this.#slots.map((s) => s.task);
     this.#queue = [];
+    this.#waiting = [];
     this.#stopWorkers();
     for (const t of queued) this.#finish(t, err);
     for (const t of running) if (t) this.#finish(t, err);
@@ -540,6 +549,9 @@ export class WorkerEngine implements Engine {
 
   #pump(): void {
     for (const [index, slot] of this.#slots.entries()) {
+      while (this.#waiting.length > 0 && this.#queue.length < this.#maxQueue) {
+        this.#queue.push(this.#waiting.shift() as Task);
+      }
       if (this.#queue.length === 0) return;
       if (!slot.ready || slot.task) continue;
       const at = this.#queue.findIndex((t) => t.target === undefined || t.target === index);
