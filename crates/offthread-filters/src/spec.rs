@@ -75,12 +75,22 @@ fn one_byte(o: &Map<String, Value>, key: &str, default: u8) -> FilterResult<u8> 
     }
 }
 
+/// Most fields a batch's row may have: the readers refuse a SoA table of more columns
+/// (R0005), so a batch past it could be written but never read.
+const MAX_FIELDS: usize = offthread_schema_rt::ReadOptions::DEFAULT.max_soa_columns as usize;
+
 fn columns(o: &Map<String, Value>) -> FilterResult<Vec<RecordColumn>> {
     let Some(Value::Array(list)) = o.get("columns") else {
         return Err(invalid(
             "\"columns\" must be an array of { name, type, field? }",
         ));
     };
+    if list.len() > MAX_FIELDS {
+        return Err(invalid(format!(
+            "{} columns: a batch's readers take at most {MAX_FIELDS} (R0005)",
+            list.len()
+        )));
+    }
     list.iter()
         .enumerate()
         .map(|(i, c)| {
@@ -104,6 +114,11 @@ fn columns(o: &Map<String, Value>) -> FilterResult<Vec<RecordColumn>> {
                     .and_then(|f| u32::try_from(f).ok())
                     .ok_or_else(|| invalid(format!("column \"{name}\": bad \"field\" {v}")))?,
             };
+            if field as usize >= MAX_FIELDS {
+                return Err(invalid(format!(
+                    "column \"{name}\": field {field} is past the {MAX_FIELDS} fields a batch's readers take (R0005)"
+                )));
+            }
             Ok(RecordColumn {
                 name: name.to_owned(),
                 ty,

@@ -548,3 +548,34 @@ fn a_quote_left_open_is_an_error_not_one_swallowed_field() {
     assert_eq!(rows[0].2, "a\nb");
     assert_eq!(rows[1].2, "q\"");
 }
+
+/// The readers refuse a SoA table of more than 256 columns (R0005): a batch spec must
+/// not write one. 256 fields write a batch the default reader opens; 257 columns, or a
+/// field index past 255, are refused when the filter opens.
+#[test]
+fn a_batch_has_no_more_columns_than_its_readers_take() {
+    let spec = |n: usize, last_field: Option<usize>| {
+        let cols: Vec<String> = (0..n)
+            .map(|i| match last_field {
+                Some(f) if i == n - 1 => format!(r#"{{"name":"c{i}","type":"u8","field":{f}}}"#),
+                _ => format!(r#"{{"name":"c{i}","type":"u8"}}"#),
+            })
+            .collect();
+        format!(
+            r#"{{"kind":"csv","header":false,"columns":[{}]}}"#,
+            cols.join(",")
+        )
+    };
+    let row: Vec<String> = (0..256).map(|i| (i % 200).to_string()).collect();
+    let line = format!("{}\n", row.join(","));
+    let batches = run_chunks(&spec(256, None), &[line.as_bytes()]).unwrap();
+    let root = StructView::root_dynamic(&batches[0], ReadOptions::DEFAULT).unwrap();
+    let soa = root.soa(4).unwrap();
+    let last = soa.column::<u8>(field_path_hash(&[255]), 1).unwrap();
+    assert_eq!(last.get(0), Some(55));
+    for bad in [spec(257, None), spec(2, Some(256))] {
+        let err = FilterHandle::from_json(&bad).err().expect("refused");
+        assert_eq!(err.code, offthread_filters::INVALID_SPEC, "{}", err.message);
+        assert!(err.message.contains("R0005"), "{}", err.message);
+    }
+}

@@ -113,3 +113,12 @@ test('open and closed quotes: our verdict equals csv-parse on every case, chunke
     }
   }
 });
+
+test('a batch of more columns than its readers take is refused when the filter opens', () => {
+  // The generated readers refuse a SoA table of more than 256 columns (R0005): 300
+  // columns used to parse into batches nobody could read.
+  const columns = (n) => Array.from({ length: n }, (_, i) => ({ name: `c${i}`, type: 'f64' }));
+  assert.throws(() => filters.csv({ columns: columns(300) }), { code: 'ERR_FILTER_INVALID_SPEC', message: /R0005/ });
+  assert.throws(() => filters.ndjson({ columns: columns(257) }), { code: 'ERR_FILTER_INVALID_SPEC' });
+  assert.equal(filters.csv({ columns: columns(256) }).spec.columns.length, 256);
+});
