@@ -13,6 +13,8 @@ mod columns;
 mod compress;
 mod digest;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handle;
 mod ndjson;
 mod records;
