@@ -184,10 +184,9 @@ function debianRust() {
 function aptTool(tool, packages) {
   if (spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0) return;
   if (process.getuid?.() !== 0) throw new Error(`package: ${tool} missing: apt-get install ${packages.join(' ')}`);
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
+  const opts = { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } };
+  execFileSync('apt-get', ['update', '-qq'], opts);
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], opts);
 }
 
 /**
