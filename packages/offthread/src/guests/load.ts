@@ -11,14 +11,7 @@ import { host } from '../host.js';
 import { checkRunOptions, type RunOptions } from '../pool/call.js';
 import { WorkerEngine } from '../pool/workers.js';
 import { toOptions } from '../validate.js';
-import {
-  type FunctionDecl,
-  type InterfaceDecl,
-  memoryImport,
-  type Pattern,
-  REQUIRED_EXPORTS,
-  WASM_PAGE,
-} from './abi.js';
+import { checkAbi, type FunctionDecl, type InterfaceDecl, type Pattern, readModule, WASM_PAGE } from './abi.js';
 import type { Description, GuestCall, GuestModuleSpec, SharedInput } from './runtime.js';
 
 /** A module's bytes, optionally with the name errors and `exporter` use. */
@@ -146,7 +139,8 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
     } catch (err) {
       throw makeError('ERR_GUEST_MODULE', `${name}: ${(err as Error).message}`, err);
     }
-    const mem = memoryImport(bytes, name);
+    const shape = readModule(bytes, name);
+    const mem = shape.memory;
     if (!mem) {
       throw makeError(
         'ERR_GUEST_MODULE',
@@ -160,14 +154,7 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
         `${name}: needs ${mem.initial} pages at start, over the limit of ${memoryPages} (options.memoryPages)`,
       );
     }
-    const present = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
-    const missing = REQUIRED_EXPORTS.filter((e) => !present.has(e));
-    if (missing.length > 0) {
-      throw makeError(
-        'ERR_GUEST_MODULE',
-        `${name}: missing guest ABI exports ${missing.join(', ')} (docs/guest-abi.md)`,
-      );
-    }
+    checkAbi(shape, name);
     const maxPages = Math.min(memoryPages, mem.maximum ?? memoryPages);
     specs.push({ name, index: specs.length, module, initialPages: mem.initial, maxPages });
   }
