@@ -1,12 +1,13 @@
 // Issue 31 item 12: guest ABI exports and imports are checked against docs/guest-abi.md
 // at load (a mistyped export used to load, then fail every call with "Cannot convert 0
-// to a BigInt"; an i64 offthread_abi was refused as "ABI version 1, this host speaks 1").
+// to a BigInt"; an i64 offthread_abi was refused as "ABI version 1, this host speaks 1"),
+// and host.close() is bounded when a call loops without a timeout.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { guests } from 'offthread';
 import { I32, I64 } from '../../../tests/guests/wasm-encode.mjs';
-import { assemble, constant, DESCRIPTOR, pack } from './guests-wasm.mjs';
+import { assemble, constant, DESCRIPTOR, LOOP, pack } from './guests-wasm.mjs';
 
 const DOCUMENTED = {
   offthread_abi: ['()', 'i32'],
@@ -24,7 +25,7 @@ const mistyped = (name, type) =>
 async function refusal(bytes) {
   const err = await guests.load([{ name: 'g', bytes }], { threads: 1 }).then(
     async (host) => {
-      await host.close();
+      await host.close({ timeout: 0 });
       return null;
     },
     (e) => e,
@@ -141,5 +142,54 @@ describe('offthread.* imports with the wrong type are refused at load', () => {
     } finally {
       await host.close();
     }
+  });
+});
+
+// A hang guard, not a timing assertion: without the bound close() never settles.
+function settles(promise, what) {
+  let timer;
+  const guard = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within 30 s`)), 30_000);
+  });
+  return Promise.race([promise, guard]).finally(() => clearTimeout(timer));
+}
+
+describe('close() is bounded when a call loops without a timeout', () => {
+  const looping = () => assemble({ descriptor: DESCRIPTOR, body: { offthread_call: LOOP } });
+
+  test('close({ timeout }) stops the call (ERR_POOL_CLOSED, saying why) and resolves', async () => {
+    const host = await guests.load([{ name: 'g', bytes: looping() }], { threads: 1, mailbox: false });
+    const call = host.call('raw', 'run').then(
+      () => null,
+      (e) => e,
+    );
+    await settles(host.close({ timeout: 50 }), 'close({ timeout: 50 })');
+    const err = await call;
+    assert.equal(err?.code, 'ERR_POOL_CLOSED');
+    assert.match(err.message, /still running 50 ms after close/);
+    await assert.rejects(host.call('raw', 'run'), { code: 'ERR_POOL_CLOSED' });
+  });
+
+  test('close() without options resolves too (the default bound, 5 s), through the mailbox', async () => {
+    const host = await guests.load([{ name: 'g', bytes: looping() }], { threads: 1 });
+    const call = host.call('raw', 'run').catch((e) => e);
+    await settles(host.close(), 'close()');
+    assert.equal((await call).code, 'ERR_POOL_CLOSED');
+  });
+
+  test('close() waits for a call that finishes within the bound', async () => {
+    const bytes = assemble({ descriptor: DESCRIPTOR, call: pack(1024, 4) });
+    const host = await guests.load([{ name: 'g', bytes }], { threads: 1 });
+    const call = host.call('raw', 'run');
+    await host.close({ timeout: 60_000 });
+    assert.equal((await call).length, 4);
+  });
+
+  test('close options are checked', async () => {
+    const host = await guests.load([{ name: 'g', bytes: assemble({ descriptor: DESCRIPTOR }) }], { threads: 1 });
+    await assert.rejects(host.close({ timeout: -1 }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(host.close({ timeout: 1.5 }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(host.close({ wait: 1 }), { code: 'ERR_INVALID_ARG' });
+    await host.close();
   });
 });

@@ -207,6 +207,17 @@ function interfaceTable(specs: GuestModuleSpec[]): Map<string, Entry> {
   return table;
 }
 
+/** How long `close()` waits for pending calls by default (ms), as `loadTimeout`. */
+const CLOSE_TIMEOUT = 5_000;
+
+export interface CloseOptions {
+  /**
+   * Milliseconds to wait for pending calls before stopping them (ERR_POOL_CLOSED) and
+   * their workers (default 5,000; 0: at once, like `destroy()` but as a Promise).
+   */
+  timeout?: number | undefined;
+}
+
 const CALL_KEYS = ['signal', 'timeout', 'exporter'] as const;
 
 /** The loaded guests: call their interfaces, then `close()`. */
@@ -215,6 +226,8 @@ export class GuestHost {
   readonly #specs: GuestModuleSpec[];
   readonly #table: Map<string, Entry>;
   readonly #stats = { calls: 0, sharedBytes: 0, copiedIn: 0, copiedOut: 0 };
+  /** The bound (ms) after which `close` stopped the calls still running, or null. */
+  #gaveUp: number | null = null;
 
   /** @internal */
   constructor(engine: WorkerEngine, specs: GuestModuleSpec[], table: Map<string, Entry>) {
@@ -291,11 +304,24 @@ export class GuestHost {
   #count(result: Promise<unknown>, inBytes: number): Promise<Uint8Array> {
     this.#stats.calls++;
     this.#stats.copiedIn += inBytes;
-    return result.then((value) => {
-      const bytes = value as Uint8Array;
-      this.#stats.copiedOut += bytes.length;
-      return host().binary(bytes);
-    });
+    return result.then(
+      (value) => {
+        const bytes = value as Uint8Array;
+        this.#stats.copiedOut += bytes.length;
+        return host().binary(bytes);
+      },
+      (err) => {
+        // The engine's destroy() says only "destroyed": say that close() gave up, and when.
+        if (this.#gaveUp !== null && (err as { code?: unknown })?.code === 'ERR_POOL_CLOSED') {
+          throw makeError(
+            'ERR_POOL_CLOSED',
+            `close() stopped the call: it was still running ${this.#gaveUp} ms after close (options.timeout of close)`,
+            err,
+          );
+        }
+        throw err;
+      },
+    );
   }
 
   /**
@@ -376,9 +402,32 @@ export class GuestHost {
     return { ...this.#stats, workers: e.workers, replaced: e.replaced, mailbox: this.#engine.mailbox };
   }
 
-  /** Waits for pending calls, then stops the workers. */
-  close(): Promise<void> {
-    return this.#engine.close();
+  /**
+   * Waits for pending calls, then stops the workers. A guest cannot be interrupted
+   * from inside (a call that loops without `timeout` never returns), so the wait is
+   * bounded: after `timeout` ms (default 5,000) the calls still pending are rejected
+   * with ERR_POOL_CLOSED, their workers terminated, and `close` resolves.
+   */
+  close(options?: CloseOptions): Promise<void> {
+    let ms: number;
+    try {
+      const opts = toOptions<CloseOptions>(options, ['timeout']);
+      ms = intOption(opts.timeout, 'timeout', 0, 2 ** 31 - 1, CLOSE_TIMEOUT);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const closed = this.#engine.close();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#gaveUp = ms;
+        this.#engine.destroy();
+        resolve();
+      }, ms);
+      closed.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Rejects pending calls with ERR_POOL_CLOSED and stops the workers. */
