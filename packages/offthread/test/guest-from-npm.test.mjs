@@ -7,7 +7,7 @@
 // ~/.cache/offthread/node/24 when the suite runs on Node 20).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -126,4 +126,5 @@ test('docs/guests.md, followed literally outside the repo: npm + cargo build a g
     assert.doesNotMatch(manifest, /^path = "\.\./m, `${c}: a path dependency survived packaging`);
     assert.ok(existsSync(join(app, 'vendor', `${c}-${version}`, 'README.md')), `${c}: README`);
   }
+  rmSync(work, { recursive: true, force: true }); // kept when a step fails, to look at
 });
