@@ -4,7 +4,7 @@
 // Each step is skipped or incremental when already done. Uses Node built-ins only,
 // because it runs before `npm install`.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -134,6 +134,21 @@ step('schema compiler wasm', () => {
     join(root, 'target/wasm32-unknown-unknown/release/offthread_schema_wasm.wasm'),
     join(pkg, 'wasm/offthread-schema.wasm'),
   );
+});
+
+// The guest support crates as `cargo package` writes them (docs/guests.md): the npm
+// package ships them, so a guest builds with npm and cargo alone, without this repository.
+step('guest crates (cargo package)', () => {
+  const crates = ['offthread-schema-rt', 'offthread-guest'];
+  run('cargo', ['package', '--quiet', '--no-verify', '--allow-dirty', ...crates.flatMap((c) => ['-p', c])]);
+  const version = /\[workspace\.package\][^[]*?\nversion = "([^"]+)"/.exec(
+    readFileSync(join(root, 'Cargo.toml'), 'utf8'),
+  )[1];
+  rmSync(join(pkg, 'crates'), { recursive: true, force: true });
+  mkdirSync(join(pkg, 'crates'));
+  for (const c of crates) {
+    copyFileSync(join(root, 'target/package', `${c}-${version}.crate`), join(pkg, 'crates', `${c}-${version}.crate`));
+  }
 });
 
 // Test and benchmark guests (tests/guests, docs/guest-abi.md) and the player of

@@ -8,8 +8,8 @@
 //!    both inputs with their lengths.
 //!
 //! Options are `key=value` lines: `file` (name in diagnostics), `stem` (file base
-//! name), `rust` / `ts` (`1` to emit), `rust_runtime`, `ts_runtime` (defaults as the
-//! CLI). The result is [`json::output`]'s document:
+//! name), `rust` / `ts` / `rust_guest` (`1` to emit), `rust_runtime`, `ts_runtime`,
+//! `guest_schema` (defaults as the CLI). The result is [`json::output`]'s document:
 //! `{ "files": [{ "lang", "path", "contents" }], "diagnostics": [...], "rendered" }`.
 
 use std::alloc::{Layout, alloc as sys_alloc, dealloc as sys_dealloc};
@@ -37,6 +37,9 @@ pub fn options(text: &str) -> BuildOptions {
             "ts" => o.ts = v == "1",
             "rust_runtime" => o.rust_runtime = v.into(),
             "ts_runtime" => o.ts_runtime = v.into(),
+            // `<stem>_guest.rs`, as the CLI's --rust-guest / --guest-schema.
+            "rust_guest" => o.rust_guest = v == "1",
+            "guest_schema" => o.guest_schema = v.into(),
             _ => {}
         }
     }
@@ -117,4 +120,23 @@ pub unsafe extern "C" fn compile(
 #[unsafe(no_mangle)]
 pub extern "C" fn result_ptr() -> *const u8 {
     RESULT.with(|r| r.borrow().as_ptr())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_guest_options_reach_the_driver() {
+        let o = options("stem=app\nrust=0\nts=0\nrust_guest=1\nguest_schema=crate::s");
+        assert!(o.rust_guest && !o.rust && !o.ts);
+        assert_eq!(o.guest_schema, "crate::s");
+        assert!(!options("").rust_guest, "off unless asked for");
+        let src = "struct t (dynamic) {\n    v: u32;\n}\n\ninterface i (dynamic, direct) {\n    f: (t) -> (t);\n}\n";
+        let json = compile_to_json(src, "stem=app\nrust=0\nts=0\nrust_guest=1");
+        assert!(
+            json.contains(r#""lang":"rust-guest","path":"app_guest.rs""#),
+            "{json}"
+        );
+    }
 }

@@ -3,9 +3,10 @@
 // `offthread worker --redis URL [--concurrency N] [--threads T]`: a BullMQ worker running
 // offthread/queue's jobs on an offthread Pool (docs/queue.md); SIGTERM/SIGINT finish the
 // running jobs, then exit 0 (1 when Redis stayed away and their outcomes went unrecorded).
-// `offthread schema build <file.km> --ts <dir> --rust <dir>` / `offthread schema check <file.km>`:
-// the schema compiler as WebAssembly (wasm/offthread-schema.wasm, the Rust compiler's own
-// code): no cargo, any platform, the same files and diagnostics as the Rust CLI.
+// `offthread schema build <file.km> --ts <dir> --rust <dir> --rust-guest <dir>` /
+// `offthread schema check <file.km>`: the schema compiler as WebAssembly
+// (wasm/offthread-schema.wasm, the Rust compiler's own code): no cargo, any platform, the
+// same files and diagnostics as the Rust CLI (--rust-guest: a guest's bindings, docs/guests.md).
 const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { join, parse, sep } = require('node:path');
 
@@ -13,7 +14,8 @@ const [command = 'doctor', ...rest] = process.argv.slice(2);
 
 const SCHEMA_USAGE =
   'usage: offthread schema check <file.km>\n' +
-  '       offthread schema build <file.km> [--ts <dir>] [--rust <dir>] [--runtime-import <specifier>] [--rust-runtime <path>]';
+  '       offthread schema build <file.km> [--ts <dir>] [--rust <dir>] [--rust-guest <dir>]\n' +
+  '                              [--runtime-import <specifier>] [--rust-runtime <path>] [--guest-schema <path>]';
 
 // Options of `schema build`, with their compile() names (--ts-runtime: the Rust CLI's name).
 const BUILD_FLAGS = {
@@ -22,6 +24,8 @@ const BUILD_FLAGS = {
   '--runtime-import': 'runtimeImport',
   '--ts-runtime': 'runtimeImport',
   '--rust-runtime': 'rustRuntime',
+  '--rust-guest': 'rustGuest',
+  '--guest-schema': 'guestSchema',
 };
 
 /** `{ sub, file, opts }`, or a string: the usage error. */
@@ -44,8 +48,8 @@ function schemaArgs(args) {
     opts[key] = value;
   }
   if (file === undefined) return 'missing <file.km>';
-  if (sub === 'build' && opts.ts === undefined && opts.rust === undefined)
-    return 'build needs --ts <dir> and/or --rust <dir>';
+  if (sub === 'build' && opts.ts === undefined && opts.rust === undefined && opts.rustGuest === undefined)
+    return 'build needs --ts <dir>, --rust <dir> and/or --rust-guest <dir>';
   return { sub, file, opts };
 }
 
@@ -72,6 +76,8 @@ function schema(args) {
       rust: opts.rust !== undefined,
       ...(opts.runtimeImport === undefined ? {} : { runtimeImport: opts.runtimeImport }),
       ...(opts.rustRuntime === undefined ? {} : { rustRuntime: opts.rustRuntime }),
+      rustGuest: opts.rustGuest !== undefined,
+      ...(opts.guestSchema === undefined ? {} : { guestSchema: opts.guestSchema }),
     });
   } catch (err) {
     console.error(`offthread schema: ${err.code ?? 'error'}: ${err.message}`);
@@ -87,7 +93,7 @@ function schema(args) {
     return 0;
   }
   for (const f of out.files) {
-    const dir = f.lang === 'rust' ? opts.rust : opts.ts;
+    const dir = { rust: opts.rust, 'rust-guest': opts.rustGuest, ts: opts.ts }[f.lang];
     mkdirSync(dir, { recursive: true });
     // Printed like the Rust CLI (Path::join, no normalisation); written through join().
     const shown = dir.endsWith(sep) || dir.endsWith('/') ? `${dir}${f.path}` : `${dir}${sep}${f.path}`;
@@ -232,6 +238,7 @@ const USAGE = `usage: offthread <command>
   doctor                 which backend runs your calls, and why
   info                   the same as JSON
   schema build <file.km> --ts <dir> [--rust <dir>]   generate readers and writers
+               [--rust-guest <dir>]                 and a Rust guest's bindings (docs/guests.md)
   schema check <file.km>                            check a schema
   worker --redis <url> [--concurrency N] [--threads T]  run offthread/queue jobs (BullMQ)
   help                   this text`;

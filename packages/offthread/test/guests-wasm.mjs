@@ -24,8 +24,19 @@ export const pack = (ptr, len) => BigInt.asIntN(64, (BigInt(len) << 32n) | BigIn
 /**
  * A guest whose every ABI export returns a constant. `body` overrides one export with
  * raw instruction bytes (without `end`); `descriptor` is placed at offset 1024.
+ * `types` gives an export another type (`[params, results]`: its body must then fit,
+ * see `constant`); `imports` adds function imports (`{ module, name, type }`).
  */
-export function assemble({ abi = 1, descriptor, call = pack(0, 0), omit = [], memory = true, body = {} }) {
+export function assemble({
+  abi = 1,
+  descriptor,
+  call = pack(0, 0),
+  omit = [],
+  memory = true,
+  body = {},
+  types = {},
+  imports: functionImports = [],
+}) {
   const desc = enc.encode(descriptor);
   const consts = {
     offthread_abi: [0x41, ...sleb(abi)],
@@ -36,11 +47,29 @@ export function assemble({ abi = 1, descriptor, call = pack(0, 0), omit = [], me
     offthread_call: [0x42, ...sleb(call)],
   };
   const names = Object.keys(FUNCS);
-  const types = section(1, vec(TYPES.map(([p, r]) => [0x60, ...vec(p.map((t) => [t])), ...vec(r.map((t) => [t]))])));
-  const imports = memory ? section(2, vec([[...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]])) : [];
+  const typeList = [...TYPES];
+  const addType = (t) => typeList.push(t) - 1;
+  const typeOf = Object.fromEntries(names.map((n) => [n, types[n] ? addType(types[n]) : FUNCS[n]]));
+  const importList = functionImports.map(({ module = 'offthread', name, type }) => [
+    ...str(module),
+    ...str(name),
+    0x00,
+    ...uleb(addType(type)),
+  ]);
+  if (memory) importList.push([...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]);
+  const typeSection = section(
+    1,
+    vec(typeList.map(([p, r]) => [0x60, ...vec(p.map((t) => [t])), ...vec(r.map((t) => [t]))])),
+  );
+  const imports = importList.length > 0 ? section(2, vec(importList)) : [];
   const own = memory ? [] : section(5, vec([[0x00, ...uleb(1)]]));
-  const funcs = section(3, vec(names.map((n) => uleb(FUNCS[n]))));
-  const exports = section(7, vec(names.flatMap((n, i) => (omit.includes(n) ? [] : [[...str(n), 0x00, ...uleb(i)]]))));
+  const funcs = section(3, vec(names.map((n) => uleb(typeOf[n]))));
+  // Imported functions come first in the function index space.
+  const first = functionImports.length;
+  const exports = section(
+    7,
+    vec(names.flatMap((n, i) => (omit.includes(n) ? [] : [[...str(n), 0x00, ...uleb(first + i)]]))),
+  );
   const code = section(
     10,
     vec(
@@ -60,7 +89,7 @@ export function assemble({ abi = 1, descriptor, call = pack(0, 0), omit = [], me
     0x00,
     0x00,
     0x00,
-    ...types,
+    ...typeSection,
     ...imports,
     ...funcs,
     ...own,
@@ -69,6 +98,9 @@ export function assemble({ abi = 1, descriptor, call = pack(0, 0), omit = [], me
     ...data,
   ]);
 }
+
+/** A body that returns zero of the results `[]`, `[I32]` or `[I64]` (for `types`). */
+export const constant = (results) => (results[0] === I64 ? [0x42, 0x00] : results[0] === I32 ? [0x41, 0x00] : []);
 
 export const LOOP = [0x03, 0x40, 0x0c, 0x00, 0x0b, 0x42, 0x00]; // loop br 0 end; i64.const 0
 

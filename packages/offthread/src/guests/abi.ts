@@ -124,11 +124,63 @@ export interface MemoryImport {
   shared: boolean;
 }
 
+/** A function type as docs/guest-abi.md writes it: value types by name. */
+export interface Signature {
+  params: string[];
+  results: string[];
+}
+
+const sig = (params: string[], results: string[]): Signature => ({ params, results });
+const I32 = 'i32';
+const I64 = 'i64';
+
+/** What each ABI export must be (docs/guest-abi.md, "What a guest exports"). */
+export const EXPORT_SIGNATURES: Readonly<Record<(typeof REQUIRED_EXPORTS)[number], Signature>> = {
+  offthread_abi: sig([], [I32]),
+  offthread_init: sig([], [I32]),
+  offthread_export: sig([I32], [I64]),
+  offthread_import: sig([I32], [I64]),
+  offthread_alloc: sig([I32], [I32]),
+  offthread_call: sig([I32, I32, I32, I32], [I64]),
+};
+
 /**
- * Reads the import section for the memory import; null when the module imports no
- * memory. Throws ERR_GUEST_MODULE for bytes that are not a wasm module.
+ * What each `offthread.*` import must be ("What a guest imports"). The host's imports
+ * are JS functions, which link whatever type the guest declares: without this check a
+ * mistyped import would only misbehave at run time.
  */
-export function memoryImport(bytes: Uint8Array, where: string): MemoryImport | null {
+export const IMPORT_SIGNATURES: Readonly<Record<string, Signature>> = {
+  fail: sig([I32, I32], []),
+  oom: sig([I32], []),
+  invoke: sig([I32, I32, I32, I32, I32], [I64]),
+  module_index: sig([], [I32]),
+};
+
+/** `(i32, i32) -> i64`; `()` for no results, as the docs write it. */
+export function formatSignature(s: Signature): string {
+  const results = s.results.length === 1 ? (s.results[0] as string) : `(${s.results.join(', ')})`;
+  return `(${s.params.join(', ')}) -> ${results}`;
+}
+
+const sameSignature = (a: Signature, b: Signature) =>
+  a.params.join() === b.params.join() && a.results.join() === b.results.join();
+
+const EXTERN_KINDS = ['a function', 'a table', 'a memory', 'a global', 'a tag'];
+
+/** What the guest ABI reads from a module's bytes: its memory import and function types. */
+export interface ModuleShape {
+  memory: MemoryImport | null;
+  /** Function imports: module, field and type (null: a type this reader does not know). */
+  functionImports: { module: string; name: string; type: Signature | null }[];
+  /** Exports by name: kind (0 function … 4 tag) and, for functions, the type. */
+  exports: Map<string, { kind: number; type: Signature | null }>;
+}
+
+/**
+ * Reads the type, import, function and export sections (a module WebAssembly.compile
+ * accepted). Throws ERR_GUEST_MODULE for bytes that are not a wasm module.
+ */
+export function readModule(bytes: Uint8Array, where: string): ModuleShape {
   let at = 0;
   const byte = () => {
     if (at >= bytes.length) throw bad(where, 'truncated WebAssembly module');
@@ -142,47 +194,131 @@ export function memoryImport(bytes: Uint8Array, where: string): MemoryImport | n
       result += (b & 0x7f) * 2 ** shift;
       if ((b & 0x80) === 0) return result;
       shift += 7;
-      if (shift > 35) throw bad(where, 'malformed LEB128 in the module');
+      if (shift > 63) throw bad(where, 'malformed LEB128 in the module');
     }
+  };
+  const name = () => {
+    const len = leb();
+    if (at + len > bytes.length) throw bad(where, 'truncated WebAssembly module');
+    const text = utf8.decode(bytes.subarray(at, at + len));
+    at += len;
+    return text;
+  };
+  /** A value type's name; null for one this reader does not know (a GC type, say). */
+  const valtype = (): string | null => {
+    const t = byte();
+    const simple = VALTYPES[t];
+    if (simple) return simple;
+    if (t === 0x63 || t === 0x64) {
+      leb(); // a typed reference's heap type
+      return t === 0x63 ? 'ref null' : 'ref';
+    }
+    return null;
+  };
+  const limits = () => {
+    const flags = byte();
+    const initial = leb();
+    const maximum = flags & 1 ? leb() : null;
+    return { initial, maximum, shared: (flags & 2) !== 0 };
   };
   const magic = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
   if (bytes.length < 8 || magic.some((b, i) => bytes[i] !== b)) {
     throw bad(where, 'not a WebAssembly module (bad magic or version)');
   }
+  const types: (Signature | null)[] = [];
+  const functionTypes: number[] = []; // the function index space: imports, then own
+  const shape: ModuleShape = { memory: null, functionImports: [], exports: new Map() };
+  const exports: { name: string; kind: number; index: number }[] = [];
   at = 8;
   while (at < bytes.length) {
     const id = byte();
     const size = leb();
     const end = at + size;
     if (end > bytes.length) throw bad(where, 'truncated WebAssembly module');
-    if (id !== 2) {
-      at = end;
-      continue;
-    }
-    const count = leb();
-    for (let i = 0; i < count; i++) {
-      for (let name = 0; name < 2; name++) {
-        const len = leb(); // module name, then field name
-        at += len;
+    if (id === 1) {
+      for (let n = leb(), i = 0; i < n; i++) {
+        // Only plain function types (0x60); anything else (GC's rec groups) ends the
+        // reading of types: the functions typed by them are reported as unknown.
+        if (bytes[at] !== 0x60) break;
+        at++;
+        const params = Array.from({ length: leb() }, valtype);
+        const results = Array.from({ length: leb() }, valtype);
+        const known = [...params, ...results].every((t) => t !== null);
+        types.push(known ? sig(params as string[], results as string[]) : null);
       }
-      const kind = byte();
-      if (kind === 0) leb();
-      else if (kind === 1) {
-        byte();
-        const flags = byte();
-        leb();
-        if (flags & 1) leb();
-      } else if (kind === 2) {
-        const flags = byte();
-        const initial = leb();
-        const maximum = flags & 1 ? leb() : null;
-        return { initial, maximum, shared: (flags & 2) !== 0 };
-      } else if (kind === 3) {
-        byte();
-        byte();
-      } else throw bad(where, `unknown import kind ${kind}`);
+    } else if (id === 2) {
+      for (let n = leb(), i = 0; i < n; i++) {
+        const module = name();
+        const field = name();
+        const kind = byte();
+        if (kind === 0) {
+          const type = leb();
+          functionTypes.push(type);
+          shape.functionImports.push({ module, name: field, type: types[type] ?? null });
+        } else if (kind === 1) {
+          valtype();
+          limits();
+        } else if (kind === 2) {
+          const mem = limits();
+          // The first memory import is the guest's memory (a module has at most one).
+          shape.memory ??= mem;
+        } else if (kind === 3) {
+          valtype();
+          byte();
+        } else if (kind === 4) {
+          byte();
+          leb();
+        } else throw bad(where, `unknown import kind ${kind}`);
+      }
+    } else if (id === 3) {
+      for (let n = leb(), i = 0; i < n; i++) functionTypes.push(leb());
+    } else if (id === 7) {
+      for (let n = leb(), i = 0; i < n; i++) exports.push({ name: name(), kind: byte(), index: leb() });
     }
-    return null;
+    at = end;
   }
-  return null;
+  for (const e of exports) {
+    const type = e.kind === 0 ? (types[functionTypes[e.index] ?? -1] ?? null) : null;
+    shape.exports.set(e.name, { kind: e.kind, type });
+  }
+  return shape;
+}
+
+const VALTYPES: Record<number, string> = {
+  127: 'i32',
+  126: 'i64',
+  125: 'f32',
+  124: 'f64',
+  123: 'v128',
+  112: 'funcref',
+  111: 'externref',
+};
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+/**
+ * Every ABI export present with its documented type, every `offthread.*` import with
+ * its own: ERR_GUEST_MODULE naming each one that is off. A guest that loaded with a
+ * mistyped export would fail every call (an i64 where the host expects an i32 arrives
+ * as a BigInt), so it is refused here instead.
+ */
+export function checkAbi(shape: ModuleShape, where: string): void {
+  const missing = REQUIRED_EXPORTS.filter((e) => !shape.exports.has(e));
+  if (missing.length > 0) {
+    throw bad(where, `missing guest ABI exports ${missing.join(', ')} (docs/guest-abi.md)`);
+  }
+  const wrong: string[] = [];
+  const compare = (what: string, found: { kind: number; type: Signature | null }, want: Signature) => {
+    const needs = `the guest ABI needs ${formatSignature(want)}`;
+    if (found.kind !== 0) wrong.push(`${what} is ${EXTERN_KINDS[found.kind] ?? 'not a function'}, ${needs}`);
+    else if (!found.type) wrong.push(`${what} has a type this host cannot read, ${needs}`);
+    else if (!sameSignature(found.type, want)) wrong.push(`${what} is ${formatSignature(found.type)}, ${needs}`);
+  };
+  for (const e of REQUIRED_EXPORTS)
+    compare(`export ${e}`, shape.exports.get(e) as { kind: number; type: null }, EXPORT_SIGNATURES[e]);
+  for (const i of shape.functionImports) {
+    const want =
+      i.module === 'offthread' && Object.hasOwn(IMPORT_SIGNATURES, i.name) ? IMPORT_SIGNATURES[i.name] : undefined;
+    if (want) compare(`import offthread.${i.name}`, { kind: 0, type: i.type }, want);
+  }
+  if (wrong.length > 0) throw bad(where, `${wrong.join('; ')} (docs/guest-abi.md)`);
 }

@@ -11,6 +11,7 @@ export {
   type Pattern,
 } from './abi.js';
 export {
+  type CloseOptions,
   type GuestCallOptions,
   GuestHost,
   type GuestInterface,

@@ -11,14 +11,7 @@ import { host } from '../host.js';
 import { checkRunOptions, type RunOptions } from '../pool/call.js';
 import { WorkerEngine } from '../pool/workers.js';
 import { toOptions } from '../validate.js';
-import {
-  type FunctionDecl,
-  type InterfaceDecl,
-  memoryImport,
-  type Pattern,
-  REQUIRED_EXPORTS,
-  WASM_PAGE,
-} from './abi.js';
+import { checkAbi, type FunctionDecl, type InterfaceDecl, type Pattern, readModule, WASM_PAGE } from './abi.js';
 import type { Description, GuestCall, GuestModuleSpec, SharedInput } from './runtime.js';
 
 /** A module's bytes, optionally with the name errors and `exporter` use. */
@@ -146,7 +139,8 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
     } catch (err) {
       throw makeError('ERR_GUEST_MODULE', `${name}: ${(err as Error).message}`, err);
     }
-    const mem = memoryImport(bytes, name);
+    const shape = readModule(bytes, name);
+    const mem = shape.memory;
     if (!mem) {
       throw makeError(
         'ERR_GUEST_MODULE',
@@ -160,14 +154,7 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
         `${name}: needs ${mem.initial} pages at start, over the limit of ${memoryPages} (options.memoryPages)`,
       );
     }
-    const present = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
-    const missing = REQUIRED_EXPORTS.filter((e) => !present.has(e));
-    if (missing.length > 0) {
-      throw makeError(
-        'ERR_GUEST_MODULE',
-        `${name}: missing guest ABI exports ${missing.join(', ')} (docs/guest-abi.md)`,
-      );
-    }
+    checkAbi(shape, name);
     const maxPages = Math.min(memoryPages, mem.maximum ?? memoryPages);
     specs.push({ name, index: specs.length, module, initialPages: mem.initial, maxPages });
   }
@@ -220,6 +207,17 @@ function interfaceTable(specs: GuestModuleSpec[]): Map<string, Entry> {
   return table;
 }
 
+/** How long `close()` waits for pending calls by default (ms), as `loadTimeout`. */
+const CLOSE_TIMEOUT = 5_000;
+
+export interface CloseOptions {
+  /**
+   * Milliseconds to wait for pending calls before stopping them (ERR_POOL_CLOSED) and
+   * their workers (default 5,000; 0: at once, like `destroy()` but as a Promise).
+   */
+  timeout?: number | undefined;
+}
+
 const CALL_KEYS = ['signal', 'timeout', 'exporter'] as const;
 
 /** The loaded guests: call their interfaces, then `close()`. */
@@ -228,6 +226,8 @@ export class GuestHost {
   readonly #specs: GuestModuleSpec[];
   readonly #table: Map<string, Entry>;
   readonly #stats = { calls: 0, sharedBytes: 0, copiedIn: 0, copiedOut: 0 };
+  /** The bound (ms) after which `close` stopped the calls still running, or null. */
+  #gaveUp: number | null = null;
 
   /** @internal */
   constructor(engine: WorkerEngine, specs: GuestModuleSpec[], table: Map<string, Entry>) {
@@ -304,11 +304,24 @@ export class GuestHost {
   #count(result: Promise<unknown>, inBytes: number): Promise<Uint8Array> {
     this.#stats.calls++;
     this.#stats.copiedIn += inBytes;
-    return result.then((value) => {
-      const bytes = value as Uint8Array;
-      this.#stats.copiedOut += bytes.length;
-      return host().binary(bytes);
-    });
+    return result.then(
+      (value) => {
+        const bytes = value as Uint8Array;
+        this.#stats.copiedOut += bytes.length;
+        return host().binary(bytes);
+      },
+      (err) => {
+        // The engine's destroy() says only "destroyed": say that close() gave up, and when.
+        if (this.#gaveUp !== null && (err as { code?: unknown })?.code === 'ERR_POOL_CLOSED') {
+          throw makeError(
+            'ERR_POOL_CLOSED',
+            `close() stopped the call: it was still running ${this.#gaveUp} ms after close (options.timeout of close)`,
+            err,
+          );
+        }
+        throw err;
+      },
+    );
   }
 
   /**
@@ -389,9 +402,32 @@ export class GuestHost {
     return { ...this.#stats, workers: e.workers, replaced: e.replaced, mailbox: this.#engine.mailbox };
   }
 
-  /** Waits for pending calls, then stops the workers. */
-  close(): Promise<void> {
-    return this.#engine.close();
+  /**
+   * Waits for pending calls, then stops the workers. A guest cannot be interrupted
+   * from inside (a call that loops without `timeout` never returns), so the wait is
+   * bounded: after `timeout` ms (default 5,000) the calls still pending are rejected
+   * with ERR_POOL_CLOSED, their workers terminated, and `close` resolves.
+   */
+  close(options?: CloseOptions): Promise<void> {
+    let ms: number;
+    try {
+      const opts = toOptions<CloseOptions>(options, ['timeout']);
+      ms = intOption(opts.timeout, 'timeout', 0, 2 ** 31 - 1, CLOSE_TIMEOUT);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const closed = this.#engine.close();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#gaveUp = ms;
+        this.#engine.destroy();
+        resolve();
+      }, ms);
+      closed.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Rejects pending calls with ERR_POOL_CLOSED and stops the workers. */

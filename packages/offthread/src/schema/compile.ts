@@ -18,11 +18,18 @@ export interface CompileOptions {
   runtimeImport?: string;
   /** `use` path of the Rust runtime. Default `::offthread_schema_rt`. */
   rustRuntime?: string;
+  /**
+   * Also emit `<stem>_guest.rs`: a Rust guest's bindings for the schema's interfaces,
+   * on top of the `offthread-guest` crate (docs/guests.md). Default false.
+   */
+  rustGuest?: boolean;
+  /** Path of the schema's Rust module as the guest module sees it. Default `super::schema`. */
+  guestSchema?: string;
 }
 
 export interface CompiledFile {
-  lang: 'ts' | 'rust';
-  /** Relative to the language's output directory: `<stem>.ts` / `<stem>.rs`. */
+  lang: 'ts' | 'rust' | 'rust-guest';
+  /** Relative to the language's output directory: `<stem>.ts` / `<stem>.rs` / `<stem>_guest.rs`. */
   path: string;
   contents: string;
 }
@@ -80,8 +87,8 @@ function optionText(name: string, value: unknown): string {
   return value;
 }
 
-function flag(name: string, value: unknown): string {
-  if (value === undefined) return '1';
+function flag(name: string, value: unknown, fallback = '1'): string {
+  if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw makeError('ERR_INVALID_ARG', `schema.compile: ${name} must be a boolean`);
   return value ? '1' : '0';
 }
@@ -95,9 +102,11 @@ function optionLines(opts: CompileOptions): string {
     `stem=${stem || 'schema'}`,
     `ts=${flag('ts', opts.ts)}`,
     `rust=${flag('rust', opts.rust)}`,
+    `rust_guest=${flag('rustGuest', opts.rustGuest, '0')}`,
   ];
   if (opts.runtimeImport !== undefined) lines.push(`ts_runtime=${optionText('runtimeImport', opts.runtimeImport)}`);
   if (opts.rustRuntime !== undefined) lines.push(`rust_runtime=${optionText('rustRuntime', opts.rustRuntime)}`);
+  if (opts.guestSchema !== undefined) lines.push(`guest_schema=${optionText('guestSchema', opts.guestSchema)}`);
   return lines.join('\n');
 }
 
@@ -136,7 +145,7 @@ export function compileWith(module: WebAssembly.Module, source: string, opts: Co
 }
 
 /**
- * Compiles a `.km` schema to TS and/or Rust; schema errors come back as `diagnostics`.
+ * Compiles a `.km` schema to TS and/or Rust (and a Rust guest's bindings); schema errors come back as `diagnostics`.
  * Node loads the compiler from the package; a browser passes it to `init({ schemaCompiler })`.
  */
 export function compile(source: string, opts?: CompileOptions): CompileResult {
