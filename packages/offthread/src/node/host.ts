@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { makeError } from '../errors.js';
+import { fromNative, makeError } from '../errors.js';
 import type { BackendName, Host, NativeBinding, SpawnOptions, WorkerPort } from '../host.js';
 import { wasmImports } from '../kernels/wasm-client.js';
 import { ffiPiCount } from './ffi.js';
@@ -71,10 +71,10 @@ function loadNative(): NativeBinding | null {
   try {
     if (existsSync(local)) {
       nativePath = local;
-      return require(local) as NativeBinding;
+      return coded(require(local) as NativeBinding);
     }
     nativePath = require.resolve(`${pkg}/offthread.${suffix}.node`);
-    return require(nativePath) as NativeBinding;
+    return coded(require(nativePath) as NativeBinding);
   } catch (err) {
     const reason = (err as Error).message.split('\n')[0];
     nativePath = null;
@@ -85,6 +85,44 @@ function loadNative(): NativeBinding | null {
     return null;
   }
 }
+
+/**
+ * The binding with each export's throws and rejections re-typed by `fromNative`: the addon
+ * throws plain Errors carrying a registry code (napi-rs cannot make our classes), and this
+ * is the one place every native call passes, so no caller can forget it. Instances the
+ * classes make (NativePool, NativeFilter) are left bare: their failures come back through
+ * the pool's completions, which build offthread errors already.
+ */
+function coded(binding: NativeBinding): NativeBinding {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(binding)) {
+    out[name] = typeof value !== 'function' ? value : new Proxy(value as (...args: unknown[]) => unknown, CODED);
+  }
+  return out as NativeBinding;
+}
+
+const CODED: ProxyHandler<(...args: unknown[]) => unknown> = {
+  apply(target, self, args) {
+    let result: unknown;
+    try {
+      result = Reflect.apply(target, self, args);
+    } catch (err) {
+      throw fromNative(err);
+    }
+    return result instanceof Promise
+      ? result.catch((err: unknown) => {
+          throw fromNative(err);
+        })
+      : result;
+  },
+  construct(target, args, newTarget) {
+    try {
+      return Reflect.construct(target, args, newTarget);
+    } catch (err) {
+      throw fromNative(err);
+    }
+  },
+};
 
 let compiled: WebAssembly.Module | null | undefined;
 let instance: WebAssembly.Instance | null = null;
