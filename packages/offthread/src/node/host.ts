@@ -91,35 +91,42 @@ function loadNative(): NativeBinding | null {
  * throws plain Errors carrying a registry code (napi-rs cannot make our classes), and this
  * is the one place every native call passes, so no caller can forget it. Instances the
  * classes make (NativePool, NativeFilter) are left bare: their failures come back through
- * the pool's completions, which build offthread errors already.
+ * the pool's completions, which build offthread errors already. Functions get a plain
+ * wrapper, not a Proxy: sync kernels are called per item, and a Proxy's apply costs more.
  */
 function coded(binding: NativeBinding): NativeBinding {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(binding)) {
-    out[name] = typeof value !== 'function' ? value : new Proxy(value as (...args: unknown[]) => unknown, CODED);
+    if (typeof value !== 'function') out[name] = value;
+    else if (/^[A-Z]/.test(name)) out[name] = new Proxy(value as new (...args: unknown[]) => object, CONSTRUCT);
+    else out[name] = codedFunction(value as (...args: unknown[]) => unknown);
   }
   return out as NativeBinding;
 }
 
-const CODED: ProxyHandler<(...args: unknown[]) => unknown> = {
-  apply(target, self, args) {
+const retype = (err: unknown): never => {
+  throw fromNative(err);
+};
+
+function codedFunction(fn: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
+  return (...args) => {
     let result: unknown;
     try {
-      result = Reflect.apply(target, self, args);
+      result = fn(...args);
     } catch (err) {
-      throw fromNative(err);
+      retype(err);
     }
-    return result instanceof Promise
-      ? result.catch((err: unknown) => {
-          throw fromNative(err);
-        })
-      : result;
-  },
+    return result instanceof Promise ? result.catch(retype) : result;
+  };
+}
+
+/** A class of the addon: `new` re-types what its constructor throws (a bad filter spec). */
+const CONSTRUCT: ProxyHandler<new (...args: unknown[]) => object> = {
   construct(target, args, newTarget) {
     try {
       return Reflect.construct(target, args, newTarget);
     } catch (err) {
-      throw fromNative(err);
+      return retype(err);
     }
   },
 };
