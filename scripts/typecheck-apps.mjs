@@ -23,7 +23,17 @@ const pkgDir = join(root, 'packages', 'offthread');
 
 /** Node-side code: the main entry, schema and queue, run or bundled for Node. */
 const NODE_APP = `
-import { type ErrorCode, errorRegistry, OffthreadError, OffthreadRangeError, pi, Pool, qr, ready } from 'offthread';
+import {
+  type ErrorCode,
+  errorRegistry,
+  OffthreadError,
+  OffthreadRangeError,
+  pi,
+  Pool,
+  qr,
+  ready,
+  tasks,
+} from 'offthread';
 import { type QueueClient, createQueue } from 'offthread/queue';
 import { SchemaReadError } from 'offthread/schema';
 
@@ -48,10 +58,28 @@ try {
   if (err instanceof OffthreadRangeError && err instanceof OffthreadError) console.log(err.code);
   console.log(codeOf(err), err instanceof SchemaReadError ? err.code : '');
 }
+// Transfer lists take ArrayBuffers without the DOM's Transferable.
+const work = tasks<{ scale(v: Float64Array, by: number): Float64Array }>(new URL('./work.mjs', import.meta.url));
+const values = new Float64Array(4);
+console.log(await work.scale.with({ transfer: [values.buffer] })(values, 2));
 const queue: QueueClient = createQueue({ url: 'redis://127.0.0.1:6379' });
 const digest: string = await queue.md5.iterate('x', 10);
 console.log(digest);
 await queue.close();
+`;
+
+/**
+ * Without the DOM lib, the stand-ins for its WebAssembly and Transferable types are not
+ * `any` (with it they are the DOM's own, whose empty interfaces take nearly anything).
+ */
+const NO_DOM = `
+import { schema, tasks } from 'offthread';
+
+const work = tasks<{ echo(v: unknown): unknown }>(new URL('./work.mjs', import.meta.url));
+// @ts-expect-error: a string is not transferable
+work.echo.with({ transfer: ['x'] });
+// @ts-expect-error: a number is not a WebAssembly.Module
+schema.compileWith(5, 'struct A { x: u8 }');
 `;
 
 /** A browser app: the browser entry's own types (filters are TransformStreams). */
@@ -92,9 +120,9 @@ const VITE = {
 export const SHAPES = {
   nodenext: {
     options: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022'], strict: true },
-    files: ['node-app.mts'],
+    files: ['node-app.mts', 'no-dom.mts'],
   },
-  bundler: { options: { ...VITE, target: 'ES2023', lib: ['ES2023'] }, files: ['node-app.mts'] },
+  bundler: { options: { ...VITE, target: 'ES2023', lib: ['ES2023'] }, files: ['node-app.mts', 'no-dom.mts'] },
   'bundler+DOM': {
     options: { ...VITE, target: 'ES2022', useDefineForClassFields: true, lib: ['ES2022', 'DOM', 'DOM.Iterable'] },
     files: ['node-app.mts', 'browser-app.mts'],
@@ -117,6 +145,7 @@ export function freshApp() {
     symlinkSync(join(root, 'node_modules', dep), join(app, 'node_modules', dep), 'dir');
   }
   writeFileSync(join(app, 'node-app.mts'), NODE_APP);
+  writeFileSync(join(app, 'no-dom.mts'), NO_DOM);
   writeFileSync(join(app, 'browser-app.mts'), BROWSER_APP);
   return app;
 }
