@@ -172,13 +172,33 @@ export const errorRegistry = {
 
 export type ErrorCode = keyof typeof errorRegistry;
 
-/** Every error offthread throws or rejects with carries one of the registry's codes. */
+/**
+ * Marks every offthread error class on its prototype. Local to this copy of the package:
+ * only errors offthread itself made carry it (a user's error with an `ERR_*` code does not).
+ */
+const BRAND = Symbol('offthread.error');
+const ordinaryHasInstance = Function.prototype[Symbol.hasInstance];
+
+/**
+ * The base of every error offthread throws or rejects with: `err instanceof OffthreadError`
+ * holds for all of them, and `err.code` is one of the registry's codes. The TypeError and
+ * RangeError kinds are OffthreadTypeError / OffthreadRangeError, which extend the built-ins
+ * (so `instanceof TypeError` holds too) and pass `instanceof OffthreadError` through the
+ * brand above: a class cannot extend both Error subclasses, so the check is by brand.
+ */
 export class OffthreadError extends Error {
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = 'OffthreadError';
+  }
+
+  /** `x instanceof OffthreadError`: any offthread error; a subclass (AbortError) checks its prototype as usual. */
+  static override [Symbol.hasInstance]<T>(this: abstract new (...args: never[]) => T, value: unknown): value is T {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class right of instanceof (a subclass too)
+    if ((this as unknown) !== OffthreadError) return ordinaryHasInstance.call(this, value);
+    return typeof value === 'object' && value !== null && BRAND in value;
   }
 }
 
@@ -198,6 +218,10 @@ export class OffthreadRangeError extends RangeError {
     this.code = code;
     this.name = 'RangeError';
   }
+}
+
+for (const C of [OffthreadError, OffthreadTypeError, OffthreadRangeError]) {
+  Object.defineProperty(C.prototype, BRAND, { value: true });
 }
 
 /** Rejection of an aborted call: `name` 'AbortError' like the platform's, `cause` the signal's reason. */

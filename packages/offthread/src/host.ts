@@ -6,6 +6,29 @@
 import type * as Binding from '../native/binding';
 
 export type NativeBinding = typeof Binding;
+
+// The DOM's names for WebAssembly and transferables, spelled so that the declarations
+// need no lib: a Node app checks them without "DOM" in `lib` (and @types/node has no
+// WebAssembly). Where the app has the globals these are the very same types; where it
+// has not, a structural stand-in. Files whose declarations ship import these instead.
+type Global = typeof globalThis;
+type Wasm = Global extends { WebAssembly: infer W } ? W : object;
+type Proto<T, K extends string> = T extends Record<K, { prototype: infer P }> ? P : never;
+export declare namespace WebAssembly {
+  type Module = [Proto<Wasm, 'Module'>] extends [never] ? object : Proto<Wasm, 'Module'>;
+  type Instance = [Proto<Wasm, 'Instance'>] extends [never] ? { readonly exports: object } : Proto<Wasm, 'Instance'>;
+  type Memory = [Proto<Wasm, 'Memory'>] extends [never] ? { readonly buffer: ArrayBuffer } : Proto<Wasm, 'Memory'>;
+  type Imports = Wasm extends { Instance: new (m: never, imports: infer I) => unknown } ? NonNullable<I> : object;
+}
+type Listed<O> = [O] extends [never] // (a lib without that global: nothing, not `unknown`)
+  ? never
+  : NonNullable<O> extends { transfer?: readonly (infer T)[] | undefined }
+    ? T
+    : never;
+type CloneOptions = Global extends { structuredClone(value: never, options?: infer O): unknown } ? O : never;
+type PostOptions = Global extends { postMessage(message: never, options?: infer O): void } ? O : never;
+/** What a postMessage moves instead of copying: what the host's lib lists (Node's, the DOM's), or ArrayBuffers. */
+export type Transferable = ArrayBuffer | Listed<CloneOptions> | Listed<PostOptions>;
 export type BackendName = 'native' | 'wasm' | 'js';
 
 /** One side of a worker (worker_threads in Node, a module Web Worker in browsers). */

@@ -9,6 +9,10 @@
  * ```
  */
 import './node/install.js';
+import { type BackendInfo, backendInfo } from './host.js';
+import type { QrOptions } from './kernels/qr.js';
+import * as qrKernels from './kernels/qr.js';
+import type { CallOptions } from './pool/pool.js';
 
 export * from './api.js';
 export type { FilterBuilders, StreamOptions } from './filters/builders.js';
@@ -36,3 +40,29 @@ export {
   type TasksOptions,
   tasks,
 } from './tasks/index.js';
+
+/** QR codes (api.ts's `qr`), typed as they run in Node: the PNG functions give a Buffer. */
+export const qr = qrKernels as Omit<typeof qrKernels, 'toPNG' | 'toPNGSync'> & {
+  /** The PNG file's bytes, encoded on the pool. */
+  toPNG(text: string, options?: QrOptions & CallOptions): Promise<Buffer>;
+  /** The PNG file's bytes, on the calling thread. */
+  toPNGSync(text: string, options?: QrOptions): Buffer;
+};
+
+let loaded: Promise<BackendInfo> | undefined;
+function load(): Promise<BackendInfo> {
+  loaded ??= Promise.resolve().then(backendInfo);
+  return loaded;
+}
+/**
+ * The browser entry's `ready`, so code written for both hosts (and a bundler's type
+ * check, which sees this entry's types) has it: Node loads its backend on first use, so
+ * this settles with what `backendInfo()` says then. Lazy: awaiting it is what loads.
+ */
+export const ready: Promise<BackendInfo> = {
+  // biome-ignore lint/suspicious/noThenProperty: a promise that starts on first use
+  then: (resolved, rejected) => load().then(resolved, rejected),
+  catch: (rejected) => load().catch(rejected),
+  finally: (done) => load().finally(done),
+  [Symbol.toStringTag]: 'Promise',
+};

@@ -4,7 +4,9 @@
  * into linear memory with `alloc`/`dealloc`; a negative return −(1 + i) is the error
  * code WASM_ERRORS[i], its message readable at `last_error_ptr/len`.
  */
+
 import { type ErrorCode, makeError } from '../errors.js';
+import type { WebAssembly } from '../host.js';
 import { FILTER_WASM_EXPORTS } from './wasm-filter.js';
 
 /** The module's exports this client calls (a test checks them against the built .wasm). */

@@ -4,7 +4,9 @@
  * missing (browsers, other platforms): there a filter costs the calling thread its
  * CPU time — run the stream in a worker to keep a page responsive.
  */
+
 import { type ErrorCode, errorRegistry, makeError } from '../errors.js';
+import type { WebAssembly } from '../host.js';
 
 export interface FilterWasmExports {
   memory: WebAssembly.Memory;

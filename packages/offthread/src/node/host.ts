@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { makeError } from '../errors.js';
+import { fromNative, makeError } from '../errors.js';
 import type { BackendName, Host, NativeBinding, SpawnOptions, WorkerPort } from '../host.js';
 import { wasmImports } from '../kernels/wasm-client.js';
 import { ffiPiCount } from './ffi.js';
@@ -71,10 +71,10 @@ function loadNative(): NativeBinding | null {
   try {
     if (existsSync(local)) {
       nativePath = local;
-      return require(local) as NativeBinding;
+      return coded(require(local) as NativeBinding);
     }
     nativePath = require.resolve(`${pkg}/offthread.${suffix}.node`);
-    return require(nativePath) as NativeBinding;
+    return coded(require(nativePath) as NativeBinding);
   } catch (err) {
     const reason = (err as Error).message.split('\n')[0];
     nativePath = null;
@@ -85,6 +85,51 @@ function loadNative(): NativeBinding | null {
     return null;
   }
 }
+
+/**
+ * The binding with each export's throws and rejections re-typed by `fromNative`: the addon
+ * throws plain Errors carrying a registry code (napi-rs cannot make our classes), and this
+ * is the one place every native call passes, so no caller can forget it. Instances the
+ * classes make (NativePool, NativeFilter) are left bare: their failures come back through
+ * the pool's completions, which build offthread errors already. Functions get a plain
+ * wrapper, not a Proxy: sync kernels are called per item, and a Proxy's apply costs more.
+ */
+function coded(binding: NativeBinding): NativeBinding {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(binding)) {
+    if (typeof value !== 'function') out[name] = value;
+    else if (/^[A-Z]/.test(name)) out[name] = new Proxy(value as new (...args: unknown[]) => object, CONSTRUCT);
+    else out[name] = codedFunction(value as (...args: unknown[]) => unknown);
+  }
+  return out as NativeBinding;
+}
+
+const retype = (err: unknown): never => {
+  throw fromNative(err);
+};
+
+function codedFunction(fn: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
+  return (...args) => {
+    let result: unknown;
+    try {
+      result = fn(...args);
+    } catch (err) {
+      retype(err);
+    }
+    return result instanceof Promise ? result.catch(retype) : result;
+  };
+}
+
+/** A class of the addon: `new` re-types what its constructor throws (a bad filter spec). */
+const CONSTRUCT: ProxyHandler<new (...args: unknown[]) => object> = {
+  construct(target, args, newTarget) {
+    try {
+      return Reflect.construct(target, args, newTarget);
+    } catch (err) {
+      return retype(err);
+    }
+  },
+};
 
 let compiled: WebAssembly.Module | null | undefined;
 let instance: WebAssembly.Instance | null = null;

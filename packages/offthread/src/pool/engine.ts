@@ -4,6 +4,7 @@
  * no engine and no job kind: the kernels feature registers its engines (kernels/engines.ts)
  * and its jobs (kernels/kernels.ts).
  */
+import type { Transferable } from '../host.js';
 import type { RunOptions } from './call.js';
 
 /**

@@ -17,7 +17,7 @@
  */
 
 import { makeError } from '../errors.js';
-import { host, type WorkerPort } from '../host.js';
+import { host, type Transferable, type WorkerPort } from '../host.js';
 import { type RunOptions, watchCall } from './call.js';
 import { decode, encode, NO_FIT, type Region, region } from './codec.js';
 import type { TaskStats } from './engine.js';

@@ -3,7 +3,7 @@
  * everything a caller looks at (name, message, stack, code, cause, own properties), and
  * the check that names the part of a value that cannot cross.
  */
-import { describe, type ErrorCode, errorRegistry, makeError } from '../errors.js';
+import { describe, type ErrorCode, errorRegistry, makeError, OffthreadError } from '../errors.js';
 
 /** An error as it travels: structured clone alone keeps neither `code` nor own properties. */
 export interface WireError {
@@ -13,6 +13,8 @@ export interface WireError {
   stack: string | undefined;
   cause?: unknown;
   props: Record<string, unknown>;
+  /** An offthread error on the worker (a task's call into offthread failed): one on the caller's side too. */
+  offthread?: true;
 }
 
 const BUILTIN_ERRORS: Record<string, ErrorConstructor> = {
@@ -36,6 +38,7 @@ export function toWire(thrown: unknown, depth = 0): unknown {
     props[key] = value instanceof Error ? toWire(value, depth + 1) : cloneable(value) ? value : describe(value);
   }
   const out: WireError = { wire: 'error', name: thrown.name, message: thrown.message, stack: thrown.stack, props };
+  if (thrown instanceof OffthreadError) out.offthread = true;
   if ('cause' in thrown) out.cause = toWire(thrown.cause, depth + 1);
   return out;
 }
@@ -49,14 +52,29 @@ export function fromWire(value: unknown): unknown {
     return makeError(f.code in errorRegistry ? f.code : 'ERR_KERNEL_PANIC', f.message);
   }
   if (w.wire !== 'error') return value;
-  const Ctor = BUILTIN_ERRORS[w.name] ?? Error;
-  const err = 'cause' in w ? new Ctor(w.message, { cause: fromWire(w.cause) }) : new Ctor(w.message);
+  const err = w.offthread ? offthreadError(w) : builtinError(w);
   if (err.name !== w.name) {
     Object.defineProperty(err, 'name', { value: w.name, configurable: true, writable: true });
   }
   if (w.stack !== undefined) err.stack = w.stack;
   for (const [k, v] of Object.entries(w.props)) (err as unknown as Record<string, unknown>)[k] = fromWire(v);
   return err;
+}
+
+/**
+ * A task's own error stays its own: the built-in class of its name (or Error), never an
+ * OffthreadError, even with an `ERR_*` code — offthread did not raise it.
+ */
+function builtinError(w: WireError): Error {
+  const Ctor = BUILTIN_ERRORS[w.name] ?? Error;
+  return 'cause' in w ? new Ctor(w.message, { cause: fromWire(w.cause) }) : new Ctor(w.message);
+}
+
+/** An error offthread raised on the worker: the registry's class for its code, as a local one would be. */
+function offthreadError(w: WireError): Error {
+  const code = w.props.code as ErrorCode;
+  if (typeof code !== 'string' || !(code in errorRegistry)) return builtinError(w);
+  return makeError(code, w.message, 'cause' in w ? fromWire(w.cause) : undefined);
 }
 
 function cloneable(value: unknown): boolean {

@@ -3,7 +3,7 @@
 // host-neutral: the host supplies the compiled module (Node reads it from the package;
 // a browser loads it in `init({ schemaCompiler })`).
 import { makeError } from '../errors.js';
-import { host } from '../host.js';
+import { host, type WebAssembly } from '../host.js';
 
 export interface CompileOptions {
   /** The schema's name in diagnostics (`--> file:line:col`). Default `schema.km`. */

@@ -13,7 +13,9 @@
  * function is registered with the pool's workers the first time it is used
  * (tasks/runner.ts runs it there); arguments and results cross as pool/jobs.ts says.
  */
+
 import { describe, makeError } from '../errors.js';
+import type { Transferable } from '../host.js';
 import { type JobOptions, JobPool } from '../pool/jobs.js';
 import { PRIORITIES, type Priority } from '../pool/layout.js';
 import { checkCallOptions, defaultPool, Pool } from '../pool/pool.js';
