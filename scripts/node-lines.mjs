@@ -144,9 +144,11 @@ async function main() {
   const engines = manifest.engines.node;
   const lines = values.lines ? values.lines.split(',').map(Number) : LINES;
   let args = positionals;
+  let shown = args.join(' ');
   if (args.length === 0) {
     const { flags, files } = testJs(manifest.scripts['test:js']);
     args = [...flags, ...files];
+    shown = `${flags.join(' ')} <test:js's ${files.length} files>`;
     console.error(`node-lines: the browser suites run on the machine's Node only: ${BROWSER_SUITES.join(', ')}`);
   }
   const results = [];
@@ -156,7 +158,7 @@ async function main() {
     const bin = nodeBinary(major);
     const version = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim();
     if (!satisfies(engines, version)) outside.push(version);
-    console.error(`\nnode-lines: ── Node ${version} ──  ${bin} ${args.join(' ')}`);
+    console.error(`\nnode-lines: ── Node ${version} ──  ${bin} ${shown}`);
     const t0 = performance.now();
     // This line's node first on PATH: what the tests start as `node` runs on it too.
     const env = { ...process.env, PATH: `${dirname(bin)}${delimiter}${process.env.PATH ?? ''}` };
