@@ -5,12 +5,15 @@
 //
 //   node scripts/node-lines.mjs [--lines 22,24,26] [-- <node --test arguments>]
 //
-// Without arguments it runs `npm run test:js`'s files with each line's `node --test`.
-// Where no binary package fits the machine (not linux-x64), it says so and skips.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+// Without arguments it runs `npm run test:js`'s files, less the browser suites, with each
+// line's `node --test` (`npm test` does, after test:js on the machine's Node), then lists
+// each line's result, time and the process warnings it printed; it fails if any line
+// failed or package.json's engines.node leaves out a line it tested. Where no binary
+// package fits the machine (not linux-x64), it says so and skips.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -35,24 +38,98 @@ export function nodeBinary(major) {
 }
 
 /**
- * `npm run test:js`'s arguments to `node` (from package.json, so the two cannot drift).
- * Node 20 runs the test files of a directory given to --test; from 21 on, --test takes
- * globs and a directory is no pattern: each directory becomes `<dir>/**\/*.test.mjs`.
+ * Suites of the browser build in Chromium and Firefox. Node only serves the files and
+ * drives the browser (playwright-core); the code under test is the esbuild bundle,
+ * the same bytes whichever Node runs the server, so they run on the machine's Node
+ * alone. Everything else they touch in Node (the addon, node:crypto) the other suites
+ * check on every line.
  */
-function testJsArgs() {
-  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const words = scripts['test:js'].split(/\s+/);
-  if (words[0] !== 'node') throw new Error(`node-lines: test:js does not start with node: ${scripts['test:js']}`);
-  return words
-    .slice(1)
-    .map((w) => (!w.startsWith('-') && isDirectory(join(root, w)) ? `${w.replace(/\/$/, '')}/**/*.test.mjs` : w));
+export const BROWSER_SUITES = [
+  'packages/offthread/test/browser.test.mjs',
+  'packages/offthread/test/browser-firefox.test.mjs',
+  'packages/offthread/test/guests-browser.test.mjs',
+];
+
+/**
+ * `npm run test:js`'s flags and test files (from package.json, so the two cannot drift),
+ * less the browser suites. A directory becomes its `*.test.mjs` files, listed here:
+ * Node 20's --test finds a directory's tests itself, from 21 on --test takes globs and
+ * a directory is no pattern; a list of files means the same on every line.
+ */
+export function testJs(scriptsTestJs, base = root) {
+  const words = scriptsTestJs.trim().split(/\s+/);
+  if (words[0] !== 'node') throw new Error(`node-lines: test:js does not start with node: ${scriptsTestJs}`);
+  const flags = words.slice(1).filter((w) => w.startsWith('-'));
+  const files = [];
+  for (const w of words.slice(1).filter((w) => !w.startsWith('-'))) {
+    const path = w.replace(/\/$/, '');
+    if (!isDirectory(join(base, path))) {
+      files.push(path);
+      continue;
+    }
+    const found = readdirSync(join(base, path), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.test.mjs') && !f.split(sep).includes('node_modules'))
+      .sort();
+    files.push(...found.map((f) => `${path}/${f.split(sep).join('/')}`));
+  }
+  for (const b of BROWSER_SUITES)
+    if (!files.includes(b)) throw new Error(`node-lines: ${b} is not among test:js's files; update BROWSER_SUITES`);
+  return { flags, files: files.filter((f) => !BROWSER_SUITES.includes(f)) };
 }
 
 function isDirectory(path) {
   return existsSync(path) && statSync(path).isDirectory();
 }
 
-function main() {
+/**
+ * Whether `version` (v22.3.1) is within an `engines.node` range made of `||`-joined
+ * `^x.y.z`, `>=x.y.z` or bare majors: the forms package.json uses. Anything else
+ * throws, so a new form is noticed rather than misread.
+ */
+export function satisfies(range, version) {
+  const v = version.replace(/^v/, '').split('.').map(Number);
+  const atLeast = (min) => {
+    for (let i = 0; i < 3; i++) if ((v[i] ?? 0) !== (min[i] ?? 0)) return (v[i] ?? 0) > (min[i] ?? 0);
+    return true;
+  };
+  return range.split('||').some((alt) => {
+    const m = /^\s*(\^|>=)?(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*$/.exec(alt);
+    if (!m) throw new Error(`node-lines: engines.node form not understood: '${alt.trim()}' in '${range}'`);
+    const min = [Number(m[2]), Number(m[3] ?? 0), Number(m[4] ?? 0)];
+    return m[1] === '>=' ? atLeast(min) : v[0] === min[0] && atLeast(min);
+  });
+}
+
+/**
+ * The process warnings in a run's output (`(node:1234) [DEP0040] DeprecationWarning: …`,
+ * `ExperimentalWarning`, …), each once and without its process id.
+ */
+export function warningsIn(text) {
+  const found = new Set();
+  for (const m of text.matchAll(/\(node:\d+\) ((?:\[\w+\] )?\w*Warning: [^\n]*)/g)) found.add(m[1].trim());
+  return [...found];
+}
+
+/** Runs `bin` with `args`, passing its output through; resolves with its exit code and output. */
+function runLine(bin, args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
+    const out = [];
+    for (const [from, to] of [
+      [child.stdout, process.stdout],
+      [child.stderr, process.stderr],
+    ])
+      from.on('data', (d) => {
+        out.push(d);
+        to.write(d);
+      });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code: code ?? signal, output: Buffer.concat(out).toString() }));
+  });
+}
+
+async function main() {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: { lines: { type: 'string' } },
@@ -63,22 +140,47 @@ function main() {
     );
     return 0;
   }
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const engines = manifest.engines.node;
   const lines = values.lines ? values.lines.split(',').map(Number) : LINES;
-  const args = positionals.length > 0 ? positionals : testJsArgs();
-  let failed = 0;
+  let args = positionals;
+  let shown = args.join(' ');
+  if (args.length === 0) {
+    const { flags, files } = testJs(manifest.scripts['test:js']);
+    args = [...flags, ...files];
+    shown = `${flags.join(' ')} <test:js's ${files.length} files>`;
+    console.error(`node-lines: the browser suites run on the machine's Node only: ${BROWSER_SUITES.join(', ')}`);
+  }
+  const results = [];
+  // engines says what is tested: the machine's Node and each line must be within it.
+  const outside = satisfies(engines, process.version) ? [] : [process.version];
   for (const major of lines) {
     const bin = nodeBinary(major);
     const version = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim();
-    console.error(`node-lines: Node ${version}: node ${args.join(' ')}`);
+    if (!satisfies(engines, version)) outside.push(version);
+    console.error(`\nnode-lines: ── Node ${version} ──  ${bin} ${shown}`);
     const t0 = performance.now();
     // This line's node first on PATH: what the tests start as `node` runs on it too.
     const env = { ...process.env, PATH: `${dirname(bin)}${delimiter}${process.env.PATH ?? ''}` };
-    const r = spawnSync(bin, args, { cwd: root, stdio: 'inherit', env });
-    const s = ((performance.now() - t0) / 1000).toFixed(0);
-    console.error(`node-lines: Node ${version}: ${r.status === 0 ? 'passed' : `FAILED (exit ${r.status})`} in ${s} s`);
-    if (r.status !== 0) failed++;
+    const { code, output } = await runLine(bin, args, env);
+    const seconds = (performance.now() - t0) / 1000;
+    const result = { version, passed: code === 0, code, seconds, warnings: warningsIn(output) };
+    results.push(result);
+    console.error(`node-lines: ── Node ${version}: ${summary(result)}`);
   }
-  return failed === 0 ? 0 : 1;
+  console.error("\nnode-lines: every line (the machine's Node ran `npm run test:js` before):");
+  for (const r of results) {
+    console.error(`  Node ${r.version.padEnd(9)} ${summary(r)}`);
+    for (const w of r.warnings) console.error(`      ${w}`);
+  }
+  if (outside.length > 0)
+    console.error(`node-lines: FAILED: package.json engines.node '${engines}' leaves out ${outside.join(', ')}`);
+  return results.every((r) => r.passed) && outside.length === 0 ? 0 : 1;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = main();
+function summary(r) {
+  const result = r.passed ? 'passed' : `FAILED (exit ${r.code})`;
+  return `${result} in ${r.seconds.toFixed(0)} s, ${r.warnings.length} distinct process warning(s)`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = await main();

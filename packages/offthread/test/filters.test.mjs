@@ -301,29 +301,39 @@ test('bad specs throw at once with a code', () => {
 });
 
 test('a slow sink bounds how far the source is read ahead (backpressure)', async () => {
-  let produced = 0;
-  let consumed = 0;
-  let maxAhead = 0;
   const chunk = Buffer.alloc(16 * 1024, 0x61);
+  const filter = filters.transcode('latin1', 'utf16le', { inFlight: 2 });
+  // What the filter may hold, in input bytes: its writable buffer, `inFlight` pushes and
+  // one more that lands after the reader is full (chunks queued while it was busy go
+  // together, so each is at most that buffer), and its readable buffer (output is twice
+  // the input). Node's default highWaterMark sizes both buffers (16 KiB on Node 20,
+  // 64 KiB from 22), so the bound comes from the stream, not from one Node's default.
+  const batch = filter.writableHighWaterMark + chunk.length;
+  const held = (filter.inFlight + 2) * batch + filter.readableHighWaterMark / 2;
+  const bound = Math.ceil(held / chunk.length) + 2; // + the source's and the sink's one chunk
+  const total = 4 * bound;
+  let produced = 0;
+  let consumedBytes = 0;
+  let maxAhead = 0;
   const source = new Readable({
     highWaterMark: 1,
     read() {
       produced++;
-      maxAhead = Math.max(maxAhead, produced - consumed);
-      this.push(produced <= 200 ? chunk : null);
+      // Chunks the sink has taken, counted in bytes: batched chunks reach it as one write.
+      maxAhead = Math.max(maxAhead, produced - Math.floor(consumedBytes / (2 * chunk.length)));
+      this.push(produced <= total ? chunk : null);
     },
   });
   const slow = new Writable({
     highWaterMark: 1,
-    write(_c, _e, cb) {
-      consumed++;
+    write(c, _e, cb) {
+      consumedBytes += c.length;
       setImmediate(cb);
     },
   });
-  await pipeline(source, filters.transcode('latin1', 'utf16le'), slow);
-  assert.equal(consumed, 200);
-  // Readable/Transform/Writable buffers plus `inFlight` chunks on the pool, never the whole input.
-  assert.ok(maxAhead < 40, `read ${maxAhead} chunks ahead of the sink`);
+  await pipeline(source, filter, slow);
+  assert.equal(consumedBytes, total * chunk.length * 2);
+  assert.ok(maxAhead <= bound, `read ${maxAhead} chunks ahead of the sink (bound ${bound} of ${total})`);
 });
 
 test('WHATWG TransformStream: same bytes, same order', async () => {
