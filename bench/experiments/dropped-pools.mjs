@@ -18,6 +18,13 @@ const threads = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/
 const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** RSS once a full GC has run and the last threads' memory is unmapped: what is live. */
+async function afterGc() {
+  globalThis.gc?.();
+  await sleep(500);
+  return { gcRss: rssMiB() };
+}
+
 /** Runs in a child process: `pools` pools of `engine` made, used once, dropped. */
 export async function dropPools(engine, pools, waitMs) {
   const { md5, Pool, tasks } = await import('offthread');
@@ -53,7 +60,30 @@ export async function dropPools(engine, pools, waitMs) {
     startRss: start.rss,
     peakRss: peak.rss,
     endRss: rssMiB(),
+    ...(await afterGc()),
   };
+}
+
+/**
+ * Runs in a child process: `pools` pools made one at a time with `idleTimeout: 0` (each
+ * one's threads stop right after its call, so few are up at once), a GC after every
+ * 100th. RSS that grew with the number of pools would be a leak; RSS that stays flat
+ * says the main table's leftover is the allocator keeping its peak.
+ */
+export async function oneAtATime(engine, pools) {
+  const { md5, Pool, tasks } = await import('offthread');
+  const call =
+    engine === 'tasks' ? (pool) => tasks(TASK_MODULE, { pool }).add(2, 3) : (pool) => md5.hexAsync('abc', { pool });
+  const rss = [];
+  for (let i = 0; i < pools; i++) {
+    await call(new Pool({ engine: engine === 'tasks' ? 'js' : engine, threads: 1, idleTimeout: 0 }));
+    await sleep(20);
+    if ((i + 1) % 100 === 0) {
+      globalThis.gc?.();
+      rss.push(rssMiB());
+    }
+  }
+  return { engine, pools, rssAt100: rss[0], rssAtEnd: rss[rss.length - 1], threadsAtEnd: threads() };
 }
 
 /** @param {import('../run.mjs').ExperimentContext} ctx */
@@ -64,8 +94,21 @@ export async function run(ctx) {
   const rows = [];
   for (const engine of ENGINES) {
     ctx.progress(`dropped-pools: ${engine}, ${pools} pools`);
-    const child = await runInChild(import.meta.url, 'dropPools', [engine, pools, waitMs], { timeoutMs: 900_000 });
+    const child = await runInChild(import.meta.url, 'dropPools', [engine, pools, waitMs], {
+      timeoutMs: 900_000,
+      execArgv: ['--expose-gc'], // only for the last column: the run itself never collects by hand
+    });
     rows.push(child.value);
+  }
+  const sequential = [];
+  const onePools = ctx.quick ? 200 : 500;
+  for (const engine of ENGINES) {
+    ctx.progress(`dropped-pools: ${engine}, ${onePools} pools one at a time`);
+    const child = await runInChild(import.meta.url, 'oneAtATime', [engine, onePools], {
+      timeoutMs: 900_000,
+      execArgv: ['--expose-gc'],
+    });
+    sequential.push(child.value);
   }
   const slowest = Math.max(...rows.map((r) => r.backMs ?? Number.POSITIVE_INFINITY));
   return {
@@ -75,7 +118,7 @@ export async function run(ctx) {
       'Each pool: `new Pool({ engine, threads: 2 })`, one call (md5.hexAsync; tasks: one task on a js pool), then dropped.',
       'Threads from /proc/self/status. "back" is the time from the last call until the process runs no more threads than at the start (blank: not within the wait).',
       `Every engine's threads were back within ${(slowest / 1000).toFixed(1)} s of the last call: the idle timeout (10 s), not a garbage collection, stops them.`,
-      'RSS left above the start is freed memory glibc keeps in its per-thread arenas (MALLOC_ARENA_MAX=2 lowers it), not live objects: a forced GC does not move it.',
+      '"RSS at end" still holds the dropped pools\' objects until a GC collects them (that GC is V8\'s to schedule); "RSS after a GC" is after one forced GC at the very end. What stays above the start then is freed memory glibc keeps in its per-thread arenas (MALLOC_ARENA_MAX=2 lowers it).',
     ],
     tables: [
       {
@@ -90,8 +133,20 @@ export async function run(ctx) {
           { key: 'startRss', label: 'RSS at start', format: 'mib' },
           { key: 'peakRss', label: 'RSS at peak', format: 'mib' },
           { key: 'endRss', label: 'RSS at end', format: 'mib' },
+          { key: 'gcRss', label: 'RSS after a GC', format: 'mib' },
         ],
         rows,
+      },
+      {
+        title: 'One pool at a time (idleTimeout 0), RSS after a GC every 100 pools',
+        columns: [
+          { key: 'engine', label: 'Engine' },
+          { key: 'pools', label: 'pools', format: 'int' },
+          { key: 'rssAt100', label: 'RSS after 100', format: 'mib' },
+          { key: 'rssAtEnd', label: 'RSS after all', format: 'mib' },
+          { key: 'threadsAtEnd', label: 'threads at end', format: 'int' },
+        ],
+        rows: sequential,
       },
     ],
     charts: [],
