@@ -118,6 +118,7 @@ function foreignNode(args, cwd) {
 // own engine and compares (run() below), so the app only reports.
 const APP = `
 const { backendInfo, md5, pi, Pool, qr, sha256 } = require('offthread');
+const { piVariants } = require('offthread/internal');
 const TEXTS = ${JSON.stringify(['', 'abc', 'héllo wörld ✓ 日本', 'x'.repeat(100_000)])};
 (async () => {
   const pool = new Pool({ threads: 2 });
@@ -127,8 +128,8 @@ const TEXTS = ${JSON.stringify(['', 'abc', 'héllo wörld ✓ 日本', 'x'.repea
   out.md5 = TEXTS.map((t) => md5.hex(t));
   out.md5Iterate = await md5.iterate('offthread', 1000, { pool });
   out.sha256 = await Promise.all(TEXTS.map((t) => sha256.hexAsync(t, { pool })));
-  out.piSync = pi.estimateSync(1e5, { seed: 1, variant: 'nativeBitwise' });
-  out.pi = await pi.estimate(1e6, { seed: 7, pool, variant: 'parallelAsync' });
+  out.piSync = piVariants.estimateSync(1e5, 'nativeBitwise', { seed: 1 });
+  out.pi = await piVariants.estimate(1e6, 'parallelAsync', { seed: 7, pool });
   out.qr = Buffer.from(await qr.toPNG('offthread on arm64', { size: 128, ecc: 'M', pool })).toString('base64');
   await pool.close();
   console.log(JSON.stringify(out));
@@ -230,9 +231,9 @@ function check(got, app) {
       process.execPath,
       [
         '-e',
-        `const { pi, qr } = require('offthread');
+        `const { piVariants } = require('offthread/internal'); const { qr } = require('offthread');
          qr.toPNG('offthread on arm64', { size: 128, ecc: 'M' }).then((b) => console.log(JSON.stringify({
-           pi: pi.estimateSync(1e6, { seed: 7, variant: 'js' }).inside, qr: Buffer.from(b).toString('base64') })));`,
+           pi: piVariants.estimateSync(1e6, 'js', { seed: 7 }).inside, qr: Buffer.from(b).toString('base64') })));`,
       ],
       { cwd: root, encoding: 'utf8' },
     ),

@@ -3,9 +3,11 @@
 // worker) at 10^1…10^8 samples, a log–log chart, and the results as JSON.
 // Scripting: `window.runBench(options)` resolves the results object; `window.offthread`
 // is the library. `?run=1` starts a run on load (`variants`, `min`, `max`, `minTime` too).
-import * as offthread from 'offthread';
+// The variants are research, not the public API: the page loads offthread/internal's
+// browser bundle (dist/browser/offthread-internal.js: the entry plus `piVariants`).
+import * as offthread from 'offthread/internal';
 
-const { pi, backendInfo, defaultPool } = offthread;
+const { piVariants, backendInfo, defaultPool } = offthread;
 export const VARIANTS = ['js', 'jsBitwise', 'wasm', 'wasmWorkers'];
 const COLORS = { js: '#d62728', jsBitwise: '#ff7f0e', wasm: '#1f77b4', wasmWorkers: '#2ca02c' };
 const SEED = 1;
@@ -16,8 +18,8 @@ let last = null;
 
 function call(variant, n) {
   return variant === 'wasmWorkers'
-    ? pi.estimate(n, { variant, seed: SEED })
-    : Promise.resolve(pi.estimateSync(n, { variant, seed: SEED }));
+    ? piVariants.estimate(n, variant, { seed: SEED })
+    : Promise.resolve(piVariants.estimateSync(n, variant, { seed: SEED }));
 }
 
 function median(xs) {
@@ -95,7 +97,7 @@ export async function runBench(options = {}) {
   $('download').disabled = false;
   // Start the workers before timing (each compiles its instance once).
   if (variants.includes('wasmWorkers')) {
-    await pi.estimate(1, { variant: 'wasmWorkers' });
+    await piVariants.estimate(1, 'wasmWorkers');
     result.threads = defaultPool().threads;
   }
   for (const variant of variants) {

@@ -2,7 +2,8 @@
 // until N have completed (or the time cap), recording each task's round trip.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { monitorLoopDelay, Pool, pi } from 'offthread';
+import { monitorLoopDelay, Pool } from 'offthread';
+import { piVariants } from 'offthread/internal';
 import { keepInFlight, progress } from '../lib/measure.mjs';
 
 const require = createRequire(import.meta.url);
@@ -23,7 +24,7 @@ const rows = {
   /** The offthread pool through the π facade (validation + 1-sample π). */
   offthreadPi: () => {
     const pool = new Pool();
-    return { submit: () => pi.estimate(1, { pool, variant: 'parallelAsync' }), close: () => pool.close() };
+    return { submit: () => piVariants.estimate(1, 'parallelAsync', { pool }), close: () => pool.close() };
   },
   /** napi AsyncTask on libuv's pool (UV_THREADPOOL_SIZE, default 4), 1-sample π. */
   asyncTask: () => {
@@ -87,7 +88,7 @@ export async function measureLoopDelay({ quick }) {
   const feed = () => {
     if (performance.now() >= until) return;
     jobs.push(
-      pi.estimate(2e8, { variant: 'parallelAsync' }).then(() => {
+      piVariants.estimate(2e8, 'parallelAsync').then(() => {
         completed++;
         feed();
       }),

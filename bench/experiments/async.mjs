@@ -82,7 +82,7 @@ async function runKernelRows(ctx) {
       task: 'π with 1 sample (offthread: a no-op echo kernel)',
     },
     notes: [
-      'offthread: `pool.echo(i)` (no-op kernel); offthreadPi: `pi.estimate(1, { variant: "parallelAsync" })` through the facade.',
+      'offthread: `pool.echo(i)` (no-op kernel); offthreadPi: `piVariants.estimate(1, "parallelAsync")` (offthread/internal) through the facade.',
       'asyncTask: napi AsyncTask on libuv (4 threads); piscina 5 and workerThreads run the same 1-sample π in JS.',
       'Round trip = submit → promise settled, per task, measured on the main thread.',
       `Loop delay: perf_hooks.monitorEventLoopDelay at 1 ms resolution (idle reads ≈ the resolution); ${loop.heavyJobsCompleted} heavy π jobs (2·10^8 samples each) completed meanwhile.`,

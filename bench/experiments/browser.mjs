@@ -216,7 +216,7 @@ export async function run(ctx) {
     },
     notes: [
       'Chromium rows: bench/browser/ in headless /usr/bin/chromium (playwright-core). js, jsBitwise and wasm are ' +
-        'pi.estimateSync on the page thread; wasmWorkers is pi.estimate on navigator.hardwareConcurrency workers ' +
+        'piVariants.estimateSync (offthread/internal) on the page thread; wasmWorkers is piVariants.estimate on navigator.hardwareConcurrency workers ' +
         '(jump-ahead chunks, one awaited call at a time). ops/s = 1 / median per-call time over batches of ≥ 10 ms.',
       firefox
         ? `Firefox rows: the same page and options in headless ${firefox.version} (the system firefox-esr, driven over WebDriver BiDi by puppeteer-core), after Chromium, in the same run.`

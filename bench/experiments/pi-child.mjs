@@ -1,7 +1,9 @@
 // Runs in its own process (one per variant): clean JIT state and its own peak RSS.
 // Measures one π variant at ascending sizes; sync variants are timed as calls, async
 // variants as one awaited call at a time (the paper's deferred benchmark).
-import { Pool, pi } from 'offthread';
+import { Pool } from 'offthread';
+// The variants are research only: offthread/internal, not the public `pi`.
+import { piVariants } from 'offthread/internal';
 import { cpuMeter, peakRssMiB, progress, timeFn } from '../lib/measure.mjs';
 
 /** Calls at and above this size are timed one by one, with no warm-up or probe call. */
@@ -35,11 +37,11 @@ const PLAIN_ROWS = {
   parallelAsyncPlain: 'parallelAsync',
 };
 
-/** The options of one row's calls. */
-function rowOptions(variant, seed, pool) {
-  if (ENGINE_ROWS[variant]) return { seed, variant: 'wasmWorkers', pool };
-  if (PLAIN_ROWS[variant]) return { seed, variant: PLAIN_ROWS[variant], kernel: 'plain' };
-  return { seed, variant };
+/** The variant and options of one row's calls. */
+function rowCall(variant, seed, pool) {
+  if (ENGINE_ROWS[variant]) return { variant: 'wasmWorkers', options: { seed, pool } };
+  if (PLAIN_ROWS[variant]) return { variant: PLAIN_ROWS[variant], options: { seed, kernel: 'plain' } };
+  return { variant, options: { seed } };
 }
 
 /** `n` calls timed one by one: timeFn's figures (ns) and the first call's result. */
@@ -61,11 +63,13 @@ async function timeEach(call, n) {
 export async function measureVariant({ variant, sizes, quick, seed = 1 }) {
   const engineRow = ENGINE_ROWS[variant];
   const pool = engineRow ? new Pool(engineRow) : undefined;
-  const isAsync = engineRow !== undefined || variant in PLAIN_ROWS || pi.asyncVariants.includes(variant);
-  const options = rowOptions(variant, seed, pool);
+  const isAsync = engineRow !== undefined || variant in PLAIN_ROWS || piVariants.asyncVariants.includes(variant);
+  const { variant: name, options } = rowCall(variant, seed, pool);
   const rows = [];
   for (const samples of sizes) {
-    const call = isAsync ? () => pi.estimate(samples, options) : () => pi.estimateSync(samples, options);
+    const call = isAsync
+      ? () => piVariants.estimate(samples, name, options)
+      : () => piVariants.estimateSync(samples, name, options);
     // Long calls: the smaller sizes warmed the code up; an extra untimed call (and
     // timeFn's probe) would triple a 10^10 row (a JS call is 8–10 minutes here).
     const long = samples >= LONG_CALL;

@@ -53,12 +53,12 @@ console.log(JSON.stringify({ bytes: bytes.length, compileMs: t1 - t0, moduleSync
 `;
 
 const CHUNKED = (chunks) => `
-const { pi } = await import('offthread');
-await pi.estimate(1e7, { seed: 1, variant: 'nativeChunked', chunks: ${chunks} });
+const { piVariants } = await import('offthread/internal');
+await piVariants.estimate(1e7, 'nativeChunked', { seed: 1, chunks: ${chunks} });
 const times = [];
 for (let i = 0; i < 5; i++) {
   const t0 = performance.now();
-  await pi.estimate(1e8, { seed: 1, variant: 'nativeChunked', chunks: ${chunks} });
+  await piVariants.estimate(1e8, 'nativeChunked', { seed: 1, chunks: ${chunks} });
   times.push(performance.now() - t0);
 }
 times.sort((a, b) => a - b);

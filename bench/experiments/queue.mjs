@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { md5, Pool, pi } from 'offthread';
+import { piVariants } from 'offthread/internal';
 import { createQueue } from 'offthread/queue';
 import { startRedis } from '../../scripts/redis-server.mjs';
 import { summarize } from '../lib/measure.mjs';
@@ -343,7 +344,7 @@ export async function kernelMs(samples, runs) {
   try {
     const native = await time(() => pi.estimate(samples, { seed: 1, pool }), runs);
     // The JS loop takes seconds at the larger size: one reading there (it warms up early on).
-    const jsFn = () => pi.estimateSync(samples, { seed: 1, variant: 'jsBitwise' });
+    const jsFn = () => piVariants.estimateSync(samples, 'jsBitwise', { seed: 1 });
     const js = samples > 1e8 ? await time(jsFn, 1, false) : await time(jsFn, Math.max(3, runs / 5));
     return {
       nativeP50: native.p50,

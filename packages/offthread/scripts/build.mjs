@@ -3,6 +3,7 @@
 //   dist/*.js, dist/node/*.js   Node: CommonJS (tsc); dist/index.mjs (generated here) wraps it for `import`
 //   dist/*.d.ts                  types of both entries (tsc; the browser pass has no Node types)
 //   dist/browser/offthread.js    the browser entry, bundled (esbuild, ESM)
+//   dist/browser/offthread-internal.js  the same plus offthread/internal's π variants, for research pages
 //   dist/browser/offthread-worker.js  the Web Worker, bundled (one file: copy it anywhere)
 //   dist/browser/offthread.wasm  copied from wasm/ so all three sit side by side
 // Run by scripts/setup.mjs after the wasm build; `node scripts/build.mjs` on its own too.
@@ -46,6 +47,13 @@ const common = {
   supported: { 'import-meta': true },
 };
 await build({ ...common, entryPoints: [join(pkg, 'src', 'browser.ts')], outfile: join(out, 'offthread.js') });
+// offthread/internal for pages (the research π variants): the entry again plus those,
+// one bundle, so a page that loads it has one host and one default pool.
+await build({
+  ...common,
+  entryPoints: [join(pkg, 'src', 'browser-internal.ts')],
+  outfile: join(out, 'offthread-internal.js'),
+});
 await build({
   ...common,
   entryPoints: [join(pkg, 'src', 'web', 'worker.ts')],

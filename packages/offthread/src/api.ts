@@ -19,7 +19,7 @@ export {
 } from './errors.js';
 export { type BackendInfo, type BackendName, backendInfo } from './host.js';
 export type { IterateOptions } from './kernels/md5.js';
-export type { PiAsyncOptions, PiOptions, PiResult, PiVariant } from './kernels/pi.js';
+export type { PiAsyncOptions, PiOptions, PiResult } from './kernels/pi.js';
 export type { Ecc, QrOptions } from './kernels/qr.js';
 export type { TemperatureSummary } from './kernels/stats.js';
 export { all, Emitter, type Listener, type Task, type TaskContext } from './pool/fanout.js';

@@ -17,6 +17,19 @@ preferTestBuild();
 import type { Pool } from './pool/pool.js';
 
 export { countInsideJs, countInsideJsBitwise, jumpMultiplier, parkMillerOutputs, stateAt } from './kernels/js/pi.js';
+export type {
+  PiAsyncVariant,
+  PiSyncVariant,
+  PiVariant,
+  PiVariantAsyncOptions,
+  PiVariantOptions,
+} from './kernels/pi-variants.js';
+/**
+ * The paper's π variants (research only): `piVariants.estimate(samples, variant,
+ * options)`, `estimateSync`, the variant lists, `piChunks`, the `auto` thresholds
+ * (AUTO_NATIVE_MIN, AUTO_INLINE_MAX) and the koffi `ffi` row. The public `pi` runs `auto`.
+ */
+export * as piVariants from './kernels/pi-variants.js';
 export { WASM_ERRORS, WASM_EXPORTS, WasmKernels } from './kernels/wasm-client.js';
 export { wasmKernels } from './kernels/wasm-sync.js';
 

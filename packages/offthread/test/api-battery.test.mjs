@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { all, Emitter, errorRegistry, md5, monitorLoopDelay, Pool, pi, qr, stats } from 'offthread';
+import { piVariants } from 'offthread/internal';
 
 const throwing = {
   get seed() {
@@ -51,6 +52,8 @@ const buf = new Uint8Array(64);
 const FUNCTIONS = [
   ['pi.estimate', pi.estimate, [1000, {}]],
   ['pi.estimateSync', pi.estimateSync, [1000, {}]],
+  ['piVariants.estimate', piVariants.estimate, [1000, 'jsBitwise', {}]],
+  ['piVariants.estimateSync', piVariants.estimateSync, [1000, 'js', {}]],
   ['md5.hex', md5.hex, ['abc']],
   ['md5.hexAsync', md5.hexAsync, ['abc', {}]],
   ['md5.iterate', md5.iterate, ['abc', 10, {}]],
@@ -126,7 +129,7 @@ test('a throwing getter surfaces as ERR_INVALID_ARG with the cause kept', () => 
 });
 
 test('option values found by the fuzzer: a detached view as a π variant, a huge loop-delay resolution', () => {
-  assert.throws(() => pi.estimateSync(10, { variant: detached }), { code: 'ERR_INVALID_VARIANT' });
+  assert.throws(() => piVariants.estimateSync(10, detached), { code: 'ERR_INVALID_VARIANT' });
   assert.throws(() => monitorLoopDelay({ resolutionMs: 2 ** 64 }), { code: 'ERR_INVALID_ARG' });
   assert.throws(() => md5.iterateReference('a', -1), { code: 'ERR_INVALID_ROUNDS' });
 });

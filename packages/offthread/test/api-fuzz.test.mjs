@@ -19,6 +19,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
 import { all, Emitter, errorRegistry, md5, monitorLoopDelay, Pool, pi, qr, schema, stats } from 'offthread';
+import { piVariants } from 'offthread/internal';
 import { fuzzStats } from './fuzz-stats.mjs';
 
 const RUNS = Number(process.env.OFFTHREAD_FUZZ_RUNS ?? 60);
@@ -173,8 +174,9 @@ const options = (/** @type {Record<string, fc.Arbitrary<unknown>>} */ keys) =>
 const either = (/** @type {fc.Arbitrary<unknown>} */ valid) => fc.oneof({ weight: 2, arbitrary: valid }, junk);
 const piOptions = {
   seed: either(fc.oneof(int, fc.bigInt({ min: -(2n ** 60n), max: 2n ** 60n }))),
-  variant: either(fc.constantFrom(...pi.variants, 'bogus')),
 };
+/** offthread/internal's research π: the variant is an argument there. */
+const piVariant = either(fc.constantFrom(...piVariants.variants, 'bogus'));
 const qrOptions = {
   size: either(fc.integer({ min: -2, max: 600 })),
   margin: either(fc.integer({ min: -2, max: 70 })),
@@ -210,14 +212,16 @@ const any = () => true;
  * arguments as they are (through `tame` where a valid value can mean hours of work).
  */
 const FUNCTIONS = [
+  ['pi.estimate', [either(int), options({ ...piOptions, ...callOption })], pi.estimate, isPi, tamePi],
+  ['pi.estimateSync', [either(int), options(piOptions)], pi.estimateSync, isPi, tamePi],
   [
-    'pi.estimate',
-    [either(int), options({ ...piOptions, ...callOption, chunks: either(int) })],
-    pi.estimate,
+    'piVariants.estimate',
+    [either(int), piVariant, options({ ...piOptions, ...callOption, chunks: either(int) })],
+    piVariants.estimate,
     isPi,
     tamePi,
   ],
-  ['pi.estimateSync', [either(int), options(piOptions)], pi.estimateSync, isPi, tamePi],
+  ['piVariants.estimateSync', [either(int), piVariant, options(piOptions)], piVariants.estimateSync, isPi, tamePi],
   ['md5.hex', [either(fc.oneof(shortString, bytes))], md5.hex, isHex32],
   ['md5.hexAsync', [md5Text, options(callOption)], md5.hexAsync, isHex32],
   ['md5.iterate', [md5Text, rounds, options({ start, ...callOption })], md5.iterate, isHex32, tameRounds],

@@ -19,13 +19,12 @@ import { startServer } from '../../../scripts/browser-server.mjs';
 
 const require = createRequire(import.meta.url);
 const node = require('offthread');
+/** Node's research π (offthread/internal): the references the browser's variants must equal. */
+const { piVariants: nodeVariants } = require('offthread/internal');
 const { errorRegistry } = node;
 const artifacts = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
 const distBrowser = fileURLToPath(new URL('../dist/browser/', import.meta.url));
 const benchPage = fileURLToPath(new URL('../../../bench/browser/', import.meta.url));
-
-/** What the entry's π `auto` runs inline before using the pool (src/pi.ts). */
-const AUTO_INLINE_MAX = 2 ** 14;
 
 /** (samples, seed) cases: sizes not divisible by 2, 3 or 4 workers, odd seeds. */
 const PI_CASES = [
@@ -40,7 +39,7 @@ const PI_CASES = [
   [10_000_019, 2 ** 40 + 1],
 ];
 
-const nodeInside = (n, seed) => node.pi.estimateSync(n, { seed, variant: 'nativeBitwise' }).inside;
+const nodeInside = (n, seed) => nodeVariants.estimateSync(n, 'nativeBitwise', { seed }).inside;
 
 function decodeQR(png) {
   const image = PNG.sync.read(png);
@@ -136,29 +135,52 @@ export function browserSuite({ name, launch, artifact }) {
           assert.equal(got.defaultThreads, got.cores);
         });
 
+        test('the public bundle has the product π only; the research page loads offthread-internal.js', async () => {
+          const got = await inPage(async (o) => {
+            // A second instance of the entry, as a site would load it: only its names matter here.
+            const pub = await import(new URL('./offthread/offthread.js', location.href).href);
+            const refused = await pub.pi.estimate(1e6, { variant: 'js' }).then(
+              () => 'resolved',
+              (e) => e.code,
+            );
+            return {
+              pi: Object.keys(pub.pi).sort(),
+              research: ['piVariants', 'piChunks', 'AUTO_INLINE_MAX'].filter((k) => k in pub),
+              refused,
+              internalPi: Object.keys(o.pi).sort(),
+              variants: o.piVariants.variants,
+            };
+          });
+          assert.deepEqual(got.pi, ['estimate', 'estimateSync']);
+          assert.deepEqual(got.research, []);
+          assert.equal(got.refused, 'ERR_INVALID_ARG');
+          assert.deepEqual(got.internalPi, ['estimate', 'estimateSync']);
+          assert.deepEqual(got.variants, nodeVariants.variants);
+        });
+
         test("π: every variant, sync and async, returns Node's inside bit for bit", async () => {
           const got = await inPage(async (o, cases) => {
-            const { pi, Pool } = o;
+            const { pi, piVariants, Pool } = o;
             const one = new Pool({ threads: 1 });
             const three = new Pool({ threads: 3 });
             const jsPool = new Pool({ threads: 2, engine: 'js' });
             const out = [];
             for (const [n, seed] of cases) {
               const row = { n, seed };
-              row.wasm = pi.estimateSync(n, { seed, variant: 'wasm' });
+              row.wasm = piVariants.estimateSync(n, 'wasm', { seed });
               row.auto = pi.estimateSync(n, { seed });
               if (n <= 1_000_001) {
-                row.js = pi.estimateSync(n, { seed, variant: 'js' }).inside;
-                row.jsBitwise = pi.estimateSync(n, { seed, variant: 'jsBitwise' }).inside;
-                row.jsAsync = (await pi.estimate(n, { seed, variant: 'jsBitwise' })).inside;
-                row.jsWorkers = await pi.estimate(n, { seed, variant: 'jsWorkers', pool: jsPool });
+                row.js = piVariants.estimateSync(n, 'js', { seed }).inside;
+                row.jsBitwise = piVariants.estimateSync(n, 'jsBitwise', { seed }).inside;
+                row.jsAsync = (await piVariants.estimate(n, 'jsBitwise', { seed })).inside;
+                row.jsWorkers = await piVariants.estimate(n, 'jsWorkers', { seed, pool: jsPool });
               }
-              row.wasmAsync = (await pi.estimate(n, { seed, variant: 'wasm' })).inside;
-              row.workers = await pi.estimate(n, { seed, variant: 'wasmWorkers' });
-              row.chunks7 = (await pi.estimate(n, { seed, variant: 'wasmWorkers', chunks: 7 })).inside;
-              row.three = (await pi.estimate(n, { seed, variant: 'wasmWorkers', pool: three, chunks: 3 })).inside;
-              row.threeDefault = (await pi.estimate(n, { seed, variant: 'wasmWorkers', pool: three })).inside;
-              row.one = (await pi.estimate(n, { seed, variant: 'wasmWorkers', pool: one })).inside;
+              row.wasmAsync = (await piVariants.estimate(n, 'wasm', { seed })).inside;
+              row.workers = await piVariants.estimate(n, 'wasmWorkers', { seed });
+              row.chunks7 = (await piVariants.estimate(n, 'wasmWorkers', { seed, chunks: 7 })).inside;
+              row.three = (await piVariants.estimate(n, 'wasmWorkers', { seed, pool: three, chunks: 3 })).inside;
+              row.threeDefault = (await piVariants.estimate(n, 'wasmWorkers', { seed, pool: three })).inside;
+              row.one = (await piVariants.estimate(n, 'wasmWorkers', { seed, pool: one })).inside;
               row.autoAsync = await pi.estimate(n, { seed });
               out.push(row);
             }
@@ -168,7 +190,7 @@ export function browserSuite({ name, launch, artifact }) {
           for (const row of got) {
             const want = nodeInside(row.n, row.seed);
             const at = `n=${row.n} seed=${row.seed}`;
-            const nodeResult = node.pi.estimateSync(row.n, { seed: row.seed, variant: 'nativeBitwise' });
+            const nodeResult = nodeVariants.estimateSync(row.n, 'nativeBitwise', { seed: row.seed });
             assert.deepEqual({ ...row.wasm, variant: 'nativeBitwise' }, nodeResult, at);
             assert.equal(row.wasm.variant, 'wasm');
             assert.equal(row.auto.inside, want, `auto ${at}`);
@@ -179,7 +201,7 @@ export function browserSuite({ name, launch, artifact }) {
             assert.deepEqual(row.workers, { ...nodeResult, variant: 'wasmWorkers' }, at);
             if (row.jsWorkers) assert.deepEqual(row.jsWorkers, { ...nodeResult, variant: 'jsWorkers' }, at);
             assert.equal(row.autoAsync.inside, want, `auto async ${at}`);
-            assert.equal(row.autoAsync.variant, row.n <= AUTO_INLINE_MAX ? 'wasm' : 'wasmWorkers');
+            assert.equal(row.autoAsync.variant, row.n <= nodeVariants.AUTO_INLINE_MAX ? 'wasm' : 'wasmWorkers');
           }
           assert.equal(got.find((r) => r.n === 100_000 && r.seed === 1).wasm.inside, 78463);
           assert.ok(got.some((r) => r.jsWorkers));
@@ -205,14 +227,14 @@ export function browserSuite({ name, launch, artifact }) {
             await tryIt(() => o.pi.estimateSync(2 ** 53 + 2));
             await tryIt(() => o.pi.estimateSync('10'));
             await tryIt(() => o.pi.estimateSync(10, { seed: 2 ** 60 }));
-            await tryIt(() => o.pi.estimateSync(10, { variant: 'nope' }));
-            await tryIt(() => o.pi.estimateSync(10, { variant: 'wasmWorkers' }));
-            await tryIt(() => o.pi.estimate(10, { variant: 'wasmWorkers', chunks: 0 }));
-            await tryIt(() => o.pi.estimate(10, { variant: 'jsWorkers' })); // the default pool runs wasm
+            await tryIt(() => o.piVariants.estimateSync(10, 'nope'));
+            await tryIt(() => o.piVariants.estimateSync(10, 'wasmWorkers'));
+            await tryIt(() => o.piVariants.estimate(10, 'wasmWorkers', { chunks: 0 }));
+            await tryIt(() => o.piVariants.estimate(10, 'jsWorkers')); // the default pool runs wasm
             await tryIt(() => o.pi.estimate(10, { timeout: -1 }));
             await tryIt(() => new o.Pool({ threads: 0 }));
             await tryIt(() => new o.Pool({ engine: 'native' }));
-            const big = (await o.pi.estimate(12345n, { seed: 99n, variant: 'wasmWorkers' })).inside;
+            const big = (await o.piVariants.estimate(12345n, 'wasmWorkers', { seed: 99n })).inside;
             return { codes, big };
           });
           assert.deepEqual(got.codes, [
@@ -326,7 +348,7 @@ export function browserSuite({ name, launch, artifact }) {
 
         test('abort and timeout reject the call; the pool goes on', async () => {
           const got = await inPage(async (o) => {
-            const { md5, pi, Pool } = o;
+            const { md5, pi, piVariants, Pool } = o;
             const pool = new Pool({ threads: 2 });
             await md5.iterate('warm', 1, { pool });
             const ac = new AbortController();
@@ -340,17 +362,17 @@ export function browserSuite({ name, launch, artifact }) {
             // 2^36 samples: 4,096 chunks, about a minute of work on two workers. (2^40, 65,536
             // chunks, stalls the page for over a minute while the chunks are cancelled: the
             // cost is quadratic in the chunk count, reported as a defect of src/.)
-            const timedOut = await pi.estimate(2 ** 36, { pool, variant: 'wasmWorkers', timeout: 50 }).then(
+            const timedOut = await piVariants.estimate(2 ** 36, 'wasmWorkers', { pool, timeout: 50 }).then(
               () => null,
               (e) => e.code,
             );
             const pre = new AbortController();
             pre.abort();
-            const preAborted = await pi.estimate(10, { pool, variant: 'wasm', signal: pre.signal }).then(
+            const preAborted = await piVariants.estimate(10, 'wasm', { pool, signal: pre.signal }).then(
               () => null,
               (e) => e.code,
             );
-            const after = (await pi.estimate(1_000_003, { pool, seed: 3, variant: 'wasmWorkers' })).inside;
+            const after = (await piVariants.estimate(1_000_003, 'wasmWorkers', { pool, seed: 3 })).inside;
             await new Promise((r) => setTimeout(r, 100));
             const stats = pool.stats();
             await pool.close();
@@ -388,13 +410,13 @@ export function browserSuite({ name, launch, artifact }) {
 
         test('many calls in flight all settle with their own results; maxQueue bounds the queue', async () => {
           const got = await inPage(async (o) => {
-            const { md5, pi, Pool } = o;
+            const { md5, piVariants, Pool } = o;
             const pool = new Pool({ threads: 3 });
             const texts = Array.from({ length: 200 }, (_, i) => `t${i}`);
             const hexes = await Promise.all(texts.map((t) => md5.hexAsync(t, { pool })));
             const ok = hexes.every((h, i) => h === md5.hex(texts[i]));
             const pis = await Promise.all(
-              [1, 2, 3, 4, 5].map((seed) => pi.estimate(300_007, { pool, seed, variant: 'wasmWorkers' })),
+              [1, 2, 3, 4, 5].map((seed) => piVariants.estimate(300_007, 'wasmWorkers', { pool, seed })),
             );
             const small = new Pool({ threads: 1, maxQueue: 2 });
             await md5.iterate('warm', 1, { pool: small }); // its worker is up: the next call runs at once
@@ -474,21 +496,21 @@ export function browserSuite({ name, launch, artifact }) {
 
         test('a crashed worker rejects its call and is replaced; the next call succeeds', async () => {
           const got = await inPage(async (o) => {
-            const { pi, md5, Pool } = o;
+            const { piVariants, md5, Pool } = o;
             const pool = new Pool({ threads: 2 });
-            const before = (await pi.estimate(500_001, { pool, variant: 'wasmWorkers' })).inside;
+            const before = (await piVariants.estimate(500_001, 'wasmWorkers', { pool })).inside;
             pool._engine.crashNextTask();
             const crashed = await md5.iterate('crash', 10, { pool }).then(
               (v) => ['resolved', v],
               (e) => [e.code, e.message],
             );
             pool._engine.crashNextTask();
-            const crashedPi = await pi.estimate(4_000_037, { pool, variant: 'wasmWorkers' }).then(
+            const crashedPi = await piVariants.estimate(4_000_037, 'wasmWorkers', { pool }).then(
               () => 'resolved',
               (e) => e.code,
             );
             const next = await md5.iterate('abc', 1000, { pool });
-            const nextPi = (await pi.estimate(4_000_037, { pool, variant: 'wasmWorkers', seed: 9 })).inside;
+            const nextPi = (await piVariants.estimate(4_000_037, 'wasmWorkers', { pool, seed: 9 })).inside;
             const stats = pool.stats();
             await pool.close();
             return { before, crashed, crashedPi, next, nextPi, stats };
@@ -540,7 +562,7 @@ export function browserSuite({ name, launch, artifact }) {
         test('async π with a sync variant, once called, still honours its signal', async () => {
           const got = await inPage(async (o) => {
             const ac = new AbortController();
-            const call = o.pi.estimate(2 ** 22, { variant: 'wasm', signal: ac.signal });
+            const call = o.piVariants.estimate(2 ** 22, 'wasm', { signal: ac.signal });
             ac.abort(); // before the page yields once: a call on a worker is still cancellable
             return call.then(
               (r) => ['resolved', r.variant],
@@ -564,7 +586,7 @@ export function browserSuite({ name, launch, artifact }) {
             const out = {
               info,
               auto: o.pi.estimateSync(100_003, { seed: 2 }),
-              wasm: await code(() => o.pi.estimateSync(10, { variant: 'wasm' })),
+              wasm: await code(() => o.piVariants.estimateSync(10, 'wasm')),
               md5: await code(() => o.md5.hex('x')),
               qr: await code(() => o.qr.toDataURLSync('x')),
               wasmPool: await code(() => new o.Pool({ engine: 'wasm' })),
@@ -572,7 +594,7 @@ export function browserSuite({ name, launch, artifact }) {
             out.restored = await o.init();
             out.md5After = o.md5.hex('abc');
             // The default pool (made while the wasm was loaded) goes on.
-            out.after = (await o.pi.estimate(100_003, { seed: 2, variant: 'wasmWorkers' })).inside;
+            out.after = (await o.piVariants.estimate(100_003, 'wasmWorkers', { seed: 2 })).inside;
             return out;
           });
           assert.equal(got.info.active, 'js');
@@ -614,7 +636,8 @@ export function browserSuite({ name, launch, artifact }) {
 
         before(async () => {
           dir = mkdtempSync(join(tmpdir(), 'offthread-nowasm-'));
-          for (const f of ['offthread.js', 'offthread-worker.js']) copyFileSync(join(distBrowser, f), join(dir, f));
+          for (const f of ['offthread.js', 'offthread-internal.js', 'offthread-worker.js'])
+            copyFileSync(join(distBrowser, f), join(dir, f));
           server = await startServer({
             isolated,
             mounts: [
@@ -645,20 +668,20 @@ export function browserSuite({ name, launch, artifact }) {
             out.auto = o.pi.estimateSync(100_003, { seed: 2 });
             out.autoAsync = await o.pi.estimate(100_003, { seed: 2 }); // makes the default pool
             out.defaultEngine = o.defaultPool().engine;
-            out.wasm = await code(() => o.pi.estimateSync(10, { variant: 'wasm' }));
+            out.wasm = await code(() => o.piVariants.estimateSync(10, 'wasm'));
             out.md5 = await code(() => o.md5.hex('x'));
             out.md5Async = await code(() => o.md5.iterate('x', 10));
             out.qr = await code(() => o.qr.toDataURLSync('x'));
             out.qrAsync = await code(() => o.qr.toDataURL('x'));
             out.wasmPool = await code(() => new o.Pool({ engine: 'wasm' }));
-            out.wasmWorkers = await code(() => o.pi.estimate(10, { variant: 'wasmWorkers' }));
+            out.wasmWorkers = await code(() => o.piVariants.estimate(10, 'wasmWorkers'));
             out.restored = await o.init({ wasmUrl: new URL('./real/offthread.wasm', location.href).href });
             out.md5After = o.md5.hex('abc');
             const pool = new o.Pool({ threads: 2 });
             out.newPool = pool.engine;
-            out.newPoolPi = (await o.pi.estimate(100_003, { seed: 2, variant: 'wasmWorkers', pool })).inside;
+            out.newPoolPi = (await o.piVariants.estimate(100_003, 'wasmWorkers', { seed: 2, pool })).inside;
             await pool.close();
-            out.defaultAfter = await o.pi.estimate(100_003, { seed: 2, variant: 'wasmWorkers' }).then(
+            out.defaultAfter = await o.piVariants.estimate(100_003, 'wasmWorkers', { seed: 2 }).then(
               (r) => r.inside,
               (e) => e.code,
             );

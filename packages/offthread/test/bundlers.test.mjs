@@ -41,7 +41,7 @@ async function gzipRoundTrip(pool) {
 async function main() {
   await ready;
   const pool = new Pool({ threads: 2 });
-  const estimate = await pi.estimate(${SAMPLES}, { seed: ${SEED}, variant: 'wasmWorkers', pool });
+  const estimate = await pi.estimate(${SAMPLES}, { seed: ${SEED}, pool });
   const url = await qr.toDataURL(${JSON.stringify(TEXT)}, { pool });
   const gunzips = await gzipRoundTrip(pool);
   const stats = pool.stats();

@@ -27,7 +27,7 @@ import {
   stats,
   tasks,
 } from 'offthread';
-import { testPanic } from 'offthread/internal';
+import { piVariants, testPanic } from 'offthread/internal';
 import { createQueue, createWorker } from 'offthread/queue';
 
 const fixture = (name) => new URL(`../test-fixtures/tasks/${name}`, import.meta.url);
@@ -72,7 +72,7 @@ describe('every error offthread raises is an OffthreadError with a registered co
     await assertOffthread('pi type', () => pi.estimate('x'), 'ERR_INVALID_ARG');
     await assertOffthread('pi sync', () => pi.estimateSync(1.5), 'ERR_INVALID_SAMPLES');
     await assertOffthread('pi seed', () => pi.estimate(10, { seed: 0.5 }), 'ERR_INVALID_SEED');
-    await assertOffthread('pi variant', () => pi.estimate(10, { variant: 'nope' }), 'ERR_INVALID_VARIANT');
+    await assertOffthread('pi variant', () => piVariants.estimate(10, 'nope'), 'ERR_INVALID_VARIANT');
     await assertOffthread('md5 rounds', () => md5.iterate('x', -1), 'ERR_INVALID_ROUNDS');
     await assertOffthread('qr size', () => qr.toPNG('x', { size: 0 }), 'ERR_INVALID_QR_OPTIONS');
     await assertOffthread('qr text', () => qr.toPNGSync(5), 'ERR_INVALID_ARG');

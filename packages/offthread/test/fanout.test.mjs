@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { all, Emitter, monitorLoopDelay, Pool, pi } from 'offthread';
-import { testSpin } from 'offthread/internal';
+import { piVariants, testSpin } from 'offthread/internal';
 
 describe('all()', () => {
   test('runs kernel tasks concurrently and returns results in task order', async () => {
     const pool = new Pool({ threads: 2 });
     const sizes = [3_000_000, 10, 100_000, 1];
     const results = await all(
-      sizes.map((n) => (ctx) => pi.estimate(n, { ...ctx, variant: 'parallelAsync', seed: 2 })),
+      sizes.map((n) => (ctx) => piVariants.estimate(n, 'parallelAsync', { ...ctx, seed: 2 })),
       { pool },
     );
     assert.deepEqual(
@@ -59,7 +59,7 @@ describe('Emitter', () => {
     const emitter = new Emitter();
     emitter.on('job', (n, ctx) => pi.estimate(n, { ...ctx, seed: 1 }).then((r) => r.inside));
     emitter.on('job', (n) => `js saw ${n}`);
-    emitter.on('job', (n, ctx) => pi.estimate(n, { ...ctx, seed: 1, variant: 'parallelAsync' }).then((r) => r.samples));
+    emitter.on('job', (n, ctx) => piVariants.estimate(n, 'parallelAsync', { ...ctx, seed: 1 }).then((r) => r.samples));
     assert.equal(emitter.listenerCount('job'), 3);
     assert.deepEqual(await emitter.emit('job', 100_000), [78463, 'js saw 100000', 100_000]);
   });
@@ -91,7 +91,7 @@ describe('event-loop health', () => {
   test('timers keep firing while the pool is saturated with heavy π jobs', async () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
-    const jobs = Array.from({ length: 4 }, (_, i) => pi.estimate(2e8, { seed: i, variant: 'parallelAsync' }));
+    const jobs = Array.from({ length: 4 }, (_, i) => piVariants.estimate(2e8, 'parallelAsync', { seed: i }));
     let ticksBeforeFirstResult = -1;
     await Promise.race(jobs).then(() => {
       ticksBeforeFirstResult = ticks;

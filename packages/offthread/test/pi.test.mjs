@@ -1,12 +1,55 @@
 // π: the paper's tests (reproducibility, uniformity, accuracy) and ours (every variant
-// bit-identical at awkward sizes and seeds, jump-ahead, bad input, no truncation).
+// bit-identical at awkward sizes and seeds, jump-ahead, bad input, no truncation). The
+// public `pi` is the product call; the paper's variants are `piVariants` in offthread/internal.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { pi } from 'offthread';
+import * as offthread from 'offthread';
+import * as internal from 'offthread/internal';
 import * as ref from '../dist/kernels/js/pi.js';
+
+const { pi } = offthread;
+const { piVariants } = internal;
 
 const syncVariants = ['js', 'jsBitwise', 'ffi', 'native', 'nativeBitwise', 'parallel', 'wasm', 'auto'];
 const asyncVariants = ['nativeAsync', 'nativeChunked', 'parallelAsync', 'auto'];
+
+describe('public π: the product API, no research names', () => {
+  test('pi has estimate and estimateSync only; the variants are in offthread/internal', () => {
+    assert.deepEqual(Object.keys(pi).sort(), ['estimate', 'estimateSync']);
+    for (const name of ['piChunks', 'piVariants', 'AUTO_NATIVE_MIN', 'AUTO_INLINE_MAX', 'variants', 'syncVariants']) {
+      assert.equal(name in offthread, false, name);
+    }
+    assert.deepEqual(Object.keys(piVariants).sort(), [
+      'AUTO_INLINE_MAX',
+      'AUTO_NATIVE_MIN',
+      'asyncVariants',
+      'estimate',
+      'estimateSync',
+      'piChunks',
+      'syncVariants',
+      'variants',
+    ]);
+    assert.ok(piVariants.syncVariants.includes('ffi'), 'the koffi row is internal');
+    assert.equal(piVariants.variants.length, 13);
+  });
+
+  test('a variant given to the public pi is ERR_INVALID_ARG, not ignored', async () => {
+    await assert.rejects(pi.estimate(1e6, { variant: 'js' }), { name: 'TypeError', code: 'ERR_INVALID_ARG' });
+    assert.throws(() => pi.estimateSync(10, { variant: 'js' }), { name: 'TypeError', code: 'ERR_INVALID_ARG' });
+    for (const key of ['chunks', 'kernel']) {
+      await assert.rejects(pi.estimate(10, { [key]: 1 }), { code: 'ERR_INVALID_ARG' }, key);
+    }
+    // Call options are async only, as before.
+    assert.throws(() => pi.estimateSync(10, { timeout: 5 }), { code: 'ERR_INVALID_ARG' });
+  });
+
+  test('public and auto agree: the same result, variant named as information', async () => {
+    for (const n of [0, 23, 1000, 100_003, 3_000_001]) {
+      assert.deepEqual(pi.estimateSync(n, { seed: 9 }), piVariants.estimateSync(n, 'auto', { seed: 9 }), `n=${n}`);
+      assert.deepEqual(await pi.estimate(n, { seed: 9 }), await piVariants.estimate(n, 'auto', { seed: 9 }), `n=${n}`);
+    }
+  });
+});
 
 describe('Park–Miller generator', () => {
   test('first outputs for seed 1', () => {
@@ -40,7 +83,7 @@ describe('Park–Miller generator', () => {
 describe('π estimate', () => {
   test('seed 1, 10^5 samples → inside 78463 in every sync variant', () => {
     for (const variant of syncVariants) {
-      const r = pi.estimateSync(1e5, { seed: 1, variant });
+      const r = piVariants.estimateSync(1e5, variant, { seed: 1 });
       assert.equal(r.inside, 78463, variant);
       assert.equal(r.estimate, 3.13852, variant);
       assert.equal(r.samples, 1e5);
@@ -50,7 +93,7 @@ describe('π estimate', () => {
 
   test('seed 1, 10^5 samples → inside 78463 in every async variant', async () => {
     for (const variant of asyncVariants) {
-      const r = await pi.estimate(1e5, { seed: 1, variant });
+      const r = await piVariants.estimate(1e5, variant, { seed: 1 });
       assert.equal(r.inside, 78463, variant);
     }
   });
@@ -65,7 +108,7 @@ describe('π estimate', () => {
     ]) {
       const r = pi.estimateSync(n, { seed: 3 });
       assert.equal(r.variant, want, `n=${n}`);
-      assert.equal(r.inside, pi.estimateSync(n, { seed: 3, variant: 'js' }).inside, `n=${n}`);
+      assert.equal(r.inside, piVariants.estimateSync(n, 'js', { seed: 3 }).inside, `n=${n}`);
       if (n <= 1 << 14) assert.equal((await pi.estimate(n, { seed: 3 })).variant, want, `async n=${n}`);
     }
   });
@@ -79,12 +122,16 @@ describe('π estimate', () => {
     const sizes = [0, 1, 7, 8, 9, 63, 4097, 100_003, 1_000_001];
     for (const seed of seeds) {
       for (const n of sizes) {
-        const expected = pi.estimateSync(n, { seed, variant: 'js' }).inside;
+        const expected = piVariants.estimateSync(n, 'js', { seed }).inside;
         for (const variant of syncVariants) {
-          assert.equal(pi.estimateSync(n, { seed, variant }).inside, expected, `${variant} n=${n} seed=${seed}`);
+          assert.equal(
+            piVariants.estimateSync(n, variant, { seed }).inside,
+            expected,
+            `${variant} n=${n} seed=${seed}`,
+          );
         }
         for (const variant of asyncVariants) {
-          const r = await pi.estimate(n, { seed, variant, chunks: 3 });
+          const r = await piVariants.estimate(n, variant, { seed, chunks: 3 });
           assert.equal(r.inside, expected, `${variant} n=${n} seed=${seed}`);
         }
       }
@@ -94,34 +141,34 @@ describe('π estimate', () => {
   test("kernel: 'plain' runs the non-bitwise Rust kernel in the native async variants, same inside", async () => {
     for (const seed of [1, -3, 2147483646]) {
       for (const n of [0, 7, 100_003, 3_000_001]) {
-        const expected = pi.estimateSync(n, { seed, variant: 'js' }).inside;
+        const expected = piVariants.estimateSync(n, 'js', { seed }).inside;
         for (const variant of ['nativeAsync', 'nativeChunked', 'parallelAsync']) {
           for (const kernel of ['plain', 'bitwise']) {
-            const r = await pi.estimate(n, { seed, variant, kernel, chunks: 3 });
+            const r = await piVariants.estimate(n, variant, { seed, kernel, chunks: 3 });
             assert.equal(r.inside, expected, `${variant} ${kernel} n=${n} seed=${seed}`);
             assert.equal(r.variant, variant);
           }
         }
       }
     }
-    await assert.rejects(pi.estimate(10, { variant: 'nativeAsync', kernel: 'fast' }), { code: 'ERR_INVALID_ARG' });
-    await assert.rejects(pi.estimate(10, { variant: 'wasmWorkers', kernel: 'plain' }), { code: 'ERR_INVALID_ARG' });
-    await assert.rejects(pi.estimate(10, { kernel: 'plain' }), { code: 'ERR_INVALID_ARG' }); // auto
+    await assert.rejects(piVariants.estimate(10, 'nativeAsync', { kernel: 'fast' }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(piVariants.estimate(10, 'wasmWorkers', { kernel: 'plain' }), { code: 'ERR_INVALID_ARG' });
+    await assert.rejects(piVariants.estimate(10, 'auto', { kernel: 'plain' }), { code: 'ERR_INVALID_ARG' });
   });
 
   test('nativeChunked gives the same count for any chunk count', async () => {
-    const expected = pi.estimateSync(2_000_003, { seed: 11, variant: 'nativeBitwise' }).inside;
+    const expected = piVariants.estimateSync(2_000_003, 'nativeBitwise', { seed: 11 }).inside;
     for (const chunks of [1, 2, 3, 4, 7, 64]) {
-      assert.equal((await pi.estimate(2_000_003, { seed: 11, variant: 'nativeChunked', chunks })).inside, expected);
+      assert.equal((await piVariants.estimate(2_000_003, 'nativeChunked', { seed: 11, chunks })).inside, expected);
     }
   });
 
   test('parallel variants agree with the sequential kernel at 3·10^7', async () => {
     const n = 30_000_001;
-    const expected = pi.estimateSync(n, { seed: 5, variant: 'nativeBitwise' }).inside;
-    assert.equal(pi.estimateSync(n, { seed: 5, variant: 'parallel' }).inside, expected);
-    assert.equal((await pi.estimate(n, { seed: 5, variant: 'parallelAsync' })).inside, expected);
-    assert.equal(pi.estimateSync(n, { seed: 5, variant: 'wasm' }).inside, expected);
+    const expected = piVariants.estimateSync(n, 'nativeBitwise', { seed: 5 }).inside;
+    assert.equal(piVariants.estimateSync(n, 'parallel', { seed: 5 }).inside, expected);
+    assert.equal((await piVariants.estimate(n, 'parallelAsync', { seed: 5 })).inside, expected);
+    assert.equal(piVariants.estimateSync(n, 'wasm', { seed: 5 }).inside, expected);
   });
 
   test('10^10 samples are not truncated to 32 bits (the paper got 1,410,065,408)', async () => {
@@ -179,9 +226,11 @@ describe('π bad input', () => {
   }
 
   test('unknown variant, async-only variant in sync form, bad options', () => {
-    assert.throws(() => pi.estimateSync(10, { variant: 'gpu' }), { code: 'ERR_INVALID_VARIANT' });
-    assert.throws(() => pi.estimateSync(10, { variant: 'parallelAsync' }), { code: 'ERR_INVALID_VARIANT' });
+    assert.throws(() => piVariants.estimateSync(10, 'gpu'), { code: 'ERR_INVALID_VARIANT' });
+    assert.throws(() => piVariants.estimateSync(10, 'parallelAsync'), { code: 'ERR_INVALID_VARIANT' });
     assert.throws(() => pi.estimateSync(10, 'fast'), { code: 'ERR_INVALID_ARG' });
+    assert.throws(() => piVariants.estimateSync(10, 'js', 'fast'), { code: 'ERR_INVALID_ARG' });
+    assert.throws(() => piVariants.estimateSync(10, 'js', { variant: 'js' }), { code: 'ERR_INVALID_ARG' });
   });
 
   test('the native layer re-checks its arguments', async () => {
@@ -206,9 +255,9 @@ test('OFFTHREAD_PI_SIMD caps the vector width and changes no count', { skip: pro
     [3_333_333, 42],
     [65_537, 2 ** 31 - 2],
   ];
-  const script = `const { pi } = require('offthread'); const cases = ${JSON.stringify(cases)};
-    console.log(JSON.stringify(cases.map(([n, seed]) => pi.estimateSync(n, { seed, variant: 'nativeBitwise' }).inside)));`;
-  const want = cases.map(([n, seed]) => pi.estimateSync(n, { seed, variant: 'nativeBitwise' }).inside);
+  const script = `const { piVariants } = require('offthread/internal'); const cases = ${JSON.stringify(cases)};
+    console.log(JSON.stringify(cases.map(([n, seed]) => piVariants.estimateSync(n, 'nativeBitwise', { seed }).inside)));`;
+  const want = cases.map(([n, seed]) => piVariants.estimateSync(n, 'nativeBitwise', { seed }).inside);
   for (const level of ['sse2', 'avx2']) {
     const out = execFileSync(process.execPath, ['-e', script], { env: { ...process.env, OFFTHREAD_PI_SIMD: level } });
     assert.deepEqual(JSON.parse(String(out)), want, level);

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { md5, Pool, pi } from 'offthread';
-import { countInsideJsBitwise, stateAt, testPanic, testSpin } from 'offthread/internal';
+import { countInsideJsBitwise, piVariants, stateAt, testPanic, testSpin } from 'offthread/internal';
 
 /** Every engine runs the same suite; π's pool variant is named after the engine. */
 const ENGINES = ['native', 'wasm', 'js'];
@@ -31,9 +31,9 @@ for (const engine of ENGINES)
     test('π jobs of different sizes resolve to their own counts', async () => {
       const pool = new Pool({ engine, threads: 2 });
       const sizes = [1, 10, 1000, 100_000, 3_000_001, 7];
-      const got = await Promise.all(sizes.map((n) => pi.estimate(n, { pool, seed: n, variant: POOL_VARIANT[engine] })));
+      const got = await Promise.all(sizes.map((n) => piVariants.estimate(n, POOL_VARIANT[engine], { pool, seed: n })));
       for (const [i, n] of sizes.entries()) {
-        assert.equal(got[i].inside, pi.estimateSync(n, { seed: n, variant: 'js' }).inside, `n=${n}`);
+        assert.equal(got[i].inside, piVariants.estimateSync(n, 'js', { seed: n }).inside, `n=${n}`);
       }
       await pool.close();
     });
@@ -59,7 +59,7 @@ for (const engine of ENGINES)
       const blocker = new AbortController();
       const spin = testSpin(pool, { signal: blocker.signal });
       const controller = new AbortController();
-      const queued = pi.estimate(1e6, { pool, variant: POOL_VARIANT[engine], signal: controller.signal });
+      const queued = piVariants.estimate(1e6, POOL_VARIANT[engine], { pool, signal: controller.signal });
       controller.abort();
       await assert.rejects(queued, { name: 'AbortError', code: 'ERR_ABORTED' });
       blocker.abort();
@@ -78,7 +78,7 @@ for (const engine of ENGINES)
     test('timeout rejects with ERR_TIMEOUT and cancels the job', async () => {
       const pool = new Pool({ engine, threads: 1 });
       await assert.rejects(testSpin(pool, { timeout: 30 }), { code: 'ERR_TIMEOUT' });
-      await assert.rejects(pi.estimate(2 ** 40, { pool, variant: POOL_VARIANT[engine], timeout: 30 }), {
+      await assert.rejects(piVariants.estimate(2 ** 40, POOL_VARIANT[engine], { pool, timeout: 30 }), {
         code: 'ERR_TIMEOUT',
       });
       assert.equal(await pool.echo(7), 7);
@@ -191,7 +191,7 @@ for (const engine of ENGINES)
         assert.throws(() => new Pool({ maxQueue }), { code: 'ERR_INVALID_POOL_OPTIONS' });
       }
       assert.throws(() => new Pool(5), { code: 'ERR_INVALID_ARG' });
-      await assert.rejects(pi.estimate(10, { variant: POOL_VARIANT[engine], signal: {} }), { code: 'ERR_INVALID_ARG' });
+      await assert.rejects(piVariants.estimate(10, POOL_VARIANT[engine], { signal: {} }), { code: 'ERR_INVALID_ARG' });
       await assert.rejects(pi.estimate(10, { timeout: -1 }), { code: 'ERR_INVALID_ARG' });
       await assert.rejects(pi.estimate(10, { pool: {} }), { code: 'ERR_INVALID_ARG' });
     });
@@ -227,7 +227,7 @@ for (const engine of ENGINES)
       const script = `
       const { pi, Pool } = require('offthread');
       const pool = new Pool({ engine: '${engine}', threads: 2 });
-      Promise.all([pi.estimate(1e7), pool.echo(1), pi.estimate(1e6, { pool, variant: '${POOL_VARIANT[engine]}' })])
+      Promise.all([pi.estimate(1e7), pool.echo(1), pi.estimate(1e6, { pool })])
         .then((r) => console.log('done', r[0].inside > 0, r[1]));`;
       const cwd = fileURLToPath(new URL('..', import.meta.url));
       const r = spawnSync(process.execPath, ['-e', script], { cwd, encoding: 'utf8', timeout: 20_000 });

@@ -41,7 +41,7 @@ const batch = writer.finish();
 const expected = stats.temperatureSync(batch);
 const pool = new Pool({ threads: 1 });
 const blocker = new AbortController();
-const busy = pi.estimate(2 ** 52, { pool, signal: blocker.signal, variant: 'parallelAsync' }).catch((e) => e.code);
+const busy = pi.estimate(2 ** 52, { pool, signal: blocker.signal }).catch((e) => e.code);
 let b = batch.slice();
 const p = stats.temperature(b, { pool });
 structuredClone(b.buffer, { transfer: [b.buffer] }); // detaches b; the clone is garbage
@@ -77,7 +77,7 @@ test('an async job owns the bytes of a buffer that is transferred away (no use-a
 function blockedPool() {
   const pool = new Pool({ threads: 1 });
   const ac = new AbortController();
-  const busy = pi.estimate(2 ** 52, { pool, signal: ac.signal, variant: 'parallelAsync' }).catch((e) => e.code);
+  const busy = pi.estimate(2 ** 52, { pool, signal: ac.signal }).catch((e) => e.code);
   return {
     pool,
     release: async () => {

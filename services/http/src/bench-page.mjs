@@ -22,8 +22,9 @@ export function registerBenchPage(app) {
       reply.headers(ISOLATION);
       return payload;
     });
-    // The page's import map points `offthread` at ./offthread/offthread.js: the browser
-    // entry as the package builds it, with its worker and offthread.wasm beside it.
+    // The page's import map points `offthread/internal` at ./offthread/offthread-internal.js
+    // (the browser entry plus the research π variants, as the package builds it), with its
+    // worker and offthread.wasm beside it.
     const roots = [
       ['/bench/', '../../../bench/browser/'],
       ['/bench/offthread/', '../../../packages/offthread/dist/browser/'],

@@ -16,6 +16,12 @@ test('/bench serves the page, the browser entry and the wasm, with COOP/COEP', a
     const entry = await app.inject('/bench/offthread/offthread.js');
     assert.equal(entry.statusCode, 200);
     assert.match(entry.headers['content-type'], /javascript/);
+    // The page loads the research bundle (the entry plus the π variants), mapped in its HTML.
+    assert.match(page.body, /"offthread\/internal": ".\/offthread\/offthread-internal.js"/);
+    const internal = await app.inject('/bench/offthread/offthread-internal.js');
+    assert.equal(internal.statusCode, 200);
+    assert.match(internal.headers['content-type'], /javascript/);
+    assert.match(internal.body, /piVariants/);
     const worker = await app.inject('/bench/offthread/offthread-worker.js');
     assert.equal(worker.statusCode, 200);
     assert.match(worker.headers['content-type'], /javascript/);

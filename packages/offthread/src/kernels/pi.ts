@@ -1,275 +1,44 @@
 /**
- * Monte Carlo π in every variant of the benchmark. Every variant returns the same
- * `inside` for the same (samples, seed): work is split by jump-ahead in the one
- * generator stream, never by other seeds. The Rust kernels are the registry's
- * `pi.range` (fast) and `pi.rangeReference` (the definition); `js`/`jsBitwise` are
- * the pure-JS tier's, `parallel`, `nativeAsync` and `nativeChunked` the addon's own.
+ * Monte Carlo π, the product API: `estimate` (off the event loop) and `estimateSync`
+ * (on the calling thread). The engine that runs it is picked by size and by the pool's
+ * `engine`; the paper's research variants (named implementations, chunk counts, the
+ * Rust kernel choice, the koffi FFI row) live in pi-variants.ts, reached through
+ * `offthread/internal` only. Any option outside the lists below is ERR_INVALID_ARG
+ * (toOptions), so a `variant` given here is refused, never silently ignored.
  */
-import { describe, fromNative, makeError } from '../errors.js';
-import { activeBackend, host, warnFallbackOnce } from '../host.js';
-import { raceAbort } from '../pool/call.js';
-import { type CallOptions, checkCallOptions, type Pool, poolOf, runAll } from '../pool/pool.js';
-import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from '../validate.js';
-import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
-import { NO_INPUT, nativeKernelIndex, type PiKernel } from './kernels.js';
-import { callSync, type SyncTier } from './registry.js';
-import { wasmKernels } from './wasm-sync.js';
+import type { CallOptions } from '../pool/pool.js';
+import { CALL_KEYS, toOptions } from '../validate.js';
+import { estimate as estimateVariant, estimateSync as estimateVariantSync, type PiResult } from './pi-variants.js';
 
-/** Variants that run on the calling thread (usable with `estimateSync`). */
-export const syncVariants = ['js', 'jsBitwise', 'ffi', 'native', 'nativeBitwise', 'parallel', 'wasm'] as const;
-/** Variants that only exist as Promises. */
-export const asyncVariants = ['nativeAsync', 'nativeChunked', 'parallelAsync', 'wasmWorkers', 'jsWorkers'] as const;
-export type PiSyncVariant = (typeof syncVariants)[number];
-export type PiAsyncVariant = (typeof asyncVariants)[number];
-export type PiVariant = 'auto' | PiSyncVariant | PiAsyncVariant;
-export const variants: readonly PiVariant[] = ['auto', ...syncVariants, ...asyncVariants];
+export type { PiResult };
 
 export interface PiOptions {
   /** Any safe integer (number or bigint); default 1. */
   seed?: number | bigint;
-  /** Default `auto`: picks by size and engine (see README); the result names the variant used. */
-  variant?: PiVariant;
 }
 
-export interface PiAsyncOptions extends PiOptions, CallOptions {
-  /** `nativeChunked`: libuv AsyncTasks (default 4); `wasmWorkers`/`jsWorkers`: chunks (default ≈ 4 per worker). */
-  chunks?: number;
-  /**
-   * `nativeAsync`, `nativeChunked`, `parallelAsync` only: the Rust kernel, 'bitwise'
-   * (default: division-free) or 'plain' (the definition as written, like the paper's
-   * non-bitwise addonAsync). The same `inside` either way.
-   */
-  kernel?: PiKernel;
-}
+export interface PiAsyncOptions extends PiOptions, CallOptions {}
 
-export interface PiResult {
-  /** 4·inside/samples; NaN when samples is 0. */
-  estimate: number;
-  /** Samples with x² + y² ≤ 1: identical for every variant. */
-  inside: number;
-  samples: number;
-  seed: number;
-  /** The variant that computed it (for `auto`, the one it picked). */
-  variant: Exclude<PiVariant, 'auto'>;
-}
+const SYNC_KEYS = ['seed'] as const;
+const ASYNC_KEYS = [...SYNC_KEYS, ...CALL_KEYS] as const;
 
 /**
- * `auto` thresholds, from `npm run bench -- pi` on 2 cores: below AUTO_NATIVE_MIN the
- * JIT-compiled JS loop beats the napi call (≈ 240 vs 330 ns at 4 samples, even at
- * 16–32 on the AVX2 host); from there on `parallel`, whose napi entry
- * is direct: it counts fewer than two 2^14-sample chunks on the caller alone, and from
- * 2^15 shares the work with the pool. (Through the registry's `nativeBitwise` entry the
- * same small counts cost ≈ 150 ns more per call: auto ran at 0.38–0.73× the best
- * variant at 10^1…10^3 on an AVX2 host.) Async calls up to AUTO_INLINE_MAX samples
- * (≲ 20 µs native) run inline: a round trip would cost more.
+ * π on the calling thread: `{ estimate, inside, samples, seed, variant }`, where
+ * `variant` names the implementation that ran (information only). Throws
+ * TypeError/RangeError with a `code` on bad input.
  */
-export const AUTO_NATIVE_MIN = 24;
-export const AUTO_INLINE_MAX = 1 << 14;
-/**
- * Worker chunks: 4 per worker (uneven workers balance), none below 2^14 samples. No
- * upper bound: a chunk checks for cancellation every 2^20 samples, and one call must
- * never fill a bounded queue (maxQueue) with thousands of chunks.
- */
-const MIN_CHUNK = 2 ** 14;
-/** Most chunks one call may ask for (`chunks`): each is a queue entry. */
-const MAX_CHUNKS = 4096;
-
-function result(samples: number, seed: number, inside: number, variant: PiResult['variant']): PiResult {
-  return { estimate: (4 * inside) / samples, inside, samples, seed, variant };
-}
-
-const SYNC_KEYS = ['seed', 'variant'] as const;
-const ASYNC_KEYS = [...SYNC_KEYS, 'chunks', 'kernel', ...CALL_KEYS] as const;
-/** The variants that take `kernel`. */
-const KERNEL_VARIANTS: readonly PiVariant[] = ['nativeAsync', 'nativeChunked', 'parallelAsync'];
-
-function checkKernel(kernel: unknown, variant: PiVariant): PiKernel {
-  if (kernel === undefined) return 'bitwise';
-  if (kernel !== 'plain' && kernel !== 'bitwise') {
-    throw makeError('ERR_INVALID_ARG', `kernel must be 'plain' or 'bitwise', got ${describe(kernel)}`);
-  }
-  if (!KERNEL_VARIANTS.includes(variant)) {
-    throw makeError('ERR_INVALID_ARG', `kernel applies to ${KERNEL_VARIANTS.join(', ')}, not ${variant}`);
-  }
-  return kernel;
-}
-
-/** Samples [first, first + count) as one libuv AsyncTask of the registry kernel. */
-function countUv(variant: PiVariant, kernel: PiKernel, first: number, count: number, seed: number): Promise<number> {
-  const name = kernel === 'plain' ? 'pi.rangeReference' : 'pi.range';
-  return requireNative(variant).kernelCallUv(nativeKernelIndex(name), NO_INPUT, first, count, seed) as Promise<number>;
-}
-
-function parseArgs(samples: unknown, options: unknown, keys: readonly (keyof PiAsyncOptions & string)[]) {
-  const opts = toOptions<PiAsyncOptions>(options, keys);
-  const n = toCount(samples, 'samples', MAX_SAMPLES, 'ERR_INVALID_SAMPLES');
-  const seed = toSeed(opts.seed, 1);
-  const variant = opts.variant ?? 'auto';
-  if (!variants.includes(variant)) {
-    throw makeError('ERR_INVALID_VARIANT', `unknown π variant ${describe(variant)}; one of ${variants.join(', ')}`);
-  }
-  return { opts, n, seed, variant };
-}
-
-function requireNative(variant: string) {
-  const native = host().native();
-  if (!native) throw makeError('ERR_BACKEND_UNAVAILABLE', `the ${variant} variant needs the native addon`);
-  return native;
-}
-
-function pickSync(n: number): PiSyncVariant {
-  if (!host().native()) {
-    warnFallbackOnce();
-    return wasmKernels() ? 'wasm' : 'jsBitwise';
-  }
-  return n < AUTO_NATIVE_MIN ? 'jsBitwise' : 'parallel';
-}
-
-/** Samples [0, n) through the registry's sync entry, on `tier`. */
-function registryCount(kernel: 'pi.range' | 'pi.rangeReference', tier: SyncTier, n: number, seed: number): number {
-  return callSync({ kernel, input: NO_INPUT, a: 0, b: n, c: seed }, tier) as number;
-}
-
-function countSync(variant: PiSyncVariant, n: number, seed: number): number {
-  try {
-    switch (variant) {
-      case 'js':
-        return countInsideJs(stateAt(seed, 0), n);
-      case 'jsBitwise':
-        return countInsideJsBitwise(stateAt(seed, 0), n);
-      case 'ffi': {
-        const ffi = host().ffiPiCount;
-        if (!ffi) throw makeError('ERR_BACKEND_UNAVAILABLE', 'the ffi variant needs Node and koffi');
-        return ffi()(n, seed, 1);
-      }
-      case 'native':
-        requireNative(variant);
-        return registryCount('pi.rangeReference', 'native', n, seed);
-      case 'nativeBitwise':
-        requireNative(variant);
-        return registryCount('pi.range', 'native', n, seed);
-      case 'parallel':
-        return requireNative(variant).piCountParallelSync(n, seed);
-      case 'wasm':
-        if (!wasmKernels())
-          throw makeError('ERR_BACKEND_UNAVAILABLE', `the wasm variant needs offthread.wasm: ${host().wasmError()}`);
-        return registryCount('pi.range', 'wasm', n, seed);
-    }
-  } catch (err) {
-    throw fromNative(err);
-  }
-}
-
-/** π on the calling thread. Throws TypeError/RangeError with a `code` on bad input. */
 export function estimateSync(samples: number | bigint, options?: PiOptions): PiResult {
-  const { n, seed, variant } = parseArgs(samples, options, SYNC_KEYS);
-  if ((asyncVariants as readonly string[]).includes(variant)) {
-    throw makeError('ERR_INVALID_VARIANT', `${variant} is async-only: use pi.estimate()`);
-  }
-  const chosen = variant === 'auto' ? pickSync(n) : (variant as PiSyncVariant);
-  return result(n, seed, countSync(chosen, n, seed), chosen);
-}
-
-async function chunkedUv(n: number, seed: number, chunks: number, kernel: PiKernel): Promise<number> {
-  requireNative('nativeChunked');
-  const size = Math.ceil(n / chunks);
-  const parts: Promise<number>[] = [];
-  for (let first = 0; first < n; first += size) {
-    parts.push(countUv('nativeChunked', kernel, first, Math.min(size, n - first), seed));
-  }
-  return (await Promise.all(parts)).reduce((a, b) => a + b, 0);
-}
-
-/** The pool variant for `pool`'s engine. */
-function onPoolVariant(pool: Pool): PiAsyncVariant {
-  return pool.engine === 'native' ? 'parallelAsync' : pool.engine === 'wasm' ? 'wasmWorkers' : 'jsWorkers';
-}
-
-/** Jump-ahead chunks [first, count) covering [0, n) for a worker pool. */
-export function piChunks(n: number, threads: number, chunks?: number): { first: number; count: number }[] {
-  const size = chunks ? Math.ceil(n / chunks) : Math.max(MIN_CHUNK, Math.ceil(n / (threads * 4)));
-  const out: { first: number; count: number }[] = [];
-  for (let first = 0; first < n; first += size) out.push({ first, count: Math.min(size, n - first) });
-  return out;
-}
-
-function checkChunks(chunks: unknown, max: number): number | undefined {
-  if (chunks === undefined) return undefined;
-  if (typeof chunks !== 'number' || !Number.isInteger(chunks) || chunks < 1 || chunks > max) {
-    throw makeError('ERR_INVALID_ARG', `chunks must be an integer from 1 to ${max}, got ${describe(chunks)}`);
-  }
-  return chunks;
-}
-
-async function onPool(
-  pool: Pool,
-  variant: PiAsyncVariant,
-  n: number,
-  seed: number,
-  chunks: number | undefined,
-  call: CallOptions,
-  kernel: PiKernel,
-) {
-  const needed = onPoolVariant(pool);
-  if (variant === 'wasmWorkers' && needed !== variant && !host().wasmModule()) {
-    throw makeError('ERR_BACKEND_UNAVAILABLE', `wasmWorkers needs offthread.wasm: ${host().wasmError()}`);
-  }
-  if (variant !== needed) {
-    throw makeError(
-      'ERR_INVALID_VARIANT',
-      `${variant} needs a pool on the ${variant === 'parallelAsync' ? 'native' : variant === 'wasmWorkers' ? 'wasm' : 'js'} engine; this pool runs ${pool.engine}`,
-    );
-  }
-  if (pool.engine === 'native') return pool.run('pi', { first: 0, count: n, seed, kernel }, call);
-  if (n === 0) return 0;
-  const counts = await runAll(
-    pool,
-    'pi',
-    piChunks(n, pool.threads, chunks).map((c) => ({ ...c, seed })),
-    call,
-  );
-  return counts.reduce((a, b) => a + b, 0);
+  return estimateVariantSync(samples, 'auto', toOptions<PiOptions>(options, SYNC_KEYS));
 }
 
 /**
- * π off the event loop. `auto` runs small inputs inline and the rest on the pool
- * (`parallelAsync` on the native engine, `wasmWorkers` / `jsWorkers` on a worker pool);
- * pool variants honour `{ pool, signal, timeout }`.
+ * π off the event loop: small inputs run inline, the rest on the pool (`options.pool`,
+ * else the default pool) in that pool's engine; honours `{ signal, timeout }`.
  */
-export async function estimate(samples: number | bigint, options?: PiAsyncOptions): Promise<PiResult> {
-  const { opts, n, seed, variant } = parseArgs(samples, options, ASYNC_KEYS);
-  const call = checkCallOptions(opts);
-  const kernel = checkKernel(opts.kernel, variant);
+export function estimate(samples: number | bigint, options?: PiAsyncOptions): Promise<PiResult> {
   try {
-    if (variant === 'nativeAsync') {
-      return result(n, seed, await raceAbort(countUv(variant, kernel, 0, n, seed), call), variant);
-    }
-    if (variant === 'nativeChunked') {
-      const chunks = checkChunks(opts.chunks, 1024) ?? 4;
-      return result(n, seed, await raceAbort(chunkedUv(n, seed, chunks, kernel), call), variant);
-    }
-    const onWorkers = variant === 'js' || variant === 'jsBitwise' || variant === 'wasm';
-    if (onWorkers && (call.pool?.engine ?? activeBackend()) !== 'native') {
-      // A sync variant asked for asynchronously on a worker pool: one worker runs it, so
-      // the caller's thread stays free and abort/timeout apply.
-      const maybe = poolOf(call); // no extra tick: the job is queued before this returns
-      const pool = maybe instanceof Promise ? await maybe : maybe;
-      const inside = await pool.run('pi', { first: 0, count: n, seed, impl: variant }, call);
-      return result(n, seed, inside, variant);
-    }
-    if (variant === 'auto' ? n > AUTO_INLINE_MAX : (asyncVariants as readonly string[]).includes(variant)) {
-      const maybe = poolOf(call);
-      const pool = maybe instanceof Promise ? await maybe : maybe;
-      const chosen = variant === 'auto' ? onPoolVariant(pool) : (variant as PiAsyncVariant);
-      if (chosen !== 'parallelAsync') warnFallbackOnce();
-      const inside = await onPool(pool, chosen, n, seed, checkChunks(opts.chunks, MAX_CHUNKS), call, kernel);
-      return result(n, seed, inside, chosen);
-    }
-    call.pool?.assertOpen();
-    if (call.signal?.aborted) throw makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason);
-    const chosen = variant === 'auto' ? pickSync(n) : (variant as PiSyncVariant);
-    return result(n, seed, countSync(chosen, n, seed), chosen);
+    return estimateVariant(samples, 'auto', toOptions<PiAsyncOptions>(options, ASYNC_KEYS));
   } catch (err) {
-    throw fromNative(err);
+    return Promise.reject(err);
   }
 }

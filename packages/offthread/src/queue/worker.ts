@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { describe, errorRegistry, makeError } from '../errors.js';
 import { host } from '../host.js';
 import { hex } from '../kernels/md5.js';
-import { piChunks } from '../kernels/pi.js';
+import { piChunks } from '../kernels/pi-variants.js';
 import { raceAbort } from '../pool/call.js';
 import { Pool, runAll } from '../pool/pool.js';
 import { MAX_SAMPLES, toOptions } from '../validate.js';
