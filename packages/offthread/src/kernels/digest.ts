@@ -44,12 +44,17 @@ const isShared = (bytes: Uint8Array) =>
  * (the timeout covers the whole call). The bytes must not change until it settles; a
  * buffer detached or shrunk meanwhile rejects the call with ERR_INVALID_ARG.
  */
-export async function digestAsync(kind: Kind, input: HashData, call: CallOptions): Promise<string> {
+export function digestAsync(kind: Kind, input: HashData, call: CallOptions): Promise<string> {
   // A detached view reads as no bytes, as `hex` reads it; posted as is to a worker it
   // would fail to clone (and leave the worker engine's slot taken).
   const data = typeof input !== 'string' && input.byteLength === 0 ? NO_BYTES : input;
   const small = typeof data === 'string' ? data.length <= PIECE : data.byteLength <= PIECE || isShared(data);
-  if (small) return (await callAsync(call, { kernel: `${kind}.hex`, input: data })) as string;
+  // The common case stays one pool call, no extra async step (services/http calls it per round).
+  if (small) return callAsync(call, { kernel: `${kind}.hex`, input: data }) as Promise<string>;
+  return large(kind, data, call);
+}
+
+async function large(kind: Kind, data: HashData, call: CallOptions): Promise<string> {
   // The length as it is now, before the caller runs again (and may detach the buffer).
   const parts = pieces(data);
   const byteLength = typeof data === 'string' ? 0 : data.byteLength;

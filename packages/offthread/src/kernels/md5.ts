@@ -65,7 +65,7 @@ export function hex(data: string | Uint8Array): string {
 export async function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
   const input = checkHashData(data);
   const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return digestAsync('md5', input, call);
+  return await digestAsync('md5', input, call);
 }
 
 /** The loop with the host's MD5, one digest per round: the oracle of the tests. */

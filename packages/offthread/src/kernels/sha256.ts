@@ -23,5 +23,5 @@ export function hex(data: string | Uint8Array): string {
 export async function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
   const input = checkHashData(data);
   const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return digestAsync('sha256', input, call);
+  return await digestAsync('sha256', input, call);
 }
