@@ -7,7 +7,8 @@
 import { describe, makeError } from '../errors.js';
 import { host, warnFallbackOnce } from '../host.js';
 import { type CallOptions, checkCallOptions } from '../pool/pool.js';
-import { CALL_KEYS, isInstance, toOptions } from '../validate.js';
+import { CALL_KEYS, toOptions } from '../validate.js';
+import { checkHashData, digestAsync } from './digest.js';
 import { md5IterateCall } from './kernels.js';
 import { callAsync, callSync } from './registry.js';
 
@@ -17,11 +18,6 @@ export const MAX_ROUNDS = 1_000_000_000;
 export interface IterateOptions {
   /** Continue from d_k (a 32-character digest) instead of d₀ = "". */
   start?: string;
-}
-
-function checkData(data: unknown): string | Uint8Array {
-  if (typeof data === 'string' || isInstance(data, Uint8Array)) return data;
-  throw makeError('ERR_INVALID_ARG', `data must be a string or Uint8Array, got ${describe(data)}`);
 }
 
 function checkText(text: unknown): string {
@@ -56,14 +52,20 @@ function hostMd5(): (data: string | Uint8Array) => string {
 
 /** MD5 of a string (UTF-8) or bytes, lowercase hex, on the calling thread. */
 export function hex(data: string | Uint8Array): string {
-  return callSync({ kernel: 'md5.hex', input: checkData(data) }) as string;
+  return callSync({ kernel: 'md5.hex', input: checkHashData(data) }) as string;
 }
 
-/** MD5 of a string as one pool job (one off-loop call). */
-export async function hexAsync(data: string, options?: CallOptions): Promise<string> {
-  const text = checkText(data);
+/**
+ * As `hex`, on the pool; takes what `hex` takes. Honours `{ pool, signal, timeout }`.
+ * Up to 1 MiB is one job owning a copy (a SharedArrayBuffer view: read in place); more
+ * goes in 1 MiB pieces with the event loop free between them (kernels/digest.ts). Until
+ * the promise settles, do not write to the bytes (the digest would mix old and new
+ * bytes) nor transfer or shrink their buffer (the call rejects with ERR_INVALID_ARG).
+ */
+export async function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
+  const input = checkHashData(data);
   const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return (await callAsync(call, { kernel: 'md5.hex', input: text })) as string;
+  return await digestAsync('md5', input, call);
 }
 
 /** The loop with the host's MD5, one digest per round: the oracle of the tests. */

@@ -3,27 +3,25 @@
  * bytes. Native, else offthread.wasm — on the calling thread or on the pool. A kernel
  * of the Rust registry: this file is its whole TS side.
  */
-import { describe, makeError } from '../errors.js';
 import { type CallOptions, checkCallOptions } from '../pool/pool.js';
 import { CALL_KEYS, toOptions } from '../validate.js';
-import { callAsync, callSync } from './registry.js';
-
-function checkData(data: unknown): string | Uint8Array {
-  if (typeof data === 'string' || data instanceof Uint8Array) return data;
-  throw makeError('ERR_INVALID_ARG', `data must be a string or Uint8Array, got ${describe(data)}`);
-}
+import { checkHashData, digestAsync } from './digest.js';
+import { callSync } from './registry.js';
 
 /** SHA-256 of a string (UTF-8) or bytes, 64 lowercase hex characters, on the calling thread. */
 export function hex(data: string | Uint8Array): string {
-  return callSync({ kernel: 'sha256.hex', input: checkData(data) }) as string;
+  return callSync({ kernel: 'sha256.hex', input: checkHashData(data) }) as string;
 }
 
 /**
- * As `hex`, as one pool job; honours `{ pool, signal, timeout }`. The job owns a copy of
- * bytes taken during this call (a SharedArrayBuffer view is read in place).
+ * As `hex`, on the pool; takes what `hex` takes. Honours `{ pool, signal, timeout }`.
+ * Up to 1 MiB is one job owning a copy (a SharedArrayBuffer view: read in place); more
+ * goes in 1 MiB pieces with the event loop free between them (kernels/digest.ts). Until
+ * the promise settles, do not write to the bytes (the digest would mix old and new
+ * bytes) nor transfer or shrink their buffer (the call rejects with ERR_INVALID_ARG).
  */
 export async function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
-  const input = checkData(data);
+  const input = checkHashData(data);
   const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return (await callAsync(call, { kernel: 'sha256.hex', input })) as string;
+  return await digestAsync('sha256', input, call);
 }

@@ -376,12 +376,15 @@ function makeEngine(name: EngineName, threads: number, maxQueue: number, nice: n
 let shared: Pool | undefined;
 
 /**
- * The pool async calls use when no `pool` is given (created on first use). One made
+ * The pool async calls use when no `pool` is given (created on first use, and again
+ * after it was closed or destroyed: calls already made on the old one end with it). One made
  * while a browser's offthread.wasm still loads takes the JS tier: it is replaced once
  * the load has settled, so an early `defaultPool()` does not keep the page off WASM.
  */
 export function defaultPool(): Pool {
-  if (shared) return shared;
+  // A closed or destroyed default pool is replaced: one caller's `defaultPool().close()`
+  // must not fail every later call in the process that relies on the default (issue 30).
+  if (shared && !shared.closed) return shared;
   const made = new Pool();
   shared = made;
   host()
