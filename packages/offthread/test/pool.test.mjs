@@ -236,3 +236,18 @@ for (const engine of ENGINES)
       assert.equal(r.stdout.trim(), 'done true 1');
     });
   });
+
+test('a job structured clone refuses fails alone: the worker engine and the process go on', async () => {
+  // A detached view reached a worker engine's postMessage and the DataCloneError escaped
+  // from a message handler: the process died.
+  const { stats } = await import('offthread');
+  const pool = new Pool({ engine: 'wasm', threads: 1 });
+  const buffer = new ArrayBuffer(64);
+  const view = new Uint8Array(buffer);
+  structuredClone(buffer, { transfer: [buffer] }); // detaches it
+  // The timeout turns the old hang (the call was never settled) into a failure.
+  const calls = [stats.temperature(view, { pool, timeout: 20_000 }), md5.hexAsync('abc', { pool })];
+  await assert.rejects(calls[0], { code: 'ERR_INVALID_ARG', message: /cannot be sent to a worker/ });
+  assert.equal(await calls[1], '900150983cd24fb0d6963f7d28e17f72');
+  await pool.close();
+});

@@ -97,6 +97,8 @@ const waitAsync = (
 ).waitAsync;
 const setImmediateFn = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
 
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
 function fromWire(e: { code: string; message: string }): Error {
   const code = (e.code in errorRegistry ? e.code : 'ERR_KERNEL_PANIC') as ErrorCode;
   return makeError(code, e.message);
@@ -561,19 +563,33 @@ export class WorkerEngine implements Engine {
       task.started = now();
       this.#wait.add(task.started - task.submitted);
       if (slot.flags) Atomics.store(slot.flags, 0, 0);
-      if (task.guest !== undefined) {
-        if (slot.box && fitsBox(task.guest)) {
-          this.#mail(slot, task);
-          continue;
-        }
-        const msg: GuestTaskMessage = { type: 'guest', id: task.id, call: task.guest };
-        this.#post(slot, msg);
-        continue;
+      try {
+        this.#send(slot, task);
+      } catch (err) {
+        // Arguments structured clone refuses (a detached buffer, a function): this call
+        // fails, the worker and the calls behind it go on. Thrown here it would have
+        // escaped from a message handler and ended the process.
+        slot.task = null;
+        this.#finish(task, makeError('ERR_INVALID_ARG', `the job cannot be sent to a worker: ${messageOf(err)}`, err));
+        this.#pump();
+        return;
       }
-      const kernel = this.#crashNext ? 'testPanic' : task.kernel;
-      this.#crashNext = false;
-      const msg: TaskMessage = { type: 'task', id: task.id, kernel, args: task.args };
-      this.#post(slot, msg, task.transfer);
     }
+  }
+
+  #send(slot: Slot, task: Task): void {
+    if (task.guest !== undefined) {
+      if (slot.box && fitsBox(task.guest)) {
+        this.#mail(slot, task);
+        return;
+      }
+      const msg: GuestTaskMessage = { type: 'guest', id: task.id, call: task.guest };
+      this.#post(slot, msg);
+      return;
+    }
+    const kernel = this.#crashNext ? 'testPanic' : task.kernel;
+    this.#crashNext = false;
+    const msg: TaskMessage = { type: 'task', id: task.id, kernel, args: task.args };
+    this.#post(slot, msg, task.transfer);
   }
 }
