@@ -11,6 +11,7 @@ mod bytes;
 mod error;
 mod ffi;
 mod filters;
+mod memory;
 mod pi;
 mod registry;
 mod runtime;

@@ -128,3 +128,9 @@ export declare function piCountRangeUv(first: number, count: number, seed: numbe
 
 /** Adds `delta` to every value of the batch, in the caller's memory; returns the count. */
 export declare function statsTemperatureOffsetSync(buf: Uint8Array, delta: number): number
+
+/**
+ * Returns freed heap memory to the OS, on a thread of its own: trimming large arenas
+ * takes milliseconds the event loop should not wait for.
+ */
+export declare function trimMemory(): void

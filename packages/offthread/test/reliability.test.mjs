@@ -152,6 +152,7 @@ function bindingCalls() {
     NativePool: [1, 0, 10, () => {}],
     NativeFilter: ['{"kind":"md5"}'],
     filterErrorCodes: [],
+    trimMemory: [],
   };
   const filter = new binding.NativeFilter('{"kind":"md5"}');
   const methods = {

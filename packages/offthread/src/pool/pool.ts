@@ -16,6 +16,8 @@ import type { ResourceLimits } from './jobs.js';
 const POOL_KEYS = ['threads', 'maxQueue', 'nice', 'engine', 'resourceLimits', 'cancelGrace', 'idleTimeout'] as const;
 /** `idleTimeout`'s default: threads a pool has not used for this long are let go. */
 const IDLE_TIMEOUT_MS = 10_000;
+/** How long after its threads were told to stop a pool trims the heap: they exit within it. */
+const TRIM_AFTER_MS = 1_000;
 const LIMIT_KEYS = ['maxOldGenerationSizeMb', 'maxYoungGenerationSizeMb', 'codeRangeSizeMb', 'stackSizeMb'] as const;
 
 export type { EngineName, LatencyStats, PoolStats, TaskStats } from './engine.js';
@@ -254,6 +256,10 @@ export class Pool {
     let slept = this.#engine.sleep();
     for (const r of this.#resources.values()) slept = r.sleep() && slept;
     if (!slept) this.#armIdle();
+    // The stopped threads' memory goes back to the allocator's arenas, which keep it
+    // (1,000 dropped pools: 250–370 MiB left): once they have exited, ask for it back.
+    const trim = setTimeout(() => host().native()?.trimMemory(), TRIM_AFTER_MS);
+    (trim as { unref?: () => void }).unref?.();
   }
 
   /** Threads (native) or workers this pool runs on. */
