@@ -152,6 +152,31 @@ test('offthread worker: Redis gone while idle, then SIGTERM → exits', { timeou
   }
 });
 
+test('offthread worker: Redis dying as SIGTERM arrives, nothing running → exits 0 at once', {
+  timeout: 60_000,
+}, async (t) => {
+  // The close begins while the client still sees Redis up, and Redis goes away under it.
+  // With nothing running there is nothing to record: it used to wait out redisTimeout
+  // (10 s) and exit 1 with ERR_QUEUE_UNAVAILABLE (seen once in CI).
+  const redis = await startRedis();
+  const w = worker(t, redis.url);
+  try {
+    await w.until('ready');
+    // Frozen, Redis keeps its sockets: the worker's close starts against a Redis it sees
+    // up. Then it dies, and the sockets close under the close.
+    process.kill(redis.pid, 'SIGSTOP');
+    w.child.kill('SIGTERM');
+    await w.until('SIGTERM');
+    process.kill(redis.pid, 'SIGKILL');
+    const { code } = await w.exit;
+    assert.equal(code, 0, w.log());
+    assert.doesNotMatch(w.log(), /ERR_QUEUE_UNAVAILABLE/);
+  } finally {
+    if (w.child.exitCode === null) w.child.kill('SIGKILL');
+    await redis.stop();
+  }
+});
+
 test('offthread worker: Redis gone under a running job, then SIGTERM → exits 1 naming the code', {
   timeout: 60_000,
 }, async (t) => {

@@ -105,6 +105,8 @@ export class Reachability {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #lastError = '';
   readonly #watchers = new Set<() => void>();
+  /** Called as soon as the connection goes down (not after `timeout`). */
+  readonly #downWatchers = new Set<() => void>();
 
   constructor(client: Redis, timeout: number) {
     this.#client = client;
@@ -128,6 +130,7 @@ export class Reachability {
   #down(): void {
     if (this.#downSince !== undefined) return;
     this.#downSince = performance.now();
+    for (const w of [...this.#downWatchers]) w();
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       for (const w of [...this.#watchers]) w();
@@ -149,6 +152,16 @@ export class Reachability {
   watch(fn: () => void): () => void {
     this.#watchers.add(fn);
     return () => this.#watchers.delete(fn);
+  }
+
+  /** Calls `fn` when the connection goes down (at once if it is down); returns the unsubscribe. */
+  onDown(fn: () => void): () => void {
+    if (this.#downSince !== undefined) {
+      queueMicrotask(fn);
+      return () => {};
+    }
+    this.#downWatchers.add(fn);
+    return () => this.#downWatchers.delete(fn);
   }
 
   /** Resolves with `p`, or rejects with the typed error once Redis has been down `timeout` ms. */
@@ -173,5 +186,6 @@ export class Reachability {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#watchers.clear();
+    this.#downWatchers.clear();
   }
 }

@@ -403,14 +403,28 @@ export class QueueWorker {
         await this.worker.close(true).catch(() => {});
       } else {
         const graceful = this.worker.close();
+        // Redis may go away after close began (a SIGTERM right after it died, before the
+        // client saw its socket close): with nothing running there is nothing to record,
+        // so the connections are dropped then, not after `redisTimeout`.
+        let stopWatching = () => {};
+        const downWhileIdle = new Promise<'down'>((resolve) => {
+          stopWatching = this.#reach.onDown(() => {
+            if (this.#stats.active === 0) resolve('down');
+          });
+        });
         try {
-          await this.#reach.bound(graceful);
+          if ((await this.#reach.bound(Promise.race([graceful, downWhileIdle]))) === 'down') {
+            graceful.catch(() => {});
+            this.worker.disconnect().catch(() => {});
+          }
         } catch (err) {
           gaveUp = err as Error;
           this.#forcing = true;
           this.worker.cancelAllJobs('the worker stopped while Redis was away');
           // Not awaited: BullMQ waits for a connection that never became ready.
           this.worker.disconnect().catch(() => {});
+        } finally {
+          stopWatching();
         }
       }
       this.#reach.stop();
