@@ -130,7 +130,23 @@ const now = () => performance.now();
 const finalizer = new FinalizationRegistry<{ engine: Engine; resources: Map<symbol, PoolResource> }>((held) => {
   held.engine.destroy();
   for (const r of held.resources.values()) r.destroy();
+  trimSoon();
 });
+
+let trimTimer: ReturnType<typeof setTimeout> | undefined;
+/**
+ * Stopped threads' memory goes back to the allocator's arenas, which keep it (1,000
+ * dropped pools: 250–370 MiB left after their threads were gone): once the threads have
+ * exited, ask for it back. One trim for a burst of stops: each stop moves it later.
+ */
+function trimSoon(): void {
+  if (trimTimer !== undefined) clearTimeout(trimTimer);
+  trimTimer = setTimeout(() => {
+    trimTimer = undefined;
+    host().native()?.trimMemory();
+  }, TRIM_AFTER_MS);
+  (trimTimer as { unref?: () => void }).unref?.();
+}
 
 /** The first registered engine that can run here (the last one if none says so). */
 function defaultEngine(): EngineName {
@@ -256,10 +272,7 @@ export class Pool {
     let slept = this.#engine.sleep();
     for (const r of this.#resources.values()) slept = r.sleep() && slept;
     if (!slept) this.#armIdle();
-    // The stopped threads' memory goes back to the allocator's arenas, which keep it
-    // (1,000 dropped pools: 250–370 MiB left): once they have exited, ask for it back.
-    const trim = setTimeout(() => host().native()?.trimMemory(), TRIM_AFTER_MS);
-    (trim as { unref?: () => void }).unref?.();
+    trimSoon();
   }
 
   /** Threads (native) or workers this pool runs on. */
