@@ -165,6 +165,16 @@ export class EventStream {
       }
       if (this.#closing) return; // nothing is delivered after close()
       const [kept, read, firstRead, lastRead, added, length, firstId] = reply;
+      if (read === 0 && added >= 0 && this.#upToPos !== undefined && added < this.#upToPos) {
+        // Deleted and made anew with ids at or below the position (within the same
+        // millisecond, or given): XRANGE after it finds nothing, and the new entries
+        // were never read (a reader waited for them for ever). Read it from its start.
+        this.#onLost();
+        this.#pos = '0-0';
+        this.#upToPos = 0;
+        wait = false;
+        continue;
+      }
       if (read > 0) {
         const gone = this.#lostBefore(added, length, firstId, firstRead);
         if (gone !== false) this.#onLost();
