@@ -6,11 +6,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { after, test } from 'node:test';
 import zlib from 'node:zlib';
 import { filters, Pool } from 'offthread';
+import { outputs } from './stream-outputs.mjs';
 
 const TEXT = 'ascii, é ü ß, € 日本語, 𝄞 😀; '.repeat(3000);
 const BYTES = Buffer.from(TEXT);
@@ -23,18 +22,7 @@ function chunked(bytes, size) {
   return out;
 }
 
-async function run(filter, chunks) {
-  const out = [];
-  const sink = new Writable({
-    objectMode: true,
-    write(chunk, _e, cb) {
-      out.push(chunk);
-      cb();
-    },
-  });
-  await pipeline(Readable.from(chunks), filter, sink);
-  return out;
-}
+const run = outputs;
 const bytesOf = async (filter, chunks) => Buffer.concat(await run(filter, chunks));
 
 /** Runs `body` with a pool of one wasm worker (every stream on it), closed afterwards. */

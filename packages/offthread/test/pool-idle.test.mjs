@@ -6,10 +6,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
 import { filters, md5, Pool, tasks } from 'offthread';
+import { outputs } from './stream-outputs.mjs';
 
 const TASK_MODULE = new URL('../test-fixtures/tasks/work.mjs', import.meta.url);
 const THREADS = 3;
@@ -111,14 +110,7 @@ test('a stream whose state is on a worker outlives idle spells between its chunk
       await sleep(150); // the pool is idle here, longer than its idleTimeout
     }
   }
-  const out = [];
-  const sink = new Writable({
-    write(chunk, _e, cb) {
-      out.push(chunk);
-      cb();
-    },
-  });
-  await pipeline(Readable.from(slowly()), filters.transcode('utf8', 'utf16le', { pool }), sink);
+  const out = await outputs(filters.transcode('utf8', 'utf16le', { pool }), slowly());
   assert.equal(Buffer.concat(out).toString('utf16le'), text);
   // The stream is done: its hold is released and the worker may now stop.
   const busy = threadCount();
