@@ -16,6 +16,8 @@ export {
   OffthreadError,
   OffthreadRangeError,
   OffthreadTypeError,
+  SchemaReadError,
+  SchemaWriteError,
 } from './errors.js';
 export { type BackendInfo, type BackendName, backendInfo } from './host.js';
 export type { IterateOptions } from './kernels/md5.js';
