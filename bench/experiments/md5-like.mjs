@@ -1,9 +1,9 @@
 // Experiment `md5-like` (issue 35 item 3): the "MD5-like" loop of "Node vs. JS" (seed
 // 002) measured as the blog did — 20 M iterations of blueimp-md5's MD5 function stripped
 // to its calls, shifts and arithmetic (http-md5-like.mjs / .rs), JS against the same
-// functions in Rust (native through koffi, and wasm32 in V8). Blog (seed 002): JS 12.4 s, C++
-// 7.4 s, 1.68×. It used to be a table of http-md5 with one F-round step per iteration,
-// about 1/300 of this work, and a ratio that was another kernel's.
+// functions in Rust (native through koffi, and wasm32 in V8). Blog (seed 002): JS
+// 12.4 s, C++ 7.4 s, 1.68×. It used to be a table of http-md5 with one F-round step per
+// iteration, about 1/300 of this work, and a ratio that was another kernel's.
 import { runInChild } from '../lib/measure.mjs';
 
 const HELPER = new URL('./http-md5-like.mjs', import.meta.url);
