@@ -25,6 +25,16 @@ export interface GuestSetupMessage {
   modules: GuestModuleSpec[];
 }
 
+export interface GuestAddMessage {
+  type: 'guest-add';
+  module: GuestModuleSpec;
+}
+
+export interface GuestRemoveMessage {
+  type: 'guest-remove';
+  index: number;
+}
+
 /** An input written once into shared memory, read by every worker in place. */
 export interface SharedInput {
   shared: SharedArrayBuffer;
@@ -206,14 +216,26 @@ function isTyped(err: unknown): err is Error & { code: string } {
 }
 
 export class GuestRuntime {
-  readonly #specs: GuestModuleSpec[];
+  /** By module index; undefined once removed (host.remove). */
+  readonly #specs: (GuestModuleSpec | undefined)[];
   readonly #instances: (Instance | undefined)[] = [];
   /** Modules inside a call on this worker: never entered again until it returns. */
   readonly #active = new Set<number>();
   #depth = 0;
 
   constructor(msg: GuestSetupMessage) {
-    this.#specs = msg.modules;
+    this.#specs = [...msg.modules];
+  }
+
+  /** host.add: a module joins; its instance is made on its first call. */
+  add(spec: GuestModuleSpec): void {
+    this.#specs[spec.index] = spec;
+  }
+
+  /** host.remove (after its calls settled): the module and its instance are dropped. */
+  remove(index: number): void {
+    this.#specs[index] = undefined;
+    this.#instances[index] = undefined;
   }
 
   #instance(i: number): Instance {
@@ -254,9 +276,12 @@ export class GuestRuntime {
       if (name === null || !spec?.imports.some((d) => d.name === name)) return -1n;
       // Not the caller, nor any module up the chain (A → B → A): a guest's state is
       // borrowed for its whole call (offthread-guest's Cell), so re-entering it is unsound.
-      const target = this.#specs.findIndex((s, k) => !this.#active.has(k) && s.exports.some((d) => d.name === name));
+      // …and one whose version of the interface has function `fn` (an older one lacks
+      // the functions appended since: docs/guest-abi.md, "Evolving interfaces").
+      const has = (d: InterfaceDecl) => d.name === name && d.functions.length > (fn as number) >>> 0;
+      const target = this.#specs.findIndex((s, k) => s !== undefined && !this.#active.has(k) && s.exports.some(has));
       if (target < 0) return -1n;
-      const exportIndex = (this.#specs[target] as GuestModuleSpec).exports.findIndex((d) => d.name === name);
+      const exportIndex = (this.#specs[target] as GuestModuleSpec).exports.findIndex(has);
       const input = caller.view((inPtr as number) >>> 0, (inLen as number) >>> 0, 'an input');
       this.#depth++;
       let out: Uint8Array;
