@@ -355,3 +355,144 @@ describe('a live host', () => {
     }
   });
 });
+
+describe('guests calling guests (Karmem §4.3.2)', () => {
+  const enc = new TextEncoder();
+  const i32 = (v) => [0x41, ...sleb64(v)];
+  const call = (n) => [0x10, ...sleb64(n)];
+  const direct = (name, fns, pattern = 'direct') =>
+    JSON.stringify({
+      name,
+      pattern,
+      fingerprint: '0123456789abcdef',
+      memories: [],
+      functions: fns.map((f) => ({ name: f, input: null, output: { memory: null } })),
+    });
+  // The optional imports, as function 0, 1, 2 of the importers below.
+  const LINKS = [
+    { name: 'invoke_at', type: [[I32, I32, I32, I32, I32, I32], [I64]] },
+    { name: 'exporters', type: [[I32, I32], [I32]] },
+    { name: 'exporter_index', type: [[I32, I32, I32, I32], [I32]] },
+    { name: 'invoke', type: [[I32, I32, I32, I32, I32], [I64]] },
+  ];
+  /** A guest exporting `exports` and importing `imported` (a descriptor), with `offthread_call` = `call`. */
+  function importer(exports, imported, body, strings) {
+    const desc = enc.encode(imported);
+    return assemble({
+      descriptor: exports,
+      imports: LINKS,
+      body: {
+        offthread_init: i32((1 << 16) | 1),
+        offthread_import: [0x42, ...sleb64((BigInt(desc.length) << 32n) | 2560n)],
+        offthread_call: body,
+      },
+      data: [{ offset: 2560, bytes: desc }, ...strings.map(([offset, text]) => ({ offset, bytes: enc.encode(text) }))],
+    });
+  }
+
+  test('the importer picks the exporter by index or by name, and counts them', async () => {
+    const NAME = [3584, 'store'];
+    const NEW = [3600, 'new'];
+    const store = [...i32(NAME[0]), ...i32(5)];
+    // relay fn 0, 1: store.get on exporter #fn; fn 2: on the one named "new"; fn 3: how
+    // many exporters there are (a byte at 2048). A guest's fanout is a loop over these
+    // (offthread_guest::fanout).
+    const body = [
+      0x20,
+      0x01,
+      ...i32(2),
+      0x46,
+      0x04,
+      0x7e, // if fn == 2
+      ...store,
+      ...store,
+      ...i32(NEW[0]),
+      ...i32(3),
+      ...call(2),
+      ...i32(0),
+      ...i32(0),
+      ...i32(0),
+      ...call(0),
+      0x05,
+      0x20,
+      0x01,
+      ...i32(3),
+      0x46,
+      0x04,
+      0x7e, // else if fn == 3
+      ...i32(2048),
+      ...store,
+      ...call(1),
+      0x3a,
+      0x00,
+      0x00,
+      0x42,
+      ...sleb64((1n << 32n) | 2048n),
+      0x05,
+      ...store,
+      0x20,
+      0x01,
+      ...i32(0),
+      ...i32(0),
+      ...i32(0),
+      ...call(0), // else invoke_at(fn)
+      0x0b,
+      0x0b,
+    ];
+    const relay = importer(direct('relay', ['first', 'second', 'named', 'count']), v2.store, body, [NAME, NEW]);
+    const host = await guests.load(
+      [mod('old', v1.store, 1), { name: 'relay', bytes: relay }, mod('new', v2.store, 2), mod('third', v2.store, 3)],
+      { threads: 1 },
+    );
+    try {
+      assert.deepEqual(byte(await host.call('relay', 'first')), [0x10]);
+      assert.deepEqual(byte(await host.call('relay', 'second')), [0x20]);
+      assert.deepEqual(byte(await host.call('relay', 'named')), [0x20]);
+      assert.deepEqual(byte(await host.call('relay', 'count')), [3]);
+      await host.remove('old');
+      assert.deepEqual(byte(await host.call('relay', 'first')), [0x20], 'indices follow the modules present');
+      assert.deepEqual(byte(await host.call('relay', 'count')), [2]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  test('single: one instance for the host and every importing guest, its state shared', async () => {
+    // tally.next: a byte at 2048, incremented per call, is the answer.
+    const next = [
+      ...i32(2048),
+      ...i32(2048),
+      0x2d,
+      0x00,
+      0x00,
+      ...i32(1),
+      0x6a,
+      0x3a,
+      0x00,
+      0x00,
+      0x42,
+      ...sleb64((1n << 32n) | 2048n),
+    ];
+    const tallyDesc = direct('tally', ['next'], 'singleton');
+    const tally = assemble({ descriptor: tallyDesc, body: { offthread_call: next } });
+    // relay.next: offthread.invoke("tally", 0, 0, 0).
+    const viaGuest = [...i32(3584), ...i32(5), ...i32(0), ...i32(0), ...i32(0), ...call(3)];
+    const relay = importer(direct('relay', ['next']), tallyDesc, viaGuest, [[3584, 'tally']]);
+    const host = await guests.load(
+      [
+        { name: 'tally', bytes: tally },
+        { name: 'relay', bytes: relay },
+      ],
+      { threads: 2 },
+    );
+    try {
+      const seen = [byte(await host.call('tally', 'next'))[0]];
+      const both = await Promise.all(Array.from({ length: 8 }, (_, k) => host.call(k % 2 ? 'tally' : 'relay', 'next')));
+      seen.push(...both.map((b) => b[0]));
+      seen.push(byte(await host.call('tally', 'next'))[0]);
+      assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    } finally {
+      await host.close();
+    }
+  });
+});

@@ -197,6 +197,9 @@ export const IMPORT_SIGNATURES: Readonly<Record<string, Signature>> = {
   oom: sig([I32], []),
   invoke: sig([I32, I32, I32, I32, I32], [I64]),
   module_index: sig([], [I32]),
+  invoke_at: sig([I32, I32, I32, I32, I32, I32], [I64]),
+  exporters: sig([I32, I32], [I32]),
+  exporter_index: sig([I32, I32, I32, I32], [I32]),
 };
 
 /** `(i32, i32) -> i64`; `()` for no results, as the docs write it. */

@@ -248,6 +248,30 @@ function interfaceTable(specs: readonly (GuestModuleSpec | null)[]): Map<string,
   return table;
 }
 
+/**
+ * The modules that import a `single` interface, directly or through the guests they
+ * call: a guest reaches other guests on its own worker, so these run on worker 0, where
+ * the interface's one instance serves the host too (its state shared by every caller).
+ */
+function pinned(specs: readonly (GuestModuleSpec | null)[], table: Map<string, Entry>): Set<number> {
+  const out = new Set<number>();
+  const exportersOf = (name: string) => table.get(name)?.exporters.map((e) => e.module) ?? [];
+  for (let changed = true; changed; ) {
+    changed = false;
+    specs.forEach((s, k) => {
+      if (!s || out.has(k)) return;
+      const reaches = s.imports.some(
+        (d) => table.get(d.name)?.decl.pattern === 'singleton' || exportersOf(d.name).some((m) => out.has(m)),
+      );
+      if (reaches) {
+        out.add(k);
+        changed = true;
+      }
+    });
+  }
+  return out;
+}
+
 /** How long `close()` waits for pending calls by default (ms), as `loadTimeout`. */
 const CLOSE_TIMEOUT = 5_000;
 
@@ -274,6 +298,8 @@ export class GuestHost {
   /** Calls submitted per module and not yet settled. */
   readonly #running = new Map<number, number>();
   readonly #drained = new Map<number, () => void>();
+  /** Modules whose calls may reach a `single` interface: they run on worker 0, where its one instance is. */
+  #pinned: Set<number>;
   /** Names an add() in progress has claimed. */
   readonly #claimed = new Set<string>();
   readonly #stats = { calls: 0, sharedBytes: 0, copiedIn: 0, copiedOut: 0 };
@@ -291,6 +317,7 @@ export class GuestHost {
     this.#specs = [...specs];
     this.#table = table;
     this.#limits = limits;
+    this.#pinned = pinned(this.#specs, table);
   }
 
   /** @internal Tests: each worker's mailbox header (pool/mailbox.ts), or null. */
@@ -357,6 +384,7 @@ export class GuestHost {
 
   /** Runs `call` on module `module`, counted so that removing the module waits for it. */
   #run(module: number, call: GuestCall, run: RunOptions, target?: number): Promise<unknown> {
+    if (this.#pinned.has(module)) target = 0;
     this.#running.set(module, (this.#running.get(module) ?? 0) + 1);
     const done = () => {
       const left = (this.#running.get(module) ?? 1) - 1;
@@ -547,7 +575,7 @@ export class GuestHost {
         // Posted before any call that names it, on every worker (and replayed to replacements).
         this.#engine.addSetup({ type: 'guest-add', module: d });
       }
-      this.#table = interfaceTable(this.#live());
+      this.#retable();
       return described.map((d) => d.name);
     } finally {
       for (const { name } of sources) this.#claimed.delete(name);
@@ -565,7 +593,7 @@ export class GuestHost {
     const index = this.#specs.findIndex((s, i) => s?.name === name && !this.#leaving.has(i));
     if (index < 0) throw makeError('ERR_INVALID_ARG', `no module named ${JSON.stringify(name)} is present`);
     this.#leaving.add(index);
-    this.#table = interfaceTable(this.#live());
+    this.#retable();
     if (this.#running.has(index)) {
       await new Promise<void>((resolve) => this.#drained.set(index, resolve));
       this.#drained.delete(index);
@@ -573,6 +601,12 @@ export class GuestHost {
     this.#engine.addSetup({ type: 'guest-remove', index });
     this.#specs[index] = null;
     this.#leaving.delete(index);
+  }
+
+  #retable(): void {
+    this.#table = interfaceTable(this.#live());
+    // Over every module on the workers: a leaving one may still be called by a guest.
+    this.#pinned = pinned(this.#specs, this.#table);
   }
 
   /** The modules calls may choose from: present and not being removed. */
