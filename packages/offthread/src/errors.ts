@@ -117,6 +117,11 @@ export const errorRegistry = {
     summary: 'A guest broke the guest ABI during a call (an out-of-bounds result, a bad pointer).',
   },
   ERR_GUEST_FAILED: { status: 500, kind: 'Error', summary: 'A guest reported an error for the call (its message).' },
+  ERR_GUEST_NO_FUNCTION: {
+    status: 501,
+    kind: 'Error',
+    summary: 'The chosen guest, or every one present, lacks the function: built before it was added to the interface.',
+  },
   ERR_QUEUE_JOB_FAILED: {
     status: 502,
     kind: 'Error',
