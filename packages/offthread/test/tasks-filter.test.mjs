@@ -195,7 +195,8 @@ describe('filters.task()', () => {
     await until(() => Atomics.load(made, 0) > 0, 'the transform started');
     await new Promise((r) => setTimeout(r, 200));
     const paused = Atomics.load(made, 0);
-    assert.ok(paused <= 8 + t.readableHighWaterMark + 2, `made ${paused} with nobody reading`);
+    // 16: the outputs the worker may send ahead (OUT_WINDOW).
+    assert.ok(paused <= 16 + t.readableHighWaterMark + 2, `made ${paused} with nobody reading`);
     // Reading resumes it.
     let read = 0;
     for await (const item of t) {
@@ -219,7 +220,9 @@ describe('filters.task()', () => {
     })();
     await until(() => Atomics.load(taken, 0) === 1, 'the first chunk was taken');
     await new Promise((r) => setTimeout(r, 200));
-    assert.ok(accepted < 40, `the writer got ${accepted} of 100 chunks past a transform that took 1`);
+    // 16 chunks on their way (IN_WINDOW) and the writable side's buffer: no more.
+    const most = 16 + t.writableHighWaterMark + 1;
+    assert.ok(accepted <= most, `the writer got ${accepted} of 100 chunks past a transform that took 1`);
     Atomics.store(gate, 0, 1);
     const out = [];
     for await (const item of t) out.push(item);
@@ -228,6 +231,30 @@ describe('filters.task()', () => {
       out,
       Array.from({ length: 100 }, (_, i) => i),
     );
+  });
+
+  test('back-pressure in counts bytes too: big chunks wait sooner', async () => {
+    const taken = flag();
+    const gate = flag();
+    const t = filters.task(work.gated, { args: [taken, gate] });
+    const MiB = 1024 * 1024;
+    let accepted = 0;
+    const writes = (async () => {
+      for (let i = 0; i < 20; i++) {
+        if (!t.write(Buffer.alloc(MiB, i))) await new Promise((r) => t.once('drain', r));
+        accepted++;
+      }
+      t.end();
+    })();
+    await until(() => Atomics.load(taken, 0) === 1, 'the first chunk was taken');
+    await new Promise((r) => setTimeout(r, 200));
+    // 4 MiB on their way (IN_BYTES), one more written past it, one in the writable buffer.
+    assert.ok(accepted <= 6, `the writer got ${accepted} MiB past a transform that took 1`);
+    Atomics.store(gate, 0, 1);
+    let bytes = 0;
+    for await (const chunk of t) bytes += chunk.length;
+    await writes;
+    assert.equal(bytes, 20 * MiB);
   });
 
   test('in the Nexus shape: source → task filter → two sinks', async () => {

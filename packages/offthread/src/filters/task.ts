@@ -14,7 +14,7 @@
  *
  * The stream is one job of the tasks feature (tasks/stream-driver.ts runs the export) and
  * a MessagePort of its own carries the chunks both ways, by credit: at most IN_WINDOW
- * chunks on their way in (a writer waits beyond that), at most OUT_WINDOW outputs sent
+ * chunks or IN_BYTES on their way in (a writer waits beyond), at most OUT_WINDOW outputs sent
  * ahead of what the reader took (the transform pauses beyond that). Outputs come in
  * order; a throw in the transform fails the stream with that error (name, message, code,
  * stack, as any task's); destroying the stream aborts the job, which ends the transform
@@ -56,10 +56,15 @@ export interface TaskFilterOptions {
 }
 
 const KEYS = ['args', 'objectMode', 'pool', 'signal', 'transfer'] as const;
-/** Chunks written and not yet taken by the transform, at most: a writer waits beyond. */
-const IN_WINDOW = 4;
+/**
+ * Chunks written and not yet taken by the transform, at most, and their bytes: a writer
+ * waits beyond either. Wide enough that a worker the OS keeps off its core for a few ms
+ * (a shared machine) still has work queued: throughput is about window / round trip.
+ */
+const IN_WINDOW = 16;
+const IN_BYTES = 4 * 1024 * 1024;
 /** Outputs the worker may send ahead of what the reader took. */
-const OUT_WINDOW = 8;
+const OUT_WINDOW = 16;
 
 type Driver = TaskModule<typeof import('../tasks/stream-driver.js')>;
 let driverModule: Driver | undefined;
@@ -84,8 +89,10 @@ export class TaskTransform extends Transform {
   readonly #controller = new AbortController();
   #port: MessagePort | null = null;
   #release: (() => void) | null = null;
-  /** Chunks sent and not yet reported taken. */
+  /** Chunks sent and not yet reported taken, and their sizes (bytes; 0 in object mode). */
   #inFlight = 0;
+  #inBytes = 0;
+  readonly #sizes: number[] = [];
   /** A write waiting for the transform to take chunks. */
   #writeWaiting: TransformCallback | null = null;
   /** Outputs granted and not yet received. */
@@ -169,6 +176,7 @@ export class TaskTransform extends Transform {
     if (this.destroyed) return;
     if (msg.t === 'took') {
       this.#inFlight -= msg.n;
+      for (let i = 0; i < msg.n; i++) this.#inBytes -= this.#sizes.shift() ?? 0;
       this.#resumeWriter();
     } else if (msg.t === 'out') {
       this.#granted--;
@@ -202,10 +210,14 @@ export class TaskTransform extends Transform {
 
   #resumeWriter(): void {
     const write = this.#writeWaiting;
-    if (write && (this.#inFlight < IN_WINDOW || this.#outEnded)) {
+    if (write && (this.#roomIn() || this.#outEnded)) {
       this.#writeWaiting = null;
       write();
     }
+  }
+
+  #roomIn(): boolean {
+    return this.#inFlight < IN_WINDOW && this.#inBytes < IN_BYTES;
   }
 
   /** The job is over or abandoned: the port closes, the pool may sleep again. */
@@ -238,8 +250,11 @@ export class TaskTransform extends Transform {
       callback(makeError('ERR_TASK_DATA', `a chunk cannot cross to the worker: ${(err as Error).message}`));
       return;
     }
+    const size = this.#bytes ? (chunk as Uint8Array).byteLength : 0;
     this.#inFlight++;
-    if (this.#inFlight < IN_WINDOW) callback();
+    this.#inBytes += size;
+    this.#sizes.push(size);
+    if (this.#roomIn()) callback();
     else this.#writeWaiting = callback;
   }
 

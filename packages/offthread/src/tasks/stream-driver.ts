@@ -26,8 +26,8 @@ export interface DriverPort {
   close(): void;
 }
 
-/** Chunks taken and not yet reported: reported by twos, or when the transform waits for input. */
-const REPORT_EVERY = 2;
+/** Chunks taken and not yet reported: reported by fours, or when the transform waits for input. */
+const REPORT_EVERY = 4;
 
 // A CommonJS build turns `import()` into `require()`; a task module may be ESM or TypeScript.
 const load = new Function('url', 'return import(url)') as (url: string) => Promise<Record<string, unknown>>;
