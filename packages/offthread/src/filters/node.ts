@@ -12,6 +12,7 @@ import { type FilterBackend, type FilterCore, OrderedPushes, openFilter } from '
 import { type GuestFilterOptions, guestFilter } from './guest.js';
 import { fileSink, fileSource, Source, source } from './nexus.js';
 import { emitsBatches, type FilterSpec } from './spec.js';
+import { task } from './task.js';
 import { web } from './web.js';
 
 /**
@@ -134,6 +135,8 @@ export const filters = {
     const [spec, core] = guestFilter(host, options);
     return new FilterTransform(spec, {}, core);
   },
+  /** A task module's export run over the stream on one worker (filters/task.ts). */
+  task,
   web,
   source,
   fileSource,

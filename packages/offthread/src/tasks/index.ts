@@ -16,10 +16,12 @@
 
 import { describe, makeError } from '../errors.js';
 import type { Transferable } from '../host.js';
+import { OFFLOADED } from '../pool/fanout.js';
 import { type JobOptions, JobPool } from '../pool/jobs.js';
 import { PRIORITIES, type Priority } from '../pool/layout.js';
 import { checkCallOptions, defaultPool, Pool } from '../pool/pool.js';
 import { isInstance, toOptions } from '../validate.js';
+import { TASK_REF, type TaskRef } from './ref.js';
 import type { ModuleShape, TaskSetup } from './runner.js';
 
 export type { Priority } from '../pool/layout.js';
@@ -240,6 +242,9 @@ export function tasks<M = Record<string, AnyFunction>>(module: string | URL, opt
       const checked = checkTaskOptions(callOptions, defaults);
       return ((...args: unknown[]) => call(args, checked)) as ReturnType<TaskFunction<AnyFunction>['with']>;
     };
+    // all() and Emitter run it on the workers (pool/fanout.ts); filters.task() finds its module (tasks/ref.ts).
+    const ref: TaskRef = { url, name, pool: defaults.pool };
+    Object.defineProperties(fn, { [OFFLOADED]: { value: true }, [TASK_REF]: { value: ref } });
     return fn;
   };
   return new Proxy(Object.create(null) as TaskModule<M>, {
