@@ -937,12 +937,20 @@ export class MessageJobPool {
       return;
     }
     thread.port.post({ type: 'cancel', slot: thread.index, id: job.id } satisfies ToWorker);
-    const timer = setTimeout(() => {
-      if (thread.job === job && this.#threads.includes(thread)) {
-        this.#onDeath(thread, `its task did not stop within ${this.#options.grace} ms of its abort`);
+    const check = (): void => {
+      if (thread.job !== job || !this.#threads.includes(thread)) return;
+      // A worker still starting has not run the job (its 'cancel' will drop it): wait, not kill.
+      if (!thread.ready) {
+        later();
+        return;
       }
-    }, this.#options.grace);
-    (timer as { unref?: () => void }).unref?.();
+      this.#onDeath(thread, `its task did not stop within ${this.#options.grace} ms of its abort`);
+    };
+    const later = (): void => {
+      const timer = setTimeout(check, this.#options.grace);
+      (timer as { unref?: () => void }).unref?.();
+    };
+    later();
   }
 
   #onDeath(thread: MessageThread, message: string): void {

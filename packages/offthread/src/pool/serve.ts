@@ -237,7 +237,11 @@ function serveByMessage(runner: JobRunner, post: (msg: FromWorker, transfer?: Tr
         break;
       case 'cancel': {
         const at = queue.findIndex((j) => j.id === msg.id);
-        if (at >= 0) queue.splice(at, 1);
+        if (at >= 0) {
+          // Not started: answered at once, so the caller frees this worker for the next job.
+          const [job] = queue.splice(at, 1);
+          if (job) fail(job.slot, job.id, abortReason());
+        }
         if (current?.id === msg.id && current.controller && !current.controller.signal.aborted) {
           current.controller.abort(abortReason());
         }
