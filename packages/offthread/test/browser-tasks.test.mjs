@@ -68,6 +68,7 @@ for (const [name, launch] of [
             mounts: [
               ['/offthread/', distBrowser],
               ['/fixtures/', fixtures],
+              ['/elsewhere/', distBrowser],
               ['/', pageDir],
             ],
           });
@@ -158,6 +159,27 @@ for (const [name, launch] of [
           });
           assert.deepEqual(got, { code: 'ERR_TASK_MODULE', sum: 3 });
           assert.deepEqual(pageErrors, []);
+        });
+
+        test('init({ taskWorkerUrl }) says where the task worker is; a wrong one fails with ERR_BACKEND_UNAVAILABLE', async () => {
+          const got = await inPage(async (o) => {
+            const run = async () => {
+              const pool = new o.Pool({ threads: 1 });
+              try {
+                return await o.tasks('/fixtures/portable.mjs', { pool }).add(2, 2);
+              } catch (err) {
+                return err.code;
+              } finally {
+                pool.destroy();
+              }
+            };
+            await o.init({ taskWorkerUrl: '/nowhere/offthread-task-worker.js' });
+            const wrong = await run();
+            await o.init({ taskWorkerUrl: '/elsewhere/offthread-task-worker.js' });
+            const right = await run();
+            return { wrong, right };
+          });
+          assert.deepEqual(got, { wrong: 'ERR_BACKEND_UNAVAILABLE', right: 4 });
         });
       });
     }

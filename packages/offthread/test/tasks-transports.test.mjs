@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { after, describe, test } from 'node:test';
-import { Pool, tasks } from 'offthread';
+import { exposeTasks, Pool, tasks } from 'offthread';
 
 const require = createRequire(import.meta.url);
 // The pool's internals (not exported by the package): the Node build's own file.
@@ -22,6 +22,12 @@ const codeOf = (p) =>
 describe('exposeTasks', () => {
   const pool = new Pool({ threads: 1 });
   after(() => pool.close());
+
+  test('takes an object only (ERR_INVALID_ARG)', () => {
+    for (const bad of [undefined, null, 42, 'fn']) {
+      assert.throws(() => exposeTasks(bad), { code: 'ERR_INVALID_ARG' });
+    }
+  });
 
   test('a module with no exports runs the functions it exposed', async () => {
     const a = tasks(fixture('exposed-a.mjs'), { pool });

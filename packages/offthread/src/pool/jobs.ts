@@ -225,7 +225,8 @@ export class JobPool {
   /** Stops accepting, rejects what is pending with ERR_POOL_CLOSED, stops the workers. */
   destroy(): void {
     this.#state = 'destroyed';
-    const err = makeError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished');
+    // A pool whose workers cannot start fails its pending calls with why, as its later ones.
+    const err = this.#broken ?? makeError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished');
     for (const list of this.#overflow) for (const job of list.splice(0)) this.#settle(job, err);
     this.#overflowCount = 0;
     for (const job of this.#bySlot) if (job) this.#settle(job, err);
@@ -798,7 +799,8 @@ export class MessageJobPool {
 
   destroy(): void {
     this.#state = 'destroyed';
-    const err = makeError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished');
+    // A pool whose workers cannot start fails its pending calls with why, as its later ones.
+    const err = this.#broken ?? makeError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished');
     for (const list of this.#queue) for (const job of list.splice(0)) this.#settle(job, err);
     this.#queued = 0;
     for (const t of this.#threads) if (t.job) this.#settle(t.job, err);

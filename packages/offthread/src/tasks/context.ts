@@ -4,7 +4,7 @@
  * The worker's loop (tasks/runner.ts) sets it before each call; it lives on globalThis so
  * a task module's own copy of offthread (another install, a bundle) sees the same one.
  */
-import { makeError } from '../errors.js';
+import { describe, makeError } from '../errors.js';
 import type { JobContext } from '../pool/serve.js';
 
 /** The running task's view of its call. */
@@ -43,6 +43,9 @@ type Exposed = { [EXPOSED]?: Record<string, unknown> | undefined };
  * imports the module takes these as its exports. Harmless anywhere else.
  */
 export function exposeTasks(functions: Record<string, unknown>): void {
+  if (functions === null || typeof functions !== 'object') {
+    throw makeError('ERR_INVALID_ARG', `exposeTasks() takes an object of functions, got ${describe(functions)}`);
+  }
   (globalThis as Exposed)[EXPOSED] = functions;
 }
 
