@@ -123,10 +123,13 @@ describe('the message transport (MessageJobPool)', () => {
     }
   });
 
-  test('a call aborted before its worker started is dropped there, and the worker is kept', async () => {
-    const pool = messagePool(['hog', 'add'], { threads: 1 });
+  test('a call aborted before its worker started it is dropped there, and the worker is kept', async () => {
+    const pool = new MessageJobPool({ threads: 1, maxQueue: 10, script: 'tasks', grace: 100, nice: 0 });
+    pool.setup({ kind: 'module', mod: 0, url: fixture('slow-start.mjs').href });
+    pool.setup({ kind: 'export', fn: 0, mod: 0, name: 'hog' });
+    pool.setup({ kind: 'export', fn: 1, mod: 0, name: 'add' });
     try {
-      // Posted to a worker still starting, aborted at once: the worker drops it unrun.
+      // Its module still importing on the worker when the abort comes: dropped there, unrun.
       assert.equal(await codeOf(pool.run(0, [5_000], { timeout: 1 })), 'ERR_TIMEOUT');
       assert.equal(await pool.run(1, [1, 2], {}), 3);
       assert.equal(pool.stats().replaced, 0);
