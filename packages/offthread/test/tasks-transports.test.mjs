@@ -138,6 +138,28 @@ describe('the message transport (MessageJobPool)', () => {
     }
   });
 
+  test('busy until an aborted task has let go of its worker, then idle', async () => {
+    const pool = new MessageJobPool({ threads: 1, maxQueue: 10, script: 'tasks', grace: 5_000, nice: 0 });
+    pool.setup({ kind: 'module', mod: 0, url: fixture('flagged.mjs').href });
+    pool.setup({ kind: 'export', fn: 0, mod: 0, name: 'hog' });
+    const busy = [];
+    pool.onBusy = (on) => busy.push(on);
+    try {
+      const flag = new Int32Array(new SharedArrayBuffer(4));
+      const controller = new AbortController();
+      const call = codeOf(pool.run(0, [flag, 200], { signal: controller.signal }));
+      while (Atomics.load(flag, 0) === 0) await new Promise((r) => setTimeout(r, 5));
+      controller.abort();
+      assert.equal(await call, 'ERR_ABORTED');
+      assert.deepEqual(busy, [true], 'still busy: the task runs on');
+      for (let i = 0; i < 500 && busy.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(busy, [true, false]);
+      assert.equal(pool.stats().replaced, 0);
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('destroy rejects what is queued and running with ERR_POOL_CLOSED', async () => {
     const pool = messagePool(['hog']);
     const calls = [pool.run(0, [2_000], {}), pool.run(0, [2_000], {}), pool.run(0, [10], {})];

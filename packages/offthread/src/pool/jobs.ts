@@ -909,6 +909,7 @@ export class MessageJobPool {
     }
     thread.job = null;
     this.#dispatch();
+    this.#updateBusy(); // an aborted job's worker let go: the last use may be over
     this.#maybeIdle();
   }
 
@@ -974,6 +975,7 @@ export class MessageJobPool {
     this.#counts.replaced++;
     this.#threads[this.#threads.indexOf(thread)] = this.#spawn(thread.index);
     this.#dispatch();
+    this.#updateBusy();
     this.#maybeIdle();
   }
 
