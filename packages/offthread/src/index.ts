@@ -32,6 +32,7 @@ export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from '
 export {
   type CurrentTask,
   currentTask,
+  exposeTasks,
   type Priority,
   type TaskCallOptions,
   type TaskFunction,
