@@ -91,6 +91,11 @@ export const errorRegistry = {
     kind: 'Error',
     summary: 'CSV input that ends inside a quoted field (csv-parse: CSV_QUOTE_NOT_CLOSED).',
   },
+  ERR_FILTER_WINDOW_TOO_LARGE: {
+    status: 400,
+    kind: 'RangeError',
+    summary: "A zstd frame needs a window past the decoder's windowLogMax.",
+  },
   ERR_STREAM_SINK_FAILED: {
     status: 500,
     kind: 'Error',

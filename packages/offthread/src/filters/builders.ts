@@ -7,6 +7,7 @@ import { makeError } from '../errors.js';
 import type { FilterRunOptions } from './core.js';
 import { columnsFromSchema } from './schema-columns.js';
 import type {
+  BrotliCompressOptions,
   CsvOptions,
   DeflateOptions,
   FilterSpec,
@@ -15,6 +16,8 @@ import type {
   RecordOptions,
   TextEncodingName,
   TranscodeOptions,
+  ZstdCompressOptions,
+  ZstdDecompressOptions,
 } from './spec.js';
 
 /** csv()'s options: the CSV ones, and either `columns` alone or the batch's `schema`. */
@@ -57,6 +60,13 @@ export interface FilterBuilders<S> {
   csv(options: CsvFilterOptions & StreamOptions): S;
   /** NDJSON → record batches; `schema` as for csv(). */
   ndjson(options: NdjsonFilterOptions & StreamOptions): S;
+  /** Zstandard, as Node's zlib.createZstdCompress reads it (frames of 1 MiB input each). */
+  zstdCompress(options?: ZstdCompressOptions & StreamOptions): S;
+  /** Zstandard (concatenated and skippable frames too), as zlib.createZstdDecompress. */
+  zstdDecompress(options?: ZstdDecompressOptions & StreamOptions): S;
+  /** Brotli, as zlib.createBrotliCompress (quality and window as its params). */
+  brotliCompress(options?: BrotliCompressOptions & StreamOptions): S;
+  brotliDecompress(options?: StreamOptions): S;
 }
 
 function split<T extends object>(options: (T & StreamOptions) | undefined): [T, StreamOptions] {
@@ -64,6 +74,24 @@ function split<T extends object>(options: (T & StreamOptions) | undefined): [T, 
     throw makeError('ERR_INVALID_ARG', 'filter options must be an object');
   const { pool, inFlight, ...rest } = (options ?? {}) as T & StreamOptions;
   return [rest as unknown as T, { pool, inFlight }];
+}
+
+/** zstd and brotli, named as Node's zlib names them; options checked on the Rust side. */
+function compressors<S>(
+  make: (spec: FilterSpec, run: StreamOptions) => S,
+): Pick<FilterBuilders<S>, 'zstdCompress' | 'zstdDecompress' | 'brotliCompress' | 'brotliDecompress'> {
+  const of =
+    <O extends object>(kind: 'zstdCompress' | 'zstdDecompress' | 'brotliCompress' | 'brotliDecompress') =>
+    (options?: O & StreamOptions): S => {
+      const [rest, run] = split<O>(options);
+      return make({ kind, ...rest } as FilterSpec, run);
+    };
+  return {
+    zstdCompress: of<ZstdCompressOptions>('zstdCompress'),
+    zstdDecompress: of<ZstdDecompressOptions>('zstdDecompress'),
+    brotliCompress: of<BrotliCompressOptions>('brotliCompress'),
+    brotliDecompress: of<object>('brotliDecompress'),
+  };
 }
 
 export function builders<S>(make: (spec: FilterSpec, run: StreamOptions) => S): FilterBuilders<S> {
@@ -111,5 +139,6 @@ export function builders<S>(make: (spec: FilterSpec, run: StreamOptions) => S): 
       const [rest, run] = split<NdjsonFilterOptions>(options);
       return make({ kind: 'ndjson', ...recordColumns(rest) }, run);
     },
+    ...compressors(make),
   };
 }
