@@ -48,6 +48,7 @@ export const BROWSER_SUITES = [
   'packages/offthread/test/browser.test.mjs',
   'packages/offthread/test/browser-firefox.test.mjs',
   'packages/offthread/test/guests-browser.test.mjs',
+  'packages/offthread/test/browser-tasks.test.mjs',
 ];
 
 /**
