@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `offthread doctor` / `offthread info`: which backend is active, and why.
-// `offthread worker --redis URL [--concurrency N] [--threads T] [--tasks ./work.js …]`: a
-// BullMQ worker running offthread/queue's jobs (the kernels, and the exports of each task
-// module given) on an offthread Pool (docs/queue.md); SIGTERM/SIGINT finish the
-// running jobs, then exit 0 (1 when Redis stayed away and their outcomes went unrecorded).
+// `offthread worker --redis URL [--concurrency N] [--threads T] [--tasks ./work.js …]
+// [--guest ./app.wasm …]`: a BullMQ worker running offthread/queue's jobs (the kernels, the
+// exports of each task module and the interfaces of each guest given) on an offthread Pool
+// (docs/queue.md); SIGTERM/SIGINT finish the running jobs, then exit 0 (1 when Redis
+// stayed away and their outcomes went unrecorded).
 // `offthread schema build <file.km> --ts <dir> --rust <dir> --rust-guest <dir>` /
 // `offthread schema check <file.km>`: the schema compiler as WebAssembly
 // (wasm/offthread-schema.wasm, the Rust compiler's own code): no cargo, any platform, the
@@ -107,7 +108,8 @@ function schema(args) {
 const WORKER_USAGE =
   'usage: offthread worker --redis <url> [--concurrency N] [--threads T] [--nice 0-19] [--queue NAME] [--prefix P]\n' +
   '                        [--lock-duration MS] [--stalled-interval MS] [--max-stalled N] [--redis-timeout MS]\n' +
-  "                        [--tasks ./work.js]…   (each module's exports run as jobs of queue.tasks(…))";
+  "                        [--tasks ./work.js]…   (each module's exports run as jobs of queue.tasks(…))\n" +
+  "                        [--guest ./app.wasm]…  (each guest's interfaces run as jobs of queue.guests(…))";
 
 const WORKER_FLAGS = {
   '--redis': ['url', 'string'],
@@ -121,6 +123,7 @@ const WORKER_FLAGS = {
   '--max-stalled': ['maxStalledCount', 'int'],
   '--redis-timeout': ['redisTimeout', 'int'],
   '--tasks': ['tasks', 'file'],
+  '--guest': ['guests', 'file'],
 };
 
 /** Worker options, or a string: the usage error. */
@@ -201,6 +204,7 @@ function worker(args) {
         `ready (queue ${opts.name ?? 'offthread'}, concurrency ${w.worker.opts.concurrency}, ` +
           `${w.pool.engine} pool of ${w.pool.threads} threads, pid ${process.pid}` +
           w.tasks.map((m) => `, tasks ${m.name} ${m.hash}${m.version === undefined ? '' : ` v${m.version}`}`).join('') +
+          w.guests.map((m) => `, guest ${m.name} ${m.hash}`).join('') +
           ')',
       ),
     (err) => {

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { Pool, tasks } from 'offthread';
+import { guests, Pool, tasks } from 'offthread';
 import { createQueue, createWorker } from 'offthread/queue';
 import { startRedis } from '../../../scripts/redis-server.mjs';
+import * as msg from '../dist/schema/generated/fixtures/guests.js';
 import { spawnWorker, watch } from './queue-procs.mjs';
 
 const WORK = new URL('../test-fixtures/queue-tasks/work.mjs', import.meta.url);
@@ -318,6 +319,57 @@ test('queue.tasks<typeof import(…)>: every export typed from the module, as ta
   const project = fileURLToPath(new URL('../test-fixtures/queue-tasks/types/tsconfig.json', import.meta.url));
   const r = spawnSync(tsc, ['-p', project], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+describe('queue.guests(): WebAssembly guests as jobs (offthread worker --guest)', () => {
+  const wasm = new URL('../../../target/wasm32-unknown-unknown/release/', import.meta.url);
+  const basic = fileURLToPath(new URL('guest_basic.wasm', wasm));
+  const relay = fileURLToPath(new URL('guest_relay.wasm', wasm));
+  let redis;
+  let queue;
+  let worker;
+  let local;
+  before(async () => {
+    redis = await startRedis();
+    queue = createQueue({ url: redis.url });
+    worker = await spawnWorker(redis.url, '--threads', '1', '--guest', basic);
+    local = await guests.load([{ name: 'guest_basic', bytes: readFileSync(basic) }], { threads: 1 });
+  });
+  after(async () => {
+    await worker?.stop();
+    await queue?.close();
+    await local?.close();
+    await redis?.stop();
+  });
+
+  test("a guest's call as a job: the local call's bytes, its errors' codes", async () => {
+    assert.match(worker.log(), /guest guest_basic [0-9a-f]{16}/);
+    const app = queue.guests(basic);
+    for (const size of [10, 100_000]) {
+      const input = msg.encodeBlob({ data: Uint8Array.from({ length: size }, (_, i) => (i * 7) & 0xff) });
+      assert.deepStrictEqual(await app.call('echo', 'echo', input), await local.call('echo', 'echo', input));
+    }
+    const [remote, here] = await Promise.all([
+      rejection(app.call('echo', 'trap')),
+      rejection(local.call('echo', 'trap')),
+    ]);
+    assert.equal(remote.code, 'ERR_GUEST_TRAP');
+    assert.equal(remote.code, here.code);
+    assert.equal((await rejection(app.call('echo', 'spin', null, { timeout: 300 }))).code, 'ERR_TIMEOUT');
+    // The worker's guest is free again after the timeout stopped it.
+    const again = msg.encodeBlob({ data: new Uint8Array([1, 2, 3]) });
+    assert.deepStrictEqual(await app.call('echo', 'echo', again), await local.call('echo', 'echo', again));
+  });
+
+  test('another file under the same name fails the job unrun; a name the worker lacks too', async () => {
+    const other = await rejection(queue.guests(relay, { name: 'guest_basic' }).call('echo', 'empty'));
+    assert.equal(other.code, 'ERR_QUEUE_TASK_VERSION');
+    assert.match(other.message, /guest guest_basic: the producer's file has content hash [0-9a-f]{16}, this worker's/);
+    const missing = await rejection(queue.guests(relay).call('relay', 'x'));
+    assert.equal(missing.code, 'ERR_GUEST_MODULE');
+    assert.match(missing.message, /no guest named "guest_relay" \(it serves guest_basic\)/);
+    await assert.rejects(queue.guests(basic).call('echo', 'a.b'), { code: 'ERR_INVALID_ARG' });
+  });
 });
 
 describe('queue.tasks() under faults', () => {

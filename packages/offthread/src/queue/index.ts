@@ -22,6 +22,7 @@ export {
   QueueClient,
   type QueueClientOptions,
   type QueueCounts,
+  type QueueGuest,
   type QueuePiOptions,
   type QueuePiResult,
 } from './producer.js';

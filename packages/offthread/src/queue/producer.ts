@@ -22,7 +22,17 @@ import {
   redisTimeoutOf,
 } from './connection.js';
 import { EventStream, type StreamEvent } from './events.js';
-import { decodeValue, encodeValue, errorOfTaskReason, taskJobName } from './task-wire.js';
+import {
+  decodeValue,
+  encodeValue,
+  errorOfTaskReason,
+  guestJobName,
+  hashOf,
+  MODULE_NAME,
+  moduleFile,
+  readModule,
+  taskJobName,
+} from './task-wire.js';
 import {
   type AnyFunction,
   type QueueTaskCallOptions,
@@ -142,6 +152,17 @@ function checkCall(opts: Partial<QueueCallOptions>): QueueCallOptions {
     throw makeError('ERR_INVALID_ARG', 'options.onProgress must be a function');
   }
   return { ...(signal ? { signal } : {}), ...(timeout ? { timeout } : {}), ...(onProgress ? { onProgress } : {}) };
+}
+
+/** A guest's interfaces on the queue (`queue.guests(file)`). */
+export interface QueueGuest {
+  /** `fn` of interface `iface` with an encoded message, on a worker; the encoded result. */
+  call(
+    iface: string,
+    fn: string,
+    input?: Uint8Array | null,
+    options?: Pick<QueueCallOptions, 'signal' | 'timeout'>,
+  ): Promise<Uint8Array>;
 }
 
 /** A kernel's job: its progress entries are fractions done. */
@@ -574,6 +595,38 @@ export class QueueClient {
     }
     const bytes = await this.#run(job, payload, call);
     return decodeValue(bytes, `the result of ${name}`);
+  }
+
+  /**
+   * A WebAssembly guest's interfaces as queued jobs, run by `offthread worker --guest
+   * app.wasm` processes: `queue.guests(new URL('./app.wasm', import.meta.url)).call('words',
+   * 'count', bytes)` resolves to the bytes a local `host.call('words', 'count', bytes)`
+   * gives. The file is hashed: a worker with other bytes fails the job with
+   * ERR_QUEUE_TASK_VERSION. `name`: the module's name on the workers (default the file's).
+   */
+  guests(module: string | URL, options?: { name?: string }): QueueGuest {
+    const o = toOptions<{ name?: string }>(options, ['name'], 'queue.guests options');
+    const file = moduleFile(module, 'queue.guests()');
+    const name = o.name ?? file.name;
+    if (typeof name !== 'string' || !MODULE_NAME.test(name)) {
+      throw makeError(
+        'ERR_INVALID_ARG',
+        `a guest's name must be 1-100 characters of [A-Za-z0-9_-], got ${describe(name)} (set options.name)`,
+      );
+    }
+    const h = hashOf(readModule(file.path));
+    return {
+      call: async (iface, fn, input, options) => {
+        const call = checkCall(toOptions<QueueCallOptions>(options, ['signal', 'timeout']));
+        const bytes = input ?? new Uint8Array(0);
+        if (!(bytes instanceof Uint8Array)) {
+          throw makeError('ERR_INVALID_ARG', `input must be a Uint8Array (an encoded message), got ${describe(input)}`);
+        }
+        const out = await this.#run({ name: guestJobName(name, iface, fn), data: { h } }, bytes, call);
+        // A Buffer, as a local host.call resolves to.
+        return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+      },
+    };
   }
 
   /** Job counts of the queue (for /metrics and dashboards). */

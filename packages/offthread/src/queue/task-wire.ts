@@ -135,16 +135,24 @@ export interface ModuleIdentity {
   version?: string | undefined;
 }
 
-/** The content hash of a module file (its bytes only: not the files it imports). */
-export function moduleHash(path: string): string {
-  let bytes: Buffer;
+/** A module file's bytes; a file that cannot be read is ERR_TASK_MODULE. */
+export function readModule(path: string): Buffer {
   try {
-    bytes = readFileSync(path);
+    return readFileSync(path);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     throw makeError('ERR_TASK_MODULE', `cannot read the task module ${path}: ${why}`, err);
   }
+}
+
+/** The first 16 hex digits of the SHA-256 of `bytes`: a module's identity on the wire. */
+export function hashOf(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex').slice(0, 16);
+}
+
+/** The content hash of a module file (its bytes only: not the files it imports). */
+export function moduleHash(path: string): string {
+  return hashOf(readModule(path));
 }
 
 /** A module file given as a URL or an absolute path: its path, URL and default name. */
@@ -176,6 +184,29 @@ export function parseTaskJobName(name: string): { module: string; fn: string } |
   const module = rest.slice(0, dot);
   const fn = rest.slice(dot + 1);
   return MODULE_NAME.test(module) && EXPORT_NAME.test(fn) ? { module, fn } : null;
+}
+
+/** BullMQ job names of guest jobs: `guest:<module>.<interface>.<function>`. */
+export const GUEST_PREFIX = 'guest:';
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
+
+export function parseGuestJobName(name: string): { module: string; iface: string; fn: string } | null {
+  if (!name.startsWith(GUEST_PREFIX)) return null;
+  const [module, iface, fn, ...more] = name.slice(GUEST_PREFIX.length).split('.');
+  if (more.length > 0 || module === undefined || iface === undefined || fn === undefined) return null;
+  return MODULE_NAME.test(module) && IDENT.test(iface) && IDENT.test(fn) ? { module, iface, fn } : null;
+}
+
+export function guestJobName(module: string, iface: string, fn: string): string {
+  for (const [what, v] of [
+    ['interface', iface],
+    ['function', fn],
+  ] as const) {
+    if (typeof v !== 'string' || !IDENT.test(v)) {
+      throw makeError('ERR_INVALID_ARG', `a guest ${what} name must be an identifier, got ${describe(v)}`);
+    }
+  }
+  return `${GUEST_PREFIX}${module}.${iface}.${fn}`;
 }
 
 export function taskJobName(module: string, fn: string): string {

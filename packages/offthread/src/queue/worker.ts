@@ -8,6 +8,7 @@
 import { type JobJson, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, errorRegistry, makeError, OffthreadError } from '../errors.js';
+import { type GuestHost, load as loadGuests } from '../guests/load.js';
 import { host } from '../host.js';
 import { hex } from '../kernels/md5.js';
 import { piChunks } from '../kernels/pi-variants.js';
@@ -26,10 +27,13 @@ import {
 import {
   decodeValue,
   encodeValue,
+  hashOf,
   MODULE_NAME,
   moduleFile,
   moduleHash,
+  parseGuestJobName,
   parseTaskJobName,
+  readModule,
   taskReason,
 } from './task-wire.js';
 import type { AnyFunction, QueueTaskFunction } from './tasks.js';
@@ -76,6 +80,11 @@ export interface QueueWorkerOptions extends ConnectionChoice {
    * /srv/work.js), or `{ name: path }`.
    */
   tasks?: (string | URL)[] | Record<string, string | URL> | undefined;
+  /**
+   * WebAssembly guests (docs/guests.md) whose interfaces run as jobs (`queue.guests(…)`),
+   * loaded together into one guest host of `threads` workers: files as for `tasks`.
+   */
+  guests?: (string | URL)[] | Record<string, string | URL> | undefined;
 }
 
 /** A task module this worker serves. */
@@ -112,7 +121,7 @@ async function inspectModule(url: string): Promise<{ version?: string; functions
 }
 
 /** The `tasks` option as [name, file] pairs, checked: absolute paths or file: URLs, names unique. */
-function taskFiles(option: unknown): { name: string; path: string; url: string }[] {
+function moduleFiles(option: unknown, what: string): { name: string; path: string; url: string }[] {
   if (option === undefined) return [];
   let entries: [string | undefined, unknown][];
   if (Array.isArray(option)) entries = option.map((m) => [undefined, m]);
@@ -120,20 +129,20 @@ function taskFiles(option: unknown): { name: string; path: string; url: string }
   else {
     throw makeError(
       'ERR_INVALID_ARG',
-      `options.tasks must be an array of module files or { name: file }, got ${describe(option)}`,
+      `options.${what} must be an array of module files or { name: file }, got ${describe(option)}`,
     );
   }
   const seen = new Set<string>();
   return entries.map(([given, m]) => {
-    const file = moduleFile(m as string | URL, 'options.tasks');
+    const file = moduleFile(m as string | URL, `options.${what}`);
     const name = given ?? file.name;
     if (!MODULE_NAME.test(name)) {
       throw makeError(
         'ERR_INVALID_ARG',
-        `task module ${file.path}: its name ${describe(name)} is not 1-100 characters of [A-Za-z0-9_-] (give it one: { name: file })`,
+        `module ${file.path}: its name ${describe(name)} is not 1-100 characters of [A-Za-z0-9_-] (give it one: { name: file })`,
       );
     }
-    if (seen.has(name)) throw makeError('ERR_INVALID_ARG', `two task modules are named ${JSON.stringify(name)}`);
+    if (seen.has(name)) throw makeError('ERR_INVALID_ARG', `two ${what} modules are named ${JSON.stringify(name)}`);
     seen.add(name);
     return { name, path: file.path, url: file.url };
   });
@@ -159,6 +168,8 @@ const RETRIABLE = new Set([
 const DATA_KEYS = new Set(['v', 'b', 'k', 'dl', 'ck']);
 /** A task job's: no checkpoint, and the module identity (a content hash, a declared version). */
 const TASK_DATA_KEYS = new Set(['v', 'b', 'k', 'dl', 'h', 'mv']);
+/** A guest job's: the payload is the guest's own message; the identity is the module's hash. */
+const GUEST_DATA_KEYS = new Set(['v', 'b', 'k', 'dl', 'h']);
 const HASH = /^[0-9a-f]{16}$/;
 /** The longest timeout a producer takes (a timer's range), ms. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -174,6 +185,8 @@ interface CheckedJob {
   name: JobName;
   /** A task job's module and export (then `name` is not read). */
   task?: { module: string; fn: string } | undefined;
+  /** A guest job's module, interface and function. */
+  guest?: { module: string; iface: string; fn: string } | undefined;
   data: JobData;
   /** ms left until the caller's deadline (clamped to a timer's range), if it gave one. */
   timeout: number | undefined;
@@ -263,6 +276,9 @@ export class QueueWorker {
   readonly #served = new Map<string, ServedModule>();
   /** Every task module imported (on this thread, to read its exports and version) and hashed. */
   readonly #loaded: Promise<void>;
+  /** The guests served: their host (one for all, so they can call each other) and each module's hash. */
+  #guestHost: GuestHost | undefined;
+  readonly #guests = new Map<string, { path: string; hash: string }>();
   /** Set when close() gives up on Redis: cancelled jobs are then retried elsewhere, not failed. */
   #forcing = false;
 
@@ -282,11 +298,18 @@ export class QueueWorker {
       'md5Segment',
       'redisTimeout',
       'tasks',
+      'guests',
     ]);
     const connection = redisOptions(opts);
-    const files = taskFiles(opts.tasks);
+    const files = moduleFiles(opts.tasks, 'tasks');
+    const guestFiles = moduleFiles(opts.guests, 'guests');
     // Hashed now: a missing file stops the worker before it takes a job.
     const hashes = files.map((f) => moduleHash(f.path));
+    const guestBytes = guestFiles.map((f) => readModule(f.path));
+    for (const [i, f] of guestFiles.entries()) {
+      this.#guests.set(f.name, { path: f.path, hash: hashOf(guestBytes[i] as Buffer) });
+    }
+    const modules = files.length + guestFiles.length;
     const redisTimeout = redisTimeoutOf(opts.redisTimeout);
     if (opts.pool !== undefined && !(opts.pool instanceof Pool)) {
       throw makeError('ERR_INVALID_ARG', 'options.pool must be an offthread Pool');
@@ -317,12 +340,12 @@ export class QueueWorker {
       ...(stalledInterval ? { stalledInterval } : {}),
       // With task modules, jobs are taken only once every module loaded: a module that
       // cannot load stops this worker (ready() rejects), it never fails jobs others could run.
-      autorun: files.length === 0,
+      autorun: modules === 0,
     });
-    this.#loaded = this.#load(files, hashes);
+    this.#loaded = this.#load(files, hashes, guestFiles, guestBytes as Buffer[]);
     this.#loaded.then(
       () => {
-        if (files.length > 0 && this.#closing === undefined) this.worker.run().catch(() => {});
+        if (modules > 0 && this.#closing === undefined) this.worker.run().catch(() => {});
       },
       () => {},
     );
@@ -366,8 +389,18 @@ export class QueueWorker {
     }));
   }
 
+  /** The guests this worker serves: name, file, content hash. */
+  get guests(): { name: string; path: string; hash: string }[] {
+    return [...this.#guests].map(([name, m]) => ({ name, ...m }));
+  }
+
   /** Imports each task module here once (its `version`, its exports) and makes its `tasks()` on the pool. */
-  async #load(files: { name: string; path: string; url: string }[], hashes: string[]): Promise<void> {
+  async #load(
+    files: { name: string; path: string; url: string }[],
+    hashes: string[],
+    guestFiles: { name: string; path: string }[],
+    guestBytes: Buffer[],
+  ): Promise<void> {
     for (const [i, f] of files.entries()) {
       let info: Awaited<ReturnType<typeof inspectModule>>;
       try {
@@ -385,6 +418,13 @@ export class QueueWorker {
         run: tasks(f.url, { pool: this.pool }) as unknown as Record<string, QueueTaskFunction<AnyFunction>>,
       });
     }
+    if (guestFiles.length > 0) {
+      // guests.load's own checks (ERR_GUEST_MODULE …) stop the worker as a task module's would.
+      this.#guestHost = await loadGuests(
+        guestFiles.map((f, i) => ({ name: f.name, bytes: guestBytes[i] as Buffer })),
+        { threads: this.pool.threads },
+      );
+    }
   }
 
   /**
@@ -396,13 +436,14 @@ export class QueueWorker {
   #check(job: { id?: string | undefined; name: string; data: unknown }): CheckedJob {
     const bad = (why: string) => makeError('ERR_QUEUE_PAYLOAD', `job ${job.id}: ${why}`);
     const task = parseTaskJobName(job.name) ?? undefined;
-    if (!task && !JOB_NAMES.includes(job.name as JobName)) {
+    const guest = parseGuestJobName(job.name) ?? undefined;
+    if (!task && !guest && !JOB_NAMES.includes(job.name as JobName)) {
       throw bad(`not an offthread job: name ${describe(job.name)}`);
     }
     const name = job.name as JobName;
     const data = job.data as JobData;
     if (data === null || typeof data !== 'object' || Array.isArray(data)) throw bad(`its data is ${describe(data)}`);
-    const keys = task ? TASK_DATA_KEYS : DATA_KEYS;
+    const keys = task ? TASK_DATA_KEYS : guest ? GUEST_DATA_KEYS : DATA_KEYS;
     for (const key of Object.keys(data)) if (!keys.has(key)) throw bad(`unknown field ${describe(key)}`);
     if (data.v !== 1) throw bad(`wire version ${describe(data.v)}; this worker reads 1`);
     if ((data.b === undefined) === (data.k === undefined)) {
@@ -444,7 +485,10 @@ export class QueueWorker {
       if (data.mv !== undefined && typeof data.mv !== 'string') throw bad(`module version ${describe(data.mv)}`);
       if (data.h === undefined && data.mv === undefined) throw bad('it names no module hash or version');
     }
-    return { name, task, data, timeout };
+    if (guest && !(typeof data.h === 'string' && HASH.test(data.h))) {
+      throw bad(`module hash ${describe(data.h)} is not 16 hex digits`);
+    }
+    return { name, task, guest, data, timeout };
   }
 
   async #payload(job: { id?: string | undefined }, data: JobData): Promise<Uint8Array> {
@@ -466,12 +510,14 @@ export class QueueWorker {
     this.#stats.active++;
     let isTask = false;
     try {
-      const { name, task, data, timeout } = this.#check(job);
+      const { name, task, guest, data, timeout } = this.#check(job);
       isTask = task !== undefined;
       const call = { ...(signal ? { signal } : {}), ...(timeout ? { timeout } : {}) };
       const result = task
         ? await this.#runTask(task, data, await this.#payload(job, data), call, job)
-        : await this.#run(name, await this.#payload(job, data), call, job, data);
+        : guest
+          ? await this.#runGuest(guest, data, await this.#payload(job, data), call)
+          : await this.#run(name, await this.#payload(job, data), call, job, data);
       if (result.byteLength <= INLINE_MAX) return { b: toBase64(result) };
       const key = blobKey(this.#prefix, this.#name, `${job.id}:out`);
       await this.#blobs.set(key, Buffer.from(result.buffer, result.byteOffset, result.byteLength), 'PX', RESULT_TTL_MS);
@@ -612,6 +658,36 @@ export class QueueWorker {
     return encodeValue(result, 'result');
   }
 
+  /** A guest job: the module's hash checked against this worker's, then its interface's function. */
+  async #runGuest(
+    guest: { module: string; iface: string; fn: string },
+    data: JobData,
+    bytes: Uint8Array,
+    call: { signal?: AbortSignal; timeout?: number },
+  ): Promise<Uint8Array> {
+    await this.#loaded;
+    const m = this.#guests.get(guest.module);
+    const host = this.#guestHost;
+    if (!m || !host) {
+      const names = [...this.#guests.keys()];
+      throw makeError(
+        'ERR_GUEST_MODULE',
+        `this worker serves no guest named ${JSON.stringify(guest.module)} ` +
+          (names.length > 0 ? `(it serves ${names.join(', ')})` : '(start it with --guest <file.wasm>)'),
+      );
+    }
+    if (data.h !== m.hash) {
+      throw makeError(
+        'ERR_QUEUE_TASK_VERSION',
+        `guest ${guest.module}: the producer's file has content hash ${data.h}, this worker's (${m.path}) ${m.hash}`,
+      );
+    }
+    // The module named runs it (an interface several modules export would otherwise go to the first).
+    // No bytes: a call without an input message (a message of the schema is never empty).
+    const input = bytes.byteLength === 0 ? null : bytes;
+    return host.call(guest.iface, guest.fn, input, { ...call, exporter: guest.module });
+  }
+
   /**
    * One jump-ahead range of π. The native pool starts whole calls only (first 0); a chunk
    * further on runs as the addon's range kernel on libuv's threads (the CLI sizes that
@@ -676,6 +752,8 @@ export class QueueWorker {
       this.#reach.stop();
       this.#blobs.disconnect();
       this.#cancels.disconnect();
+      await this.#loaded.catch(() => {});
+      if (this.#guestHost) await (gaveUp ? this.#guestHost.destroy() : this.#guestHost.close());
       if (this.#ownPool) await (gaveUp ? this.pool.destroy() : this.pool.close());
       if (gaveUp) {
         throw makeError(
