@@ -33,8 +33,10 @@ async function calibrate() {
       const { user, system } = process.cpuUsage(t0);
       return (user + system) / 1000 / runs;
     };
+    // Twice: the first guess carries the probe's own warm-up.
     const probe = 5_000_000;
-    const n = Math.round((probe * JOB_MS) / (await cpuMs(probe, 20)));
+    const guess = Math.round((probe * JOB_MS) / (await cpuMs(probe, 20)));
+    const n = Math.round((guess * JOB_MS) / (await cpuMs(guess, 30)));
     return { n, ms: await cpuMs(n, 30) };
   } finally {
     await pool.close();
