@@ -8,8 +8,13 @@ import { QueueEvents } from 'bullmq';
 const bin = fileURLToPath(new URL('../bin/offthread.js', import.meta.url));
 
 /** An `offthread worker` process; resolves once it takes jobs. */
-export async function spawnWorker(url, ...args) {
-  const child = spawn(process.execPath, [bin, 'worker', '--redis', url, ...args], {
+export function spawnWorker(url, ...args) {
+  return spawnWorkerOn(process.execPath, url, ...args);
+}
+
+/** The same on the Node binary `node` (another Node line: what crosses must read the same). */
+export async function spawnWorkerOn(node, url, ...args) {
+  const child = spawn(node, [bin, 'worker', '--redis', url, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';

