@@ -445,7 +445,20 @@ describe('queue.tasks() under faults', () => {
     const queue = createQueue({ url: redis.url });
     const events = await watch(redis.url);
     try {
-      const w = await spawnWorker(redis.url, '--concurrency', '4', '--threads', '2', '--tasks', fileURLToPath(WORK));
+      // A job whose fetch Redis ran just before it died, its reply lost, is active with no
+      // worker: found stalled once its lock expires (30 s + 30 s with BullMQ's defaults).
+      // Shorter locks here, still far longer than the outage.
+      const locks = ['--lock-duration', '3000', '--stalled-interval', '1000'];
+      const w = await spawnWorker(
+        redis.url,
+        '--concurrency',
+        '4',
+        '--threads',
+        '2',
+        '--tasks',
+        fileURLToPath(WORK),
+        ...locks,
+      );
       const work = queue.tasks(WORK);
       const pixels = new Uint8Array(4096).map((_, i) => i % 251); // blobs both ways
       const first = Array.from({ length: 40 }, (_, i) => work.spin(2_000_000 + i, `r${i}`));
