@@ -325,6 +325,14 @@ describe('queue.tasks(): module identity', () => {
     );
     assert.equal(missing.status, 1);
     assert.match(missing.stderr, /ERR_TASK_MODULE: cannot read the task module \/nowhere\/w\.mjs/);
+    // --tasks is relative to where the worker starts: this one loads it, then finds no Redis.
+    const relative = spawnSync(
+      process.execPath,
+      [bin, 'worker', '--redis', 'redis://127.0.0.1:1', '--redis-timeout', '300', '--tasks', './work.mjs'],
+      { encoding: 'utf8', cwd: fileURLToPath(new URL('.', WORK)) },
+    );
+    assert.equal(relative.status, 1);
+    assert.match(relative.stderr, /ERR_QUEUE_UNAVAILABLE/);
     assert.throws(() => createWorker({ url: 'redis://127.0.0.1:1', tasks: ['relative.mjs'] }), {
       code: 'ERR_INVALID_ARG',
     });
