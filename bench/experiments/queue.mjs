@@ -64,12 +64,27 @@ function treeCpuMs(pid) {
 /**
  * Starts a worker process (one core's worth); resolves once it says it is ready. With
  * `cpu`, the process and every thread and child it starts run on that CPU alone
- * (`taskset`: its event loop included, not only its pool thread).
+ * (`taskset`: its event loop included, not only its pool thread). `extra`: more flags
+ * of `offthread worker` (queue-tasks: `--tasks <file>`).
  */
-export async function startWorker(kind, redis, name, cpu) {
+export async function startWorker(kind, redis, name, cpu, extra = []) {
   const args =
     kind === 'offthread'
-      ? [BIN, 'worker', '--redis', redis.url, '--queue', name, '--threads', '1', '--concurrency', '2', '--nice', '0']
+      ? [
+          BIN,
+          'worker',
+          '--redis',
+          redis.url,
+          '--queue',
+          name,
+          '--threads',
+          '1',
+          '--concurrency',
+          '2',
+          '--nice',
+          '0',
+          ...extra,
+        ]
       : [BULLMQ_WORKER, String(redis.port), name, '1'];
   const child =
     cpu === undefined

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // `offthread doctor` / `offthread info`: which backend is active, and why.
-// `offthread worker --redis URL [--concurrency N] [--threads T]`: a BullMQ worker running
-// offthread/queue's jobs on an offthread Pool (docs/queue.md); SIGTERM/SIGINT finish the
-// running jobs, then exit 0 (1 when Redis stayed away and their outcomes went unrecorded).
+// `offthread worker --redis URL [--concurrency N] [--threads T] [--tasks ./work.js …]
+// [--guest ./app.wasm …]`: a BullMQ worker running offthread/queue's jobs (the kernels, the
+// exports of each task module and the interfaces of each guest given) on an offthread Pool
+// (docs/queue.md); SIGTERM/SIGINT finish the running jobs, then exit 0 (1 when Redis
+// stayed away and their outcomes went unrecorded).
 // `offthread schema build <file.km> --ts <dir> --rust <dir> --rust-guest <dir>` /
 // `offthread schema check <file.km>`: the schema compiler as WebAssembly
 // (wasm/offthread-schema.wasm, the Rust compiler's own code): no cargo, any platform, the
 // same files and diagnostics as the Rust CLI (--rust-guest: a guest's bindings, docs/guests.md).
 const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
-const { join, parse, sep } = require('node:path');
+const { join, parse, resolve, sep } = require('node:path');
 
 const [command = 'doctor', ...rest] = process.argv.slice(2);
 
@@ -105,7 +107,9 @@ function schema(args) {
 
 const WORKER_USAGE =
   'usage: offthread worker --redis <url> [--concurrency N] [--threads T] [--nice 0-19] [--queue NAME] [--prefix P]\n' +
-  '                        [--lock-duration MS] [--stalled-interval MS] [--max-stalled N] [--redis-timeout MS]';
+  '                        [--lock-duration MS] [--stalled-interval MS] [--max-stalled N] [--redis-timeout MS]\n' +
+  "                        [--tasks ./work.js]…   (each module's exports run as jobs of queue.tasks(…))\n" +
+  "                        [--guest ./app.wasm]…  (each guest's interfaces run as jobs of queue.guests(…))";
 
 const WORKER_FLAGS = {
   '--redis': ['url', 'string'],
@@ -118,6 +122,8 @@ const WORKER_FLAGS = {
   '--stalled-interval': ['stalledInterval', 'int'],
   '--max-stalled': ['maxStalledCount', 'int'],
   '--redis-timeout': ['redisTimeout', 'int'],
+  '--tasks': ['tasks', 'file'],
+  '--guest': ['guests', 'file'],
 };
 
 /** Worker options, or a string: the usage error. */
@@ -132,6 +138,9 @@ function workerArgs(args) {
     if (spec[1] === 'int') {
       if (!/^\d+$/.test(value)) return `${flag} must be a whole number, got ${value}`;
       opts[spec[0]] = Number(value);
+    } else if (spec[1] === 'file') {
+      // Repeatable; relative to where the worker was started.
+      opts[spec[0]] = [...(opts[spec[0]] ?? []), resolve(value)];
     } else opts[spec[0]] = value;
   }
   if (opts.url === undefined) return 'missing --redis <url>';
@@ -193,7 +202,10 @@ function worker(args) {
     () =>
       say(
         `ready (queue ${opts.name ?? 'offthread'}, concurrency ${w.worker.opts.concurrency}, ` +
-          `${w.pool.engine} pool of ${w.pool.threads} threads, pid ${process.pid})`,
+          `${w.pool.engine} pool of ${w.pool.threads} threads, pid ${process.pid}` +
+          w.tasks.map((m) => `, tasks ${m.name} ${m.hash}${m.version === undefined ? '' : ` v${m.version}`}`).join('') +
+          w.guests.map((m) => `, guest ${m.name} ${m.hash}`).join('') +
+          ')',
       ),
     (err) => {
       if (stopping) return; // close() decides the exit
@@ -240,7 +252,7 @@ const USAGE = `usage: offthread <command>
   schema build <file.km> --ts <dir> [--rust <dir>]   generate readers and writers
                [--rust-guest <dir>]                 and a Rust guest's bindings (docs/guests.md)
   schema check <file.km>                            check a schema
-  worker --redis <url> [--concurrency N] [--threads T]  run offthread/queue jobs (BullMQ)
+  worker --redis <url> [--concurrency N] [--threads T] [--tasks ./work.js]  run offthread/queue jobs (BullMQ)
   help                   this text`;
 
 switch (command) {

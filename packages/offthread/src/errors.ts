@@ -149,6 +149,12 @@ export const errorRegistry = {
     summary:
       'Redis did not answer within the wait (`redisTimeout`), or refused a command for reasons of its own; retry later.',
   },
+  ERR_QUEUE_TASK_VERSION: {
+    status: 409,
+    kind: 'Error',
+    summary:
+      "A queued task job's module identity (content hash or declared version) differs from the worker's module; it fails once, unrun.",
+  },
   ERR_SCHEMA_COMPILER: {
     status: 500,
     kind: 'Error',

@@ -4,66 +4,15 @@
 // stalled job while the kernels keep every core busy (the event loop renews the locks), and
 // a producer whose unread events were trimmed away (it notices and reads the outcomes).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { md5, pi } from 'offthread';
 import { createQueue } from 'offthread/queue';
 import { startRedis } from '../../../scripts/redis-server.mjs';
-
-const bin = fileURLToPath(new URL('../bin/offthread.js', import.meta.url));
-
-/** An `offthread worker` process; resolves once it takes jobs. */
-async function spawnWorker(url, ...args) {
-  const child = spawn(process.execPath, [bin, 'worker', '--redis', url, ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let log = '';
-  child.stderr.on('data', (d) => {
-    log += d;
-  });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  await new Promise((resolve, reject) => {
-    const check = () => {
-      if (log.includes('ready')) resolve();
-      else if (child.exitCode !== null) reject(new Error(`worker exited: ${log}`));
-      else setTimeout(check, 20);
-    };
-    check();
-  });
-  return {
-    child,
-    /** SIGTERM; resolves with the jobs it completed and failed (its last log line). */
-    async stop() {
-      child.kill('SIGTERM');
-      const { code } = await exited;
-      assert.equal(code, 0, log);
-      const m = /stopped \((\d+) completed, (\d+) failed\)/.exec(log);
-      assert.ok(m, log);
-      return { completed: Number(m[1]), failed: Number(m[2]) };
-    },
-    async kill() {
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
-
-/** Counts 'completed' / 'failed' / 'stalled' events per job id on a queue. */
-async function watch(url, name = 'offthread') {
-  const { port } = new URL(url);
-  const events = new QueueEvents(name, { connection: { host: '127.0.0.1', port: Number(port) } });
-  events.on('error', () => {});
-  const seen = { completed: new Map(), failed: new Map(), stalled: new Map(), active: new Map() };
-  for (const kind of Object.keys(seen)) {
-    events.on(kind, ({ jobId }) => seen[kind].set(jobId, (seen[kind].get(jobId) ?? 0) + 1));
-  }
-  await events.waitUntilReady();
-  return { seen, close: () => events.close() };
-}
+import { spawnWorker, watch } from './queue-procs.mjs';
 
 const FAST_LOCKS = ['--lock-duration', '1000', '--stalled-interval', '500'];
 

@@ -2,7 +2,9 @@
  * offthread/queue: the same kernels as BullMQ jobs on Redis, for when one machine's
  * cores are not enough. Producers call `queue.pi.estimate(…)`, `queue.md5.iterate(…)`,
  * `queue.qr.toPNG(…)` and get the local calls' results; `offthread worker --redis URL`
- * (or `createWorker`) runs them on an offthread Pool on any host. Needs `bullmq` and
+ * (or `createWorker`) runs them on an offthread Pool on any host. Task modules too:
+ * `queue.tasks(new URL('./work.js', import.meta.url)).blur(…)` runs on workers started
+ * with `--tasks ./work.js`. Needs `bullmq` and
  * `ioredis` (optional peer dependencies) and Redis ≥ 6.2. See docs/queue.md.
  *
  * ```js
@@ -20,7 +22,9 @@ export {
   QueueClient,
   type QueueClientOptions,
   type QueueCounts,
+  type QueueGuest,
   type QueuePiOptions,
   type QueuePiResult,
 } from './producer.js';
+export type { QueueTaskCallOptions, QueueTaskFunction, QueueTaskModule, QueueTasksOptions } from './tasks.js';
 export { createWorker, QueueWorker, type QueueWorkerOptions, type QueueWorkerStats } from './worker.js';

@@ -22,6 +22,26 @@ import {
   redisTimeoutOf,
 } from './connection.js';
 import { EventStream, type StreamEvent } from './events.js';
+import {
+  decodeValue,
+  encodeValue,
+  errorOfTaskReason,
+  guestJobName,
+  hashOf,
+  MODULE_NAME,
+  moduleFile,
+  readModule,
+  taskJobName,
+} from './task-wire.js';
+import {
+  type AnyFunction,
+  type QueueTaskCallOptions,
+  type QueueTaskModule,
+  type QueueTasksOptions,
+  type TaskIdentity,
+  taskIdentity,
+  taskModule,
+} from './tasks.js';
 import { checkMd5Args, checkQrArgs } from './validate.js';
 import {
   decode,
@@ -102,13 +122,24 @@ interface Pending {
   /** Redis has the job (before that, a missing hash means "not added yet", not "expired"). */
   added: boolean;
   resolve: (ret: JobReturn) => void;
-  reject: (err: Error) => void;
-  onProgress: ((done: number) => void) | undefined;
+  reject: (err: unknown) => void;
+  /** The progress entry's data as BullMQ wrote it (JSON). */
+  onProgress: ((data: string) => void) | undefined;
+  /** What the call rejects with for a job's `failedReason`. */
+  failure: (reason: string) => unknown;
+}
+
+/** One job of a call: its BullMQ name, its data beyond the payload, how its progress and failure read. */
+interface JobSpec {
+  name: string;
+  data?: Pick<JobData, 'h' | 'mv'>;
+  onProgress?: ((data: string) => void) | undefined;
+  failure?: (reason: string) => unknown;
 }
 
 /** A job waiting for this tick's addBulk. */
 interface Add {
-  name: JobName;
+  name: string;
   data: JobData;
   resolve: () => void;
   reject: (err: unknown) => void;
@@ -121,6 +152,31 @@ function checkCall(opts: Partial<QueueCallOptions>): QueueCallOptions {
     throw makeError('ERR_INVALID_ARG', 'options.onProgress must be a function');
   }
   return { ...(signal ? { signal } : {}), ...(timeout ? { timeout } : {}), ...(onProgress ? { onProgress } : {}) };
+}
+
+/** A guest's interfaces on the queue (`queue.guests(file)`). */
+export interface QueueGuest {
+  /** `fn` of interface `iface` with an encoded message, on a worker; the encoded result. */
+  call(
+    iface: string,
+    fn: string,
+    input?: Uint8Array | null,
+    options?: Pick<QueueCallOptions, 'signal' | 'timeout'>,
+  ): Promise<Uint8Array>;
+}
+
+/** A kernel's job: its progress entries are fractions done. */
+function kernelJob(name: JobName, call: QueueCallOptions): JobSpec {
+  const { onProgress } = call;
+  return {
+    name,
+    onProgress:
+      onProgress &&
+      ((data) => {
+        const done = Number(data);
+        if (Number.isFinite(done)) onProgress(done);
+      }),
+  };
 }
 
 function positiveInt(value: unknown, name: string, fallback: number, max = 2 ** 53): number {
@@ -241,12 +297,11 @@ export class QueueClient {
         break;
       }
       case 'failed':
-        this.#settle(jobId, (p) => p.reject(errorFromReason(event.failedReason ?? 'unknown')));
+        this.#settle(jobId, (p) => p.reject(p.failure(event.failedReason ?? 'unknown')));
         break;
       case 'progress': {
         const p = this.#pending.get(jobId);
-        const done = Number(event.data);
-        if (p?.onProgress && Number.isFinite(done)) p.onProgress(done);
+        if (p?.onProgress && event.data !== undefined) p.onProgress(event.data);
         break;
       }
     }
@@ -293,7 +348,7 @@ export class QueueClient {
           ret = null;
         }
         if (ret && (ret.b !== undefined || ret.k !== undefined)) this.#settle(id, (p) => p.resolve(ret));
-        else if (finishedOn) this.#settle(id, (p) => p.reject(errorFromReason(failedReason ?? 'unknown')));
+        else if (finishedOn) this.#settle(id, (p) => p.reject(p.failure(failedReason ?? 'unknown')));
       });
     } catch {
       // Redis away: read everything once it is back.
@@ -311,7 +366,7 @@ export class QueueClient {
   }
 
   /** Queues the job for this tick's addBulk; resolves once Redis has it. */
-  #add(id: string, name: JobName, data: JobData): Promise<void> {
+  #add(id: string, name: string, data: JobData): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#batch.set(id, { name, data, resolve, reject });
       if (this.#flushQueued) return;
@@ -341,13 +396,13 @@ export class QueueClient {
   }
 
   /** Adds one job and resolves with its result message. */
-  async #run(name: JobName, payload: Uint8Array, call: QueueCallOptions): Promise<Uint8Array> {
+  async #run(job: JobSpec, payload: Uint8Array, call: Omit<QueueCallOptions, 'onProgress'>): Promise<Uint8Array> {
     if (this.#closed) throw makeError('ERR_QUEUE_CLOSED', 'the queue client is closed');
     if (call.signal?.aborted) throw makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason);
     // Redis away for the whole wait already: say so now instead of waiting again.
     if (this.#reach.unavailable) throw this.#reach.error();
     const id = randomUUID();
-    const data: JobData = { v: 1 };
+    const data: JobData = { v: 1, ...job.data };
     if (call.timeout !== undefined) data.dl = Date.now() + call.timeout;
     const inKey = blobKey(this.prefix, this.name, `${id}:in`);
     const outKey = blobKey(this.prefix, this.name, `${id}:out`);
@@ -355,7 +410,8 @@ export class QueueClient {
     let gaveUp = false;
     const done = new Promise<JobReturn>((resolve, reject) => {
       const p = { check: performance.now() + RECHECK_FIRST_MS, gap: RECHECK_FIRST_MS };
-      this.#pending.set(id, { ...p, added: false, resolve, reject, onProgress: call.onProgress });
+      const failure = job.failure ?? errorFromReason;
+      this.#pending.set(id, { ...p, added: false, resolve, reject, onProgress: job.onProgress, failure });
     });
     const accept = async () => {
       if (payload.byteLength <= INLINE_MAX) data.b = toBase64(payload);
@@ -372,7 +428,7 @@ export class QueueClient {
       await this.#ready;
       // The caller may have given up while the blob was written: then the job never exists.
       if (gaveUp) throw makeError('ERR_ABORTED', 'The operation was aborted');
-      await this.#add(id, name, data);
+      await this.#add(id, job.name, data);
     };
     const work = (async () => {
       // Until Redis has the job, a Redis that stays away fails the call (ERR_QUEUE_UNAVAILABLE):
@@ -446,7 +502,7 @@ export class QueueClient {
           : siblings.signal;
       let finished = 0;
       const parts = ranges.map(async (r) => {
-        const res = await this.#run('pi', encode.pi({ ...r, seed }), {
+        const res = await this.#run({ name: 'pi' }, encode.pi({ ...r, seed }), {
           ...(signal ? { signal } : {}),
           ...(call.timeout ? { timeout: call.timeout } : {}),
         });
@@ -471,7 +527,8 @@ export class QueueClient {
     iterate: async (text: string, rounds: number, options?: QueueCallOptions & { start?: string }): Promise<string> => {
       const opts = toOptions<QueueCallOptions & { start?: string }>(options, ['start', ...CALL_KEYS]);
       const args = checkMd5Args(text, rounds, opts.start);
-      return decode.digest(await this.#run('md5.iterate', encode.md5Iterate(args), checkCall(opts)));
+      const call = checkCall(opts);
+      return decode.digest(await this.#run(kernelJob('md5.iterate', call), encode.md5Iterate(args), call));
     },
     /** MD5 of a string (UTF-8) or bytes, lowercase hex, computed by a worker. */
     hex: async (data: string | Uint8Array, options?: QueueCallOptions): Promise<string> => {
@@ -480,7 +537,7 @@ export class QueueClient {
         throw makeError('ERR_INVALID_ARG', `data must be a string or Uint8Array, got ${describe(data)}`);
       }
       const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
-      return decode.digest(await this.#run('md5.hex', encode.md5Hex(bytes), call));
+      return decode.digest(await this.#run(kernelJob('md5.hex', call), encode.md5Hex(bytes), call));
     },
   };
 
@@ -489,10 +546,88 @@ export class QueueClient {
     toPNG: async (text: string, options?: QrOptions & QueueCallOptions): Promise<Buffer> => {
       const opts = toOptions<QrOptions & QueueCallOptions>(options, ['size', 'ecc', 'margin', ...CALL_KEYS]);
       const args = checkQrArgs(text, opts);
-      const png = decode.bytes(await this.#run('qr.png', encode.qr(args), checkCall(opts)));
+      const call = checkCall(opts);
+      const png = decode.bytes(await this.#run(kernelJob('qr.png', call), encode.qr(args), call));
       return Buffer.from(png.buffer, png.byteOffset, png.byteLength);
     },
   };
+
+  /**
+   * A task module's exports as queued jobs, run by `offthread worker --tasks ./work.js`
+   * processes: `queue.tasks<typeof import('./work.js')>(new URL('./work.js', import.meta.url))`
+   * (the file is hashed: a worker with other bytes fails the job with ERR_QUEUE_TASK_VERSION),
+   * or `queue.tasks('work', { version: '1.4.0' })` (the `version` the module exports).
+   * Results, errors and progress arrive as a local `tasks()` call's would.
+   */
+  tasks<M = Record<string, AnyFunction>>(module: string | URL, options?: QueueTasksOptions): QueueTaskModule<M> {
+    const identity = taskIdentity(module, options);
+    return taskModule<M>(
+      (fn, args, call) => this.#runTask(identity, fn, args, call),
+      (call) => checkCall(call as Partial<QueueCallOptions>) as QueueTaskCallOptions,
+    );
+  }
+
+  async #runTask(identity: TaskIdentity, fn: string, args: unknown[], call: QueueTaskCallOptions): Promise<unknown> {
+    const name = taskJobName(identity.name, fn);
+    const payload = encodeValue(args, 'args');
+    const { onProgress } = call;
+    const job: JobSpec = {
+      name,
+      data: identity.data,
+      // A task's error whole (its class, code, own properties) when the worker wrote it so.
+      failure: (reason) => errorOfTaskReason(reason) ?? errorFromReason(reason),
+    };
+    if (onProgress) {
+      job.onProgress = (data) => {
+        let progress: { t?: unknown } | null = null;
+        try {
+          progress = JSON.parse(data) as { t?: unknown } | null;
+        } catch {}
+        if (typeof progress?.t !== 'string' || !isBase64(progress.t)) return;
+        let value: unknown;
+        try {
+          value = decodeValue(fromBase64(progress.t), `progress of ${name}`);
+        } catch {
+          return; // a progress entry no worker of ours wrote: not the caller's concern
+        }
+        onProgress(value);
+      };
+    }
+    const bytes = await this.#run(job, payload, call);
+    return decodeValue(bytes, `the result of ${name}`);
+  }
+
+  /**
+   * A WebAssembly guest's interfaces as queued jobs, run by `offthread worker --guest
+   * app.wasm` processes: `queue.guests(new URL('./app.wasm', import.meta.url)).call('words',
+   * 'count', bytes)` resolves to the bytes a local `host.call('words', 'count', bytes)`
+   * gives. The file is hashed: a worker with other bytes fails the job with
+   * ERR_QUEUE_TASK_VERSION. `name`: the module's name on the workers (default the file's).
+   */
+  guests(module: string | URL, options?: { name?: string }): QueueGuest {
+    const o = toOptions<{ name?: string }>(options, ['name'], 'queue.guests options');
+    const file = moduleFile(module, 'queue.guests()');
+    const name = o.name ?? file.name;
+    if (typeof name !== 'string' || !MODULE_NAME.test(name)) {
+      throw makeError(
+        'ERR_INVALID_ARG',
+        `a guest's name must be 1-100 characters of [A-Za-z0-9_-], got ${describe(name)} (set options.name)`,
+      );
+    }
+    const h = hashOf(readModule(file.path));
+    return {
+      call: async (iface, fn, input, options) => {
+        const call = checkCall(toOptions<QueueCallOptions>(options, ['signal', 'timeout']));
+        const bytes = input ?? new Uint8Array(0);
+        if (!(bytes instanceof Uint8Array)) {
+          throw makeError('ERR_INVALID_ARG', `input must be a Uint8Array (an encoded message), got ${describe(input)}`);
+        }
+        const out = await this.#run({ name: guestJobName(name, iface, fn), data: { h } }, bytes, call);
+        // A Buffer, as a local host.call resolves to.
+        return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+      },
+    };
+  }
 
   /** Job counts of the queue (for /metrics and dashboards). */
   async counts(): Promise<QueueCounts> {

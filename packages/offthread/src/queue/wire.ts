@@ -44,6 +44,10 @@ export interface JobData {
   dl?: number;
   /** MD5 checkpoint `[roundsDone, digest]`: a retried job continues from there. */
   ck?: [number, string];
+  /** Task jobs: the content hash of the producer's module file (queue/task-wire.ts). */
+  h?: string;
+  /** Task jobs: the module version the producer declared. */
+  mv?: string;
 }
 
 /** A job's return value as BullMQ stores it (JSON): the result message, inline or in a blob. */
