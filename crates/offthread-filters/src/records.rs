@@ -343,8 +343,19 @@ impl RecordParser {
     fn csv_input(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
         if let Some(pending) = &mut self.infer {
             pending.extend_from_slice(input);
-            let lines = memchr::memchr_iter(b'\n', pending).count();
-            if !end && lines <= self.options.infer_rows + 1 && pending.len() < INFER_BYTES {
+            // Wait for the header and `infer_rows` whole records (counted, not lines: a
+            // quoted field may hold newlines), so the sample never depends on chunking.
+            let Parser::Csv {
+                delimiter, quote, ..
+            } = &self.parser
+            else {
+                unreachable!("inference is for CSV")
+            };
+            let want = self.options.infer_rows + 1;
+            if !end
+                && pending.len() < INFER_BYTES
+                && sample_records(pending, *delimiter, *quote, want, false).len() < want
+            {
                 return Ok(());
             }
             self.resolve_inference(end)?;
@@ -368,7 +379,12 @@ impl RecordParser {
             unreachable!("inference is for CSV")
         };
         *positional_header = true;
-        let columns = infer_columns(&pending, *delimiter, *quote, self.options.infer_rows, end);
+        // The sample: whole records in the first INFER_BYTES, and a last one without a
+        // newline only when this is all the input.
+        let prefix = &pending[..pending.len().min(INFER_BYTES)];
+        let flush = end && pending.len() <= INFER_BYTES;
+        let want = self.options.infer_rows + 1;
+        let columns = infer_columns(&sample_records(prefix, *delimiter, *quote, want, flush));
         self.set_columns(columns);
         self.parse_csv_bytes(&pending, false)
     }
@@ -448,7 +464,7 @@ impl RecordParser {
         {
             self.csv_input(&held, false)?;
         }
-        self.resolve_inference(false)?;
+        self.resolve_inference(true)?;
         self.parse_csv(b"\n", false)?;
         let Parser::Csv {
             out,
@@ -763,13 +779,15 @@ fn check_columns(columns: &[RecordColumn], layout: Layout) -> FilterResult<()> {
 /// the header (trimmed), typed by their cells — `bool` when every non-empty cell is
 /// true/false (any case), `f64` when every one is a number, else `string`. Numbers and
 /// bools are nullable (an empty cell, here or later, is a null); text is not (empty is "").
-fn infer_columns(
+/// The first `limit` records of `input` (whole ones: ended by a newline, or by the end
+/// of the input when `end`), each as its fields.
+fn sample_records(
     input: &[u8],
     delimiter: u8,
     quote: u8,
-    rows: usize,
+    limit: usize,
     end: bool,
-) -> Vec<RecordColumn> {
+) -> Vec<Vec<Vec<u8>>> {
     let mut reader = csv_core::ReaderBuilder::new()
         .delimiter(delimiter)
         .quote(quote)
@@ -779,7 +797,7 @@ fn infer_columns(
     let (mut out_len, mut ends_len) = (0, 0);
     let mut rest = input;
     let mut flushed = false;
-    while records.len() <= rows {
+    while records.len() < limit {
         let (result, n_in, n_out, n_ends) =
             reader.read_record(rest, &mut out[out_len..], &mut ends[ends_len..]);
         rest = &rest[n_in..];
@@ -807,6 +825,11 @@ fn infer_columns(
             _ => break,
         }
     }
+    records
+}
+
+/// Columns typed from `records` (the header, then the sample rows).
+fn infer_columns(records: &[Vec<Vec<u8>>]) -> Vec<RecordColumn> {
     let Some((header, sample)) = records.split_first() else {
         return Vec::new();
     };

@@ -257,6 +257,21 @@ fn columns_are_inferred_from_the_header_and_first_rows() {
         e,
         format!("{BAD_RECORD}: line 5: column \"n\": \"x\" is not a f64")
     );
+    // The sample is whole records, however the input is cut: blank lines (and quoted
+    // newlines) are not rows, so the rows typed from here are "5" (f64) at every split.
+    let one = r#"{"kind":"csv","layout":"records","report":true,"inferRows":1}"#;
+    let text = b"n\n\n\n\n5\nx\n";
+    for at in 0..=text.len() {
+        let e = run(one, text, &[at], &["f64?"]).unwrap_err();
+        assert_eq!(
+            e,
+            format!("{BAD_RECORD}: line 6: column \"n\": \"x\" is not a f64"),
+            "cut at {at}"
+        );
+    }
+    // A last row without a newline is typed from when it is all the input.
+    let (rows, _) = run(spec, b"a,b\ntrue,2", &[3], &["bool?", "f64?"]).unwrap();
+    assert_eq!(rows, strings(&[&["true", "2"]]));
     // A quote left open while rows are still held back for inference is still an error.
     let e = run(spec, b"a,b\n1,\"2\n", &[], &["f64", "f64"]).unwrap_err();
     assert!(
@@ -298,5 +313,31 @@ fn bad_options_are_refused_when_the_filter_opens() {
         let e = FilterHandle::from_json(spec).err().expect(spec);
         assert_eq!(e.code, INVALID_SPEC, "{spec}");
         assert!(e.message.contains(what), "{spec}: {}", e.message);
+    }
+}
+
+/// The fuzz target's property (chunked = one-shot, registry codes) on the dirty-data
+/// specs, over inputs drawn from the bytes that matter to them.
+#[test]
+fn dirty_specs_hold_the_fuzz_property() {
+    use offthread_filters::fuzzing::{SPECS, check_chunking};
+    const ALPHABET: &[u8] = b"ab1,,\"\n\n\r \t5.e-{}:\"truefalsnul\xEF\xBB\xBF";
+    let picks: Vec<u8> = (0..SPECS.len())
+        .filter(|&i| SPECS[i].contains("\"report\":true"))
+        .map(|i| i as u8)
+        .collect();
+    assert_eq!(picks.len(), 3);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for round in 0..3000 {
+        let len = (next() % 48) as usize;
+        let mut data = vec![picks[round % picks.len()], next() as u8, next() as u8];
+        data.extend((0..len).map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize]));
+        check_chunking(&data);
     }
 }
