@@ -60,6 +60,10 @@ test('declared columns: batches read by name, numbers as typed arrays over the b
   assert.deepEqual(city.toArray(), ['Oslo', 'Rome', 'Oslo']);
   assert.ok(city.offsets instanceof Uint32Array && city.offsets.buffer === one.bytes.buffer);
   assert.equal(one.column(2), city);
+  assert.equal(one.strings('city'), city);
+  assert.equal(one.numbers('amount'), amount);
+  assert.throws(() => one.numbers('city'), { code: 'ERR_INVALID_ARG' });
+  assert.throws(() => one.strings('ok'), { code: 'ERR_INVALID_ARG' });
   assert.equal(one.validity('amount'), null);
   assert.throws(() => one.column('nope'), { code: 'ERR_INVALID_ARG', message: /columns: id, amount, city, ok/ });
   // NDJSON, the same declaration.
@@ -229,8 +233,8 @@ test("the README's CSV example runs as written: an average and a per-value count
     mkdirSync(join(dir, 'node_modules'));
     symlinkSync(fileURLToPath(new URL('../', import.meta.url)), join(dir, 'node_modules', 'offthread'), 'dir');
     writeFileSync(join(dir, 'example.mjs'), code);
-    writeFileSync(join(dir, 'sales.csv'), 'id,amount,city\n1,10,Oslo\n2,20,Rome\n3,,Oslo\n4,30,Oslo\n');
-    const out = execFileSync(process.execPath, ['example.mjs'], { cwd: dir, encoding: 'utf8' });
+    const sales = 'id,amount,city\n1,10,Oslo\n2,20,Rome\n3,,Oslo\n4,30,Oslo\n';
+    const out = execFileSync(process.execPath, ['example.mjs'], { cwd: dir, encoding: 'utf8', input: sales });
     // Average over the rows (the empty amount is a null, read as 0): 60 / 4.
     assert.equal(out.trim(), "15 Map(2) { 'Oslo' => 3, 'Rome' => 1 }");
   } finally {

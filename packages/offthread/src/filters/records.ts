@@ -147,6 +147,22 @@ export class RecordBatch {
     return col;
   }
 
+  /** Column `name` when it holds numbers or bools (typed for TypeScript); ERR_INVALID_ARG for text. */
+  numbers(name: string | number): NumericColumn {
+    const col = this.column(name);
+    if (col instanceof StringColumn)
+      throw makeError('ERR_INVALID_ARG', `column ${JSON.stringify(name)} is text: use strings()`);
+    return col;
+  }
+
+  /** Column `name` when it holds text (typed for TypeScript); ERR_INVALID_ARG for numbers. */
+  strings(name: string | number): StringColumn {
+    const col = this.column(name);
+    if (!(col instanceof StringColumn))
+      throw makeError('ERR_INVALID_ARG', `column ${JSON.stringify(name)} is not text: use numbers()`);
+    return col;
+  }
+
   /**
    * Column `name`'s validity bitmap as Arrow lays it out — ⌈length/8⌉ bytes, LSB first,
    * 1 = valid — over the batch's bytes; `null` when the column has no nulls.
