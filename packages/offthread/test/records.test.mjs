@@ -171,6 +171,21 @@ test('a nullable column carries an Arrow validity bitmap over the batch (LSB fir
   assert.deepEqual([...batch.column('v')], [0, 1, 2, 0, 4, 5, 0, 7, 8, 0, 10]);
 });
 
+test('filters.web.csv (a TransformStream) emits the same RecordBatch objects', async () => {
+  const stream = filters.web.csv({ columns: DIRTY_COLUMNS, onError: 'skip' });
+  const writer = stream.writable.getWriter();
+  const bytes = Buffer.from(DIRTY);
+  const writing = (async () => {
+    for (let i = 0; i < bytes.length; i += 3) await writer.write(bytes.subarray(i, i + 3));
+    await writer.close();
+  })();
+  const batches = [];
+  for await (const b of stream.readable) batches.push(b);
+  await writing;
+  assert.ok(batches.every((b) => b instanceof RecordBatch));
+  assert.deepEqual(rowsOf(batches), CLEAN_ROWS);
+});
+
 test('on a worker pool (offthread.wasm) the same batches and counts', async () => {
   const pool = new Pool({ engine: 'wasm', threads: 1 });
   try {
