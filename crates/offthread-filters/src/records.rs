@@ -458,7 +458,6 @@ impl RecordParser {
             return Ok(());
         }
         // Whatever the first chunks held (a BOM's start, rows kept for inference) is parsed first.
-        self.parse_csv(&[], false)?;
         if let Parser::Csv { lead, .. } = &mut self.parser
             && let Some(held) = lead.take()
         {
