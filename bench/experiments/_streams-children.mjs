@@ -121,6 +121,31 @@ export async function transcodeChild(method, input, outDir, files) {
   return { ...cpu, loop: loop.stop(), hashes, peakRssMiB: peakRssMiB() };
 }
 
+/**
+ * Child: one conversion of `input` piped to `files` output files — the Nexus.js shape,
+ * `filters.source(…).pushFilter(…).pipe(sink, sink, …)` — with offthread's transcode
+ * filter or iconv-lite's two streams as the filter.
+ */
+export async function fanOutChild(method, input, outDir, files) {
+  const { filters } = await import('offthread');
+  const iconv = method === 'iconv-lite' ? (await import('iconv-lite')).default : null;
+  const pool = iconv ? null : await benchPool();
+  const loop = startLoopDelay({ resolutionMs: 1 });
+  const meter = cpuMeter();
+  meter.start();
+  const outputs = Array.from({ length: files }, (_, i) => join(outDir, `fanout-${method}-${i}.utf16`));
+  const src = filters.source(filters.fileSource(input, { highWaterMark: CHUNK }));
+  if (iconv) src.pushFilter(iconv.decodeStream('utf8')).pushFilter(iconv.encodeStream('utf16le'));
+  else src.pushFilter(filters.transcode('utf8', 'utf16le', { pool }));
+  src.pipe(...outputs.map((o) => filters.fileSink(o)));
+  await src.resume();
+  const cpu = meter.stop();
+  await pool?.close();
+  const hashes = outputs.map((o) => createHash('sha256').update(readFileSync(o)).digest('hex'));
+  for (const o of outputs) rmSync(o);
+  return { ...cpu, loop: loop.stop(), hashes, peakRssMiB: peakRssMiB() };
+}
+
 /** Child: K gzip streams of `input` at once; the bytes are discarded after counting. */
 export async function gzipChild(method, input, k) {
   const { filters } = await import('offthread');

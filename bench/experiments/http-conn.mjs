@@ -20,7 +20,7 @@
 // as `npm start` runs them (node flags SERVICE_NODE_ARGS, offload mode, LOG_LEVEL=error).
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -34,6 +34,8 @@ import { cpuSeconds } from './http-server.mjs';
 const BENCH_PAGE = new URL('../../services/http/public/bench.html', import.meta.url);
 const VEGETA = 'github.com/tsenart/vegeta/v12@v12.13.0';
 const SECTIONS = ['ab', 'rate'];
+/** The service as two copies on one port (services/http/src/cluster.mjs). */
+const TWO = 'service, 2 processes (PROCESSES=2)';
 /** TIME_WAIT sockets below which an open-loop row may start (see drainTimeWait). */
 const TW_QUIET = 1000;
 
@@ -113,6 +115,30 @@ export async function startServiceTarget(name, env) {
   };
 }
 
+/** CPU seconds of `pid` and every process below it (the service's copies with PROCESSES=2). */
+function treeCpuSeconds(/** @type {number} */ pid) {
+  /** @type {Map<number, number[]>} */
+  const children = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  const todo = [pid];
+  while (todo.length > 0) {
+    const p = /** @type {number} */ (todo.pop());
+    total += cpuSeconds(p);
+    todo.push(...(children.get(p) ?? []));
+  }
+  return total;
+}
+
 /** Sockets in TIME_WAIT on this machine (/proc/net/sockstat), or null off Linux. */
 function timeWaitCount() {
   try {
@@ -145,7 +171,19 @@ async function drainTimeWait(progress) {
 
 /** `ab -c 100 -n N URL` (no -k: HTTP/1.0, the server closes each connection). */
 function runAb(/** @type {string} */ url, /** @type {number} */ n) {
-  const out = execFileSync('ab', ['-q', '-c', '100', '-n', String(n), url], { encoding: 'utf8' });
+  // Through sh, which waits for ab and then prints its own /proc stat: the children's
+  // CPU fields (cutime, cstime) are ab's own CPU, the load generator's share of the cores.
+  const raw = execFileSync(
+    'sh',
+    ['-c', 'ab "$@" && cat /proc/$$/stat', 'sh', '-q', '-c', '100', '-n', String(n), url],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const statLine = raw.slice(raw.lastIndexOf('\n', raw.length - 2) + 1);
+  const fields = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
+  const abCpuS = (Number(fields[13]) + Number(fields[14])) / 100; // cutime, cstime (USER_HZ 100)
+  const out = raw.slice(0, raw.length - statLine.length);
   const num = (/** @type {RegExp} */ re, fallback = Number.NaN) => Number(out.match(re)?.[1] ?? fallback);
   return {
     reqPerSec: num(/Requests per second:\s+([\d.]+)/),
@@ -155,6 +193,7 @@ function runAb(/** @type {string} */ url, /** @type {number} */ n) {
     p50Ms: num(/\s50%\s+(\d+)/),
     p99Ms: num(/\s99%\s+(\d+)/),
     maxMs: num(/100%\s+(\d+)/),
+    abCpuUsPerReq: (abCpuS * 1e6) / n,
   };
 }
 
@@ -327,6 +366,7 @@ export async function run(ctx) {
     targets.push(await startBaseline('fastify'));
     targets.push(await startServiceTarget('service, fastify answers (STATIC_FRONT=0)', { STATIC_FRONT: '0' }));
     targets.push(await startServiceTarget('service (services/http)', {}));
+    targets.push(await startServiceTarget(TWO, { PROCESSES: '2' }));
     const SERVICE = 'service (services/http)';
     const page = readFileSync(BENCH_PAGE);
     for (const t of targets) {
@@ -336,9 +376,9 @@ export async function run(ctx) {
     }
     /** Runs `measure` on `t` and adds the server's CPU per request. */
     const withCpu = async (/** @type {Target} */ t, /** @type {number} */ requests, measure) => {
-      const cpu0 = cpuSeconds(t.pid);
+      const cpu0 = treeCpuSeconds(t.pid);
       const r = await measure();
-      return { ...r, serverCpuUsPerReq: ((cpuSeconds(t.pid) - cpu0) * 1e6) / requests };
+      return { ...r, serverCpuUsPerReq: ((treeCpuSeconds(t.pid) - cpu0) * 1e6) / requests };
     };
 
     /** @type {any[]} */
@@ -368,6 +408,7 @@ export async function run(ctx) {
             p50Ms: median(runs.map((r) => r.p50Ms)),
             p99Ms: median(runs.map((r) => r.p99Ms)),
             serverCpuUsPerReq: median(runs.map((r) => r.serverCpuUsPerReq)),
+            abCpuUsPerReq: median(runs.map((r) => r.abCpuUsPerReq)),
           });
         }
         const row = (/** @type {string} */ name) => abRows.find((r) => r.server === name);
@@ -400,6 +441,29 @@ export async function run(ctx) {
             value: row(SERVICE).reqPerSec / row('service, fastify answers (STATIC_FRONT=0)').reqPerSec,
           },
           { label: 'ab without keep-alive, node:http (reference)', value: node.reqPerSec, unit: 'req/s' },
+        );
+        // Issue 35: 2 processes / 1 (target 1.5×), round by round, with what the cores
+        // were doing: the server's CPU and ab's own CPU per request, against 2 cores.
+        const paired2 = byServer[TWO].map((r, i) => r.reqPerSec / byServer[SERVICE][i].reqPerSec);
+        const one = row(SERVICE);
+        const two = row(TWO);
+        ratios.push(
+          {
+            label: 'ab without keep-alive: service 2 processes / 1 process req/s, median of the rounds’ ratios',
+            value: median(paired2),
+            target: 1.5,
+          },
+          { label: 'server CPU per request, 1 process', value: one.serverCpuUsPerReq, unit: 'µs' },
+          { label: 'server CPU per request, 2 processes (primary + copies)', value: two.serverCpuUsPerReq, unit: 'µs' },
+          { label: 'ab’s own CPU per request (the load generator, same cores)', value: one.abCpuUsPerReq, unit: 'µs' },
+          {
+            label: 'cores busy during the 2-process rows: (server + ab CPU per request) × req/s',
+            value: ((two.serverCpuUsPerReq + two.abCpuUsPerReq) * two.reqPerSec) / 1e6,
+            unit: 'cores',
+          },
+        );
+        notes.push(
+          `ab, 2 processes / 1 round by round: ${paired2.map((x) => `${x.toFixed(2)}×`).join(' / ')}. ab is one thread on the same 2 cores: while it takes its CPU per request (the row above), the servers share what is left, so 2 copies can go past 1 only by what one copy left idle.`,
         );
       }
     }
@@ -460,7 +524,7 @@ export async function run(ctx) {
       'The servers run at once, each in its own process (idle while another is measured); ab rounds take turns between them, each round starting one server later, so a slow spell on the machine falls on all rows alike. Compare rows of one run: throughput on 2 shared cores moves with whatever else runs.',
       'Each open-loop row starts once fewer than 1,000 loopback connections are in TIME_WAIT (waiting up to 70 s; the count it started with is in its row): every connection of the rows before sits there for 60 s, and with one client address a new SYN that meets one of them can be answered by a challenge ACK and wait out a 1 s retransmit. Before this wait, whichever server came last had a p99 of 0.2–3 s and the same server first a few ms.',
       'ab and vegeta run on the same 2 cores as the server: at these rates the load generator takes about one core.',
-      'server CPU / request: user + system CPU of the server process (all threads, /proc) over the run, divided by its requests.',
+      "server CPU / request: user + system CPU of the server process and its child processes (all threads, /proc) over the run, divided by its requests. ab CPU / request: ab's own user + system CPU (its parent shell's children fields), the load generator's share of the same cores.",
       `The services run with the node flags of \`npm start\` (${SERVICE_NODE_ARGS.join(' ')}), offload mode, LOG_LEVEL=error.`,
     );
     return {
@@ -487,6 +551,7 @@ export async function run(ctx) {
             { key: 'p50Ms', label: 'p50', format: 'ms' },
             { key: 'p99Ms', label: 'p99', format: 'ms' },
             { key: 'serverCpuUsPerReq', label: 'server CPU / request (µs)', format: 'sig3' },
+            { key: 'abCpuUsPerReq', label: 'ab CPU / request (µs)', format: 'sig3' },
           ],
           rows: abRows,
         },

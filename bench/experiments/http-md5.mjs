@@ -4,7 +4,7 @@
 // concurrent users (autocannon connections, closed loop; the mixed row also at 3, as in
 // the blog's table), plus ns/round in-process and the blog's model for the mixed row:
 // response ≈ T + (N−1)·S·W. Then the blog's request timelines (one bar per request, 1/2/4
-// users, a sync row and offloaded rows) and its "MD5-like" stripped loop, JS vs Rust.
+// users, a sync row and offloaded rows). The blog's "MD5-like" loop is experiment md5-like.
 import { runInChild, timeFn } from '../lib/measure.mjs';
 import { startServer } from './http-server.mjs';
 
@@ -14,8 +14,6 @@ const USERS = [1, 2, 4];
 /** The blog's mixed-request table has a 3-user row too. */
 const MIXED_USERS = [1, 2, 3, 4];
 const usersFor = (/** @type {string} */ impl) => (impl === 'mixed' ? MIXED_USERS : USERS);
-const MD5_LIKE = new URL('./http-md5-like.mjs', import.meta.url);
-const MD5_LIKE_ITERATIONS = 20_000_000;
 /** Timeline rows: the loop on the event loop (blocking), on the pool, and the mixed row. */
 const TIMELINE_IMPLS = ['native', 'native-async', 'mixed'];
 const TIMELINE_LABELS = {
@@ -145,16 +143,6 @@ export async function run(ctx) {
     await server.stop();
   }
 
-  ctx.progress(
-    `MD5-like stripped loop, ${MD5_LIKE_ITERATIONS.toLocaleString('en-US')} iterations: JS, Rust native, Rust wasm`,
-  );
-  const md5Like = (
-    await runInChild(MD5_LIKE, 'measureMd5Like', [{ iterations: MD5_LIKE_ITERATIONS, minTime: timing.minTime }], {
-      timeoutMs: 300_000,
-    })
-  ).value;
-  const likeMs = (/** @type {string} */ impl) => md5Like.find((r) => r.impl === impl)?.medianMs ?? Number.NaN;
-
   const ns = (/** @type {string} */ impl) => perRound.find((r) => r.impl === impl)?.nsPerRound ?? Number.NaN;
   const row = (/** @type {string} */ impl, /** @type {number} */ users) =>
     http.find((r) => r.impl === impl && r.users === users);
@@ -189,7 +177,6 @@ export async function run(ctx) {
       timing,
       quick: ctx.quick,
       timeline: { impls: TIMELINE_IMPLS, users: TIMELINE_USERS, perUser },
-      md5LikeIterations: MD5_LIKE_ITERATIONS,
     },
     notes: [
       'Server: services/http in its own process, offload mode (GET /md5/:impl picks the row; offthread pool and piscina: one thread per core); autocannon in another process, `connections` = users, closed loop.',
@@ -200,8 +187,7 @@ export async function run(ctx) {
       'Latency stats from each response in fractional ms (autocannon rounds to whole ms). Throughput = 2xx responses / autocannon duration.',
       `Mixed-row model (the blog's): response ≈ T + (N−1)·S·W with T the 1-user mean, S one sync segment (${ROUNDS / 4} native rounds, from ns/round in-process: ${S.toFixed(2)} ms) and W = ${W} sync segments per request.`,
       `Request timelines: for each of ${TIMELINE_IMPLS.join(', ')} (${ROUNDS.toLocaleString('en-US')} rounds) and ${TIMELINE_USERS.join('/')} users, each user sends ${perUser} requests one after another over its own keep-alive connection (http-load.mjs closedLoopTimeline); one bar per request from when it was sent to when its response ended, coloured by user, ms since the first request. A sync row serves one request at a time, so with N users the bars queue end to end; offloaded rows overlap.`,
-      `"MD5-like" stripped loop: ${MD5_LIKE_ITERATIONS.toLocaleString('en-US')} iterations of one MD5 F-round step (f = (b & c) | (~b & d); b += rotl(a + f + K[i mod 16] + i, s[i mod 4]); rotate a, b, c, d), no message or padding: our reconstruction of the blog's reduced kernel. JS: http-md5-like.mjs (int32 arithmetic). Rust: http-md5-like.rs built with plain rustc (opt-level 3, panic=abort; not through the addon) as a shared library called through koffi ("native") and as wasm32 in V8; all three return the same value (checked). tinybench median of whole calls, in a child process.`,
-      'ns/round in-process: tinybench (bench/lib timeFn) median per call / rounds; 20,000 rounds per call (per-round async: 2,000). Blog figures (4 cores): JS 610 ms/req; native sync 78 ms; native async 80/82/91 ms at 1/2/4 users; per-round async 2,994 ms.',
+      'ns/round in-process: tinybench (bench/lib timeFn) median per call / rounds; 20,000 rounds per call (per-round async: 2,000). blog (seed 002, 4 cores): JS 610 ms/req; native sync 78 ms; native async 80/82/91 ms at 1/2/4 users; per-round async 2,994 ms.',
     ],
     tables: [
       {
@@ -229,16 +215,6 @@ export async function run(ctx) {
           { key: 'rounds', label: 'rounds per call', format: 'int' },
         ],
         rows: perRound,
-      },
-      {
-        title: `"MD5-like" stripped loop, ${MD5_LIKE_ITERATIONS.toLocaleString('en-US')} iterations, in-process`,
-        columns: [
-          { key: 'impl', label: 'implementation' },
-          { key: 'medianMs', label: 'median ms', format: 'sig3' },
-          { key: 'nsPerIteration', label: 'ns/iteration', format: 'sig3' },
-          { key: 'result', label: 'result (a^b^c^d)', format: 'int' },
-        ],
-        rows: md5Like,
       },
       {
         title: 'Mixed row: the blog model vs measured',
@@ -283,14 +259,6 @@ export async function run(ctx) {
       },
       { label: 'native async throughput, 2 users / 1 user', value: scale2, target: 1.8 },
       {
-        label: `MD5-like loop (${MD5_LIKE_ITERATIONS / 1e6} M): JS / Rust native (time)`,
-        value: likeMs('js') / likeMs('native'),
-      },
-      {
-        label: `MD5-like loop (${MD5_LIKE_ITERATIONS / 1e6} M): JS / Rust wasm (time)`,
-        value: likeMs('js') / likeMs('wasm'),
-      },
-      {
         label: 'mixed-row model, worst error at 2, 3 and 4 users',
         value: worstModel,
         target: 0.15,
@@ -298,6 +266,6 @@ export async function run(ctx) {
         unit: '',
       },
     ],
-    raw: { perRound, http, model, timeline, md5Like },
+    raw: { perRound, http, model, timeline },
   };
 }

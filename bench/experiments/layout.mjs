@@ -82,7 +82,7 @@ export async function run(ctx) {
       `Fastest to slowest, WASM build: ${order('wasm')}.`,
       ...(wazero.rows.length ? [`Fastest to slowest, WASM build in wazero: ${order('wazero')}.`] : []),
       wazero.note,
-      `Within ±15 points of the paper: native ${table.filter((t) => t.nativeWithin15 === 'yes').length} of 6, WASM in V8 ${table.filter((t) => t.wasmWithin15 === 'yes').length} of 6${wazero.rows.length ? `, WASM in wazero ${table.filter((t) => t.wazeroWithin15 === 'yes').length} of 6` : ''}.`,
+      `Within ±15 points of paper (seed 003, Table 3): native ${table.filter((t) => t.nativeWithin15 === 'yes').length} of 6, WASM in V8 ${table.filter((t) => t.wasmWithin15 === 'yes').length} of 6${wazero.rows.length ? `, WASM in wazero ${table.filter((t) => t.wazeroWithin15 === 'yes').length} of 6` : ''}.`,
       `Paper order (means vs native): soaSimd ${pct(PAPER.soaSimd)} < soa ${pct(PAPER.soa)} < native < fixedSimd ${pct(PAPER.fixedSimd)} < aop ${pct(PAPER.aop)} < fixed ${pct(PAPER.fixed)} < stride ${pct(PAPER.stride)}.`,
       'Each call builds nothing: the layout is built once, then `reps` passes of the update run inside the build (native or WASM), timed from JS; ns/update = call time / (scooters × reps).',
       "Deviations from the paper, explained. The variants follow its Zig code (Figures 21–29) line for line, but the paper compiled Zig and we compile Rust (both LLVM, different front ends, bounds checks and loop shapes), and the runtime moves the figures as much as the layout: the same .wasm gives different percentages in V8 and in wazero (the paper's host). " +
@@ -134,10 +134,16 @@ export async function run(ctx) {
       },
     ],
     ratios: table.flatMap((r) => [
-      { label: `${r.variant}: native build vs paper (${pct(r.paper)})`, value: r.native, unit: '%' },
-      { label: `${r.variant}: WASM build vs paper (${pct(r.paper)})`, value: r.wasm, unit: '%' },
+      { label: `${r.variant}: native build vs paper (seed 003, Table 3: ${pct(r.paper)})`, value: r.native, unit: '%' },
+      { label: `${r.variant}: WASM build vs paper (seed 003, Table 3: ${pct(r.paper)})`, value: r.wasm, unit: '%' },
       ...(wazero.rows.length
-        ? [{ label: `${r.variant}: WASM build in wazero vs paper (${pct(r.paper)})`, value: r.wazero, unit: '%' }]
+        ? [
+            {
+              label: `${r.variant}: WASM build in wazero vs paper (seed 003, Table 3: ${pct(r.paper)})`,
+              value: r.wazero,
+              unit: '%',
+            },
+          ]
         : []),
     ]),
     raw: rows,

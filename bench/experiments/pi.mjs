@@ -48,7 +48,7 @@ function ratio(rows, label, num, den, samples, target) {
   return opsRatio(label, at(rows, num, samples), at(rows, den, samples), target);
 }
 
-/** The paper's Figures 6 (sync) and 7 (async): the forms a caller awaits or blocks on. */
+/** The paper's Figures 7 (sync) and 8 (async): the forms a caller awaits or blocks on. */
 const SYNC = new Set(['js', 'jsBitwise', 'ffi', 'native', 'nativeBitwise', 'parallel', 'wasm']);
 
 export async function run(ctx) {
@@ -161,7 +161,7 @@ export function report(rows, ctx) {
       },
       {
         suffix: 'sync',
-        title: 'π, sync variants (Figure 6): ops/s vs samples',
+        title: 'π, sync variants, as paper (seed 000, Fig. 7): ops/s vs samples',
         x: { field: 'samples', label: 'samples', log: true },
         y: { field: 'opsPerSec', label: 'ops/s', log: true },
         series: 'variant',
@@ -169,7 +169,7 @@ export function report(rows, ctx) {
       },
       {
         suffix: 'async',
-        title: 'π, async variants (Figure 7): ops/s vs samples',
+        title: 'π, async variants, as paper (seed 000, Fig. 8): ops/s vs samples',
         x: { field: 'samples', label: 'samples', log: true },
         y: { field: 'opsPerSec', label: 'ops/s', log: true },
         series: 'variant',
@@ -177,7 +177,7 @@ export function report(rows, ctx) {
       },
       {
         suffix: 'memory',
-        title: "π: peak RSS of each variant's process vs samples (Figure 8)",
+        title: "π: peak RSS of each variant's process vs samples, as paper (seed 000, Fig. 6)",
         x: { field: 'samples', label: 'samples', log: true },
         y: { field: 'peakRssMiB', label: 'peak RSS (MiB)', log: false },
         series: 'variant',
@@ -185,7 +185,7 @@ export function report(rows, ctx) {
       },
       {
         suffix: 'cores',
-        title: 'π: cores used vs samples (Figure 5)',
+        title: 'π: cores used vs samples, as paper (seed 000, Fig. 5)',
         x: { field: 'samples', label: 'samples', log: true },
         y: { field: 'coresUsed', label: 'cores used', log: false },
         series: 'variant',

@@ -121,7 +121,7 @@ export async function run(ctx) {
     title: 'schema-size: generated code, WASM module size, and the cost of added fields',
     params: { evolutionReadings: n, quick: ctx.quick },
     notes: [
-      'Paper (Go/TinyGo): Karmem generates 1,286 lines, FlatBuffers 254 (plus its library); modules: Karmem 8.7 KB, FlatBuffers 9.1 KB, JSON 262 KB.',
+      'paper (seed 003, §5.2.2; Go/TinyGo): Karmem generates 1,286 lines, FlatBuffers 254 (plus its library); modules: Karmem 8.7 KB, FlatBuffers 9.1 KB, JSON 262 KB.',
       "Lines: the paper's two structs (temperature_reading, temperature_batch) — every line of the generated files (ours: one file per language; flatc --ts writes one file per table plus an index). Neither counts its runtime library.",
       'WASM modules (bench/wasm-size): each exports write(n) (builds n readings, encodes them) and read() (sums the values of the message it wrote); Rust release, LTO, one codegen unit, panic=abort, stripped. Each was run once (1,000 readings, same sum) before its size was taken.',
       'Added fields: v1 of the evolution fixture reads only the fields it knows; v2 readings have two more fields (u16, f64: 24 bytes instead of 8 per AoS item, two more SoA columns) and the batch two more (a string, a u64). The SoA read walks the `value` column (a typed-array view): the added columns are never touched. The AoS read walks the items, whose stride the v2 writer made 3× larger, so it touches 3× the memory: that, not the reader code, is what added fields cost in an AoS array (the reason the paper prefers SoA). Decode builds plain objects from both arrays. Best of three interleaved runs each; the same process.',

@@ -96,8 +96,8 @@ export async function run(ctx) {
   const paper = {
     'write 10': 'Karmem 194.9 ns · FlatBuffers 1,215.5 ns · JSON 5,383 ns (Go)',
     'write 10000': 'Karmem 77.19 µs · FlatBuffers 928.70 µs · JSON 4,308.86 µs (Go)',
-    'read 10': 'WASM Karmem 316.4 ns vs JSON 5,787 ns',
-    'read 10000': 'WASM Karmem 68.15 µs vs JSON 1,325.57 µs',
+    'read 10': 'WASM Karmem 316.4 ns vs FlatBuffers 5,787 ns (JSON not measured)',
+    'read 10000': 'WASM Karmem 68.15 µs vs FlatBuffers 1,325.57 µs (JSON not measured)',
   };
   return {
     title: 'schema: TemperatureBatch write and read + analyse',
@@ -111,7 +111,7 @@ export async function run(ctx) {
       "Writers check every value (W0007 wrong JS type, W0008 out of range, W0004 unsafe 64-bit number) inside the fill loops. `encodeTemperatureBatch(value)` without a builder writes in the runtime's reused scratch builder and returns an exact-size copy; its row is against flatbuffers with a new Builder(1024) per call.",
       'Read: the native kernel is `stats.temperatureSync(buf)` — napi borrows the Uint8Array, the generated Rust reader views the `value` column as `&[f32]` in place.',
       "WASM read: the batch is placed once (64-byte aligned) in the instance's linear memory, as a WASM writer would leave it; the timed call is the registry kernel `stats.temperature` through the generic `kernel_call` plus reading 4 f64 back.",
-      `Paper (Go, different machine): ${Object.entries(paper)
+      `paper (seed 003, Tables 5–6; Go, different machine): ${Object.entries(paper)
         .map(([k, v]) => `${k}: ${v}`)
         .join('; ')}.`,
     ],

@@ -3,7 +3,8 @@
 //
 //   node bench/run.mjs streams [--quick] [--full] [--no-http] [--only SECTION,…]
 //
-// SECTION: transcode (and the per-chunk cost), gzip (K streams and the per-chunk cost),
+// SECTION: transcode (and the per-chunk cost), nexus (one conversion piped to 4 files),
+// gzip (K streams and the per-chunk cost),
 // gzip-many (10,000 small gzips at once), csv, ndjson, http. `--only ndjson` runs just
 // the NDJSON rows.
 //
@@ -12,6 +13,9 @@
 //    iconv-lite; every output checked byte-identical with `iconv -f UTF-8 -t UTF-16LE`;
 //    the disk alone (copy, and copy writing every chunk twice: the output's volume).
 //    Per-chunk offload cost at 64 KiB (wall and event-loop CPU per chunk).
+// 1c. The Nexus.js example's own shape: one conversion piped to 4 files
+//    (filters.source(…).pushFilter(transcode).pipe(4 sinks)) against 4 conversions, with
+//    offthread and with iconv-lite.
 // 2. gzip of K streams at once vs zlib.createGzip (libuv pool), peak RSS, loop delay.
 // 3. CSV / NDJSON → batches vs csv-parse, papaparse and JSON.parse per line.
 // 4. A hello-world TCP acceptor. The static page over a new connection per request (ab
@@ -40,6 +44,12 @@ const TRANSCODE_ROUNDS = 3;
  * K=1 run 1.82 s, then 1.59 s).
  */
 const GZIP_ROUNDS = 3;
+
+/**
+ * Runs of each Nexus-shape variant (the row is the median): at load 17–20 on 2 cores one
+ * variant's three runs read 742, 1,890 and 1,989 ms.
+ */
+const NEXUS_ROUNDS = 5;
 
 /** Runs of the per-chunk child (each figure is the median of its runs). */
 const OFFLOAD_ROUNDS = 3;
@@ -71,7 +81,7 @@ const loopCols = [
   { key: 'coresUsed', label: 'cores used', format: 'sig3' },
 ];
 
-const SECTIONS = ['transcode', 'gzip', 'gzip-many', 'csv', 'ndjson', 'http'];
+const SECTIONS = ['transcode', 'nexus', 'gzip', 'gzip-many', 'csv', 'ndjson', 'http'];
 
 /** The sections `--only a,b` (or `--only=a,b`) asks for; all when absent. */
 function sections(argv) {
@@ -184,6 +194,90 @@ export async function run(ctx) {
       );
       notes.push(
         `Transcoding rows: each method ran ${rounds} times per file count, the order of methods rotated each round; a row is its median run, with every run's wall time. The kernel's share of a run (page-cache allocation and writeback for 200 MiB of output a file) depends on what the run before left behind, and moved one method's 4-file wall time by up to 1.5× between runs.`,
+      );
+    }
+
+    // 1c. The Nexus shape: Nexus.js's example converts its input once and pipes the result
+    // to 4 files; the rows above convert 4 times. Both, with offthread and iconv-lite.
+    const nexusRows = [];
+    if (want.has('nexus')) {
+      const text = join(dir, 'nexus.utf8');
+      ctx.progress(`streams: writing ${textMb} MiB of text (nexus)`);
+      await writeText(text, textMb);
+      const converted = execFileSync('iconv', ['-f', 'UTF-8', '-t', 'UTF-16LE', text], { maxBuffer: 1 << 30 });
+      const reference = createHash('sha256').update(converted).digest('hex');
+      const outBytes = converted.length;
+      const variants = [
+        { shape: 'one conversion → 4 files (Nexus shape)', method: 'offthread', child: 'fanOutChild', files: 4 },
+        { shape: '4 conversions, one per file', method: 'offthread', child: 'transcodeChild', files: 4 },
+        { shape: 'one conversion → 4 files (Nexus shape)', method: 'iconv-lite', child: 'fanOutChild', files: 4 },
+        { shape: '4 conversions, one per file', method: 'iconv-lite', child: 'transcodeChild', files: 4 },
+        { shape: 'one conversion → 1 file', method: 'offthread', child: 'fanOutChild', files: 1 },
+      ];
+      const rounds = ctx.quick ? 1 : NEXUS_ROUNDS;
+      const runs = variants.map(() => []);
+      for (let round = 0; round < rounds; round++) {
+        for (let j = 0; j < variants.length; j++) {
+          const i = (j + round) % variants.length;
+          const v = variants[i];
+          ctx.progress(`streams: nexus ${v.method}, ${v.shape} (round ${round + 1})`);
+          runs[i].push((await runInChild(CHILDREN, v.child, [v.method, text, dir, v.files])).value);
+        }
+      }
+      for (const [i, v] of variants.entries()) {
+        const all = runs[i];
+        const m = medianRun(all);
+        nexusRows.push({
+          method: v.method,
+          shape: v.shape,
+          files: v.files,
+          wallMs: m.wallMs,
+          wallEach: all.map((r) => r.wallMs),
+          wallMinMs: Math.min(...all.map((r) => r.wallMs)),
+          cpuMs: m.cpuMs,
+          outMbPerSec: (v.files * outBytes) / 2 ** 20 / (m.wallMs / 1000),
+          identical: all.every((r) => r.hashes.every((h) => h === reference)) ? 'yes' : 'NO',
+          loopP99Ms: m.loop.p99Ms,
+          loopMaxMs: m.loop.maxMs,
+          peakRssMiB: m.peakRssMiB,
+          coresUsed: m.coresUsed,
+        });
+      }
+      const nx = (method, shape) => nexusRows.find((r) => r.method === method && r.shape.startsWith(shape));
+      const fan = nx('offthread', 'one conversion → 4');
+      ratios.push(
+        {
+          label: 'Nexus shape: offthread, 4 conversions / one conversion → 4 files (wall time)',
+          value: nx('offthread', '4 conversions').wallMs / fan.wallMs,
+        },
+        {
+          label: 'Nexus shape: offthread, 4 conversions / one conversion → 4 files (process CPU, all threads)',
+          value: nx('offthread', '4 conversions').cpuMs / fan.cpuMs,
+        },
+        {
+          label:
+            'Nexus shape: iconv-lite, 4 conversions / offthread one conversion → 4 files (wall time); blog (seed 004, Nexus.js, 4 × 100 MB: Node 6.4 s / Nexus 1.8 s): 3.56',
+          value: nx('iconv-lite', '4 conversions').wallMs / fan.wallMs,
+        },
+        {
+          label: 'Nexus shape: iconv-lite one conversion → 4 files / offthread the same (wall time)',
+          value: nx('iconv-lite', 'one conversion → 4').wallMs / fan.wallMs,
+        },
+        {
+          label: 'Nexus shape: offthread one conversion → 4 files, loop-delay p99',
+          value: fan.loopP99Ms,
+          target: 5,
+          op: '<=',
+          unit: 'ms',
+        },
+        {
+          label: `offthread one conversion of ${textMb} MiB → 1 file, wall; blog (seed 004, Nexus.js, one conversion of 100 MB): 0.569 s`,
+          value: nx('offthread', 'one conversion → 1').wallMs / 1000,
+          unit: 's',
+        },
+      );
+      notes.push(
+        `Nexus shape rows: the same ${textMb} MiB of generated text as the transcoding rows, read in 64 KiB chunks. "one conversion → N files" is filters.source(filters.fileSource(input)).pushFilter(filter).pipe(N × filters.fileSink(…)) and await resume() (docs/streams.md): the input is converted once and every sink gets every chunk; the filter is offthread's transcode on a nice-0 pool, or iconv-lite's decodeStream + encodeStream. "4 conversions" are the transcoding rows' method: 4 pipelines at once, each reading and converting the input. Every output file byte-identical to iconv's (checked). Each variant ran ${rounds === 1 ? 'once' : `${rounds} times`}, the order rotated each round; a row is its median run. MiB/s written counts every output file (${(outBytes / 2 ** 20).toFixed(1)} MiB each). Process CPU: user + system time of the child, every thread (the pool's, libuv's) included, in its median-wall run — the work a shape costs, which waiting for a core on a loaded machine does not change.`,
       );
     }
 
@@ -461,6 +555,21 @@ export async function run(ctx) {
           rows: transcodeRows,
         },
         {
+          title: `Nexus shape: UTF-8 → UTF-16LE of ${textMb} MiB, one conversion piped to 4 files vs 4 conversions`,
+          columns: [
+            { key: 'method', label: 'filter' },
+            { key: 'shape', label: 'shape' },
+            { key: 'wallMs', label: 'wall (median run)', format: 'ms' },
+            { key: 'wallEach', label: 'each run, ms', format: 'msEach' },
+            { key: 'wallMinMs', label: 'fastest run', format: 'ms' },
+            { key: 'cpuMs', label: 'process CPU (median run)', format: 'ms' },
+            { key: 'outMbPerSec', label: 'MiB/s written', format: 'sig3' },
+            { key: 'identical', label: '= iconv' },
+            ...loopCols,
+          ],
+          rows: nexusRows,
+        },
+        {
           title: `gzip, K streams of ${gzipMb} MiB at once`,
           columns: [
             { key: 'method', label: 'method' },
@@ -533,7 +642,7 @@ export async function run(ctx) {
         },
       ].filter((c) => c.data.length > 0),
       ratios,
-      raw: { transcodeRows, gzipRows, manyRows, parseRows, serverRows, offload },
+      raw: { transcodeRows, nexusRows, gzipRows, manyRows, parseRows, serverRows, offload },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -22,6 +22,8 @@ pub const CLOSED: &str = "ERR_FILTER_CLOSED";
 pub const TOO_LARGE: &str = "ERR_FILTER_TOO_LARGE";
 /// CSV input that ends inside a quoted field (csv-parse: CSV_QUOTE_NOT_CLOSED).
 pub const QUOTE_NOT_CLOSED: &str = "ERR_FILTER_QUOTE_NOT_CLOSED";
+/// A zstd frame needs a larger window than the decoder's limit (windowLogMax).
+pub const WINDOW_TOO_LARGE: &str = "ERR_FILTER_WINDOW_TOO_LARGE";
 
 /// Every code a filter can fail with (the bindings list them for the registry check).
 pub const ERROR_CODES: &[&str] = &[
@@ -35,6 +37,7 @@ pub const ERROR_CODES: &[&str] = &[
     CLOSED,
     TOO_LARGE,
     QUOTE_NOT_CLOSED,
+    WINDOW_TOO_LARGE,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]

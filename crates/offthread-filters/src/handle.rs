@@ -164,6 +164,16 @@ impl FilterHandle {
             }
             FilterSpec::Decompress(format) => sequential(Box::new(Decompressor::new(format))),
             FilterSpec::Digest(kind) => sequential(Box::new(Digest::new(kind))),
+            FilterSpec::ZstdCompress => sequential(Box::<crate::zstd::ZstdCompressor>::default()),
+            FilterSpec::ZstdDecompress { window_log_max } => {
+                sequential(Box::new(crate::zstd::ZstdDecompressor::new(window_log_max)))
+            }
+            FilterSpec::BrotliCompress { quality, window } => sequential(Box::new(
+                crate::brotli::BrotliCompressor::new(quality, window),
+            )),
+            FilterSpec::BrotliDecompress => {
+                sequential(Box::<crate::brotli::BrotliDecompressor>::default())
+            }
             FilterSpec::Records {
                 columns,
                 format: RecordFormat::Ndjson,

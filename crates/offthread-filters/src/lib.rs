@@ -9,6 +9,7 @@
 //! first step, so their work items are independent and may run in parallel; the other
 //! filters are sequential (one work item in flight at a time, [`BUSY`] otherwise).
 
+mod brotli;
 mod columns;
 mod compress;
 mod digest;
@@ -20,6 +21,7 @@ mod ndjson;
 mod records;
 mod spec;
 mod transcode;
+mod zstd;
 
 pub use columns::{ColumnType, RecordColumn};
 pub use compress::{Compressor, Decompressor, Format, PIECE as DECOMPRESS_PIECE};

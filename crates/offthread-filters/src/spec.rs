@@ -24,6 +24,15 @@ pub enum FilterSpec {
         format: RecordFormat,
         options: RecordOptions,
     },
+    ZstdCompress,
+    ZstdDecompress {
+        window_log_max: u32,
+    },
+    BrotliCompress {
+        quality: u32,
+        window: u32,
+    },
+    BrotliDecompress,
 }
 
 fn invalid(what: impl Into<String>) -> FilterError {
@@ -64,6 +73,28 @@ fn encoding(o: &Map<String, Value>, key: &str) -> FilterResult<Encoding> {
             "unknown encoding \"{name}\" (utf8, utf16le, latin1)"
         ))
     })
+}
+
+fn uint(
+    o: &Map<String, Value>,
+    key: &str,
+    range: std::ops::RangeInclusive<u32>,
+    default: u32,
+) -> FilterResult<u32> {
+    match o.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| range.contains(n))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "\"{key}\" must be an integer {}–{}, got {v}",
+                    range.start(),
+                    range.end()
+                ))
+            }),
+    }
 }
 
 fn one_byte(o: &Map<String, Value>, key: &str, default: u8) -> FilterResult<u8> {
@@ -287,9 +318,43 @@ impl FilterSpec {
                     options,
                 }
             }
+            "zstdCompress" => {
+                let o = keys(&o, &["kind", "level"])?;
+                // ruzstd has one level (about zstd -1): refused rather than ignored.
+                uint(o, "level", 1..=1, 1).map_err(|e| {
+                    invalid(format!(
+                        "{}: the pure-Rust encoder has one level, 1",
+                        e.message
+                    ))
+                })?;
+                FilterSpec::ZstdCompress
+            }
+            "zstdDecompress" => {
+                let o = keys(&o, &["kind", "windowLogMax"])?;
+                FilterSpec::ZstdDecompress {
+                    window_log_max: uint(
+                        o,
+                        "windowLogMax",
+                        crate::zstd::WINDOW_LOG_RANGE,
+                        crate::zstd::DEFAULT_WINDOW_LOG_MAX,
+                    )?,
+                }
+            }
+            "brotliCompress" => {
+                use crate::brotli::*;
+                let o = keys(&o, &["kind", "quality", "window"])?;
+                FilterSpec::BrotliCompress {
+                    quality: uint(o, "quality", QUALITY_RANGE, DEFAULT_QUALITY)?,
+                    window: uint(o, "window", WINDOW_RANGE, DEFAULT_WINDOW)?,
+                }
+            }
+            "brotliDecompress" => {
+                keys(&o, &["kind"])?;
+                FilterSpec::BrotliDecompress
+            }
             other => {
                 return Err(invalid(format!(
-                    "unknown filter \"{other}\" (transcode, gzip, deflate, deflateRaw, gunzip, inflate, inflateRaw, sha256, md5, csv, ndjson)"
+                    "unknown filter \"{other}\" (transcode, gzip, deflate, deflateRaw, gunzip, inflate, inflateRaw, zstdCompress, zstdDecompress, brotliCompress, brotliDecompress, sha256, md5, csv, ndjson)"
                 )));
             }
         })

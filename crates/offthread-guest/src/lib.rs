@@ -131,6 +131,21 @@ mod host {
             input_len: usize,
         ) -> i64;
         pub fn module_index() -> u32;
+        pub fn invoke_at(
+            name: *const u8,
+            name_len: usize,
+            which: u32,
+            function: u32,
+            input: *const u8,
+            input_len: usize,
+        ) -> i64;
+        pub fn exporters(name: *const u8, name_len: usize) -> i32;
+        pub fn exporter_index(
+            name: *const u8,
+            name_len: usize,
+            module: *const u8,
+            module_len: usize,
+        ) -> i32;
     }
 }
 
@@ -144,6 +159,15 @@ mod host {
     }
     pub unsafe fn module_index() -> u32 {
         0
+    }
+    pub unsafe fn invoke_at(_: *const u8, _: usize, _: u32, _: u32, _: *const u8, _: usize) -> i64 {
+        -1
+    }
+    pub unsafe fn exporters(_: *const u8, _: usize) -> i32 {
+        -1
+    }
+    pub unsafe fn exporter_index(_: *const u8, _: usize, _: *const u8, _: usize) -> i32 {
+        -1
     }
 }
 
@@ -205,6 +229,74 @@ pub fn invoke(interface: &str, function: u32, input: &[u8]) -> Result<Message, E
     if r < 0 {
         return Err(Error::new(alloc::format!(
             "the host could not call `{interface}` (not exported by any loaded guest, or it failed)"
+        )));
+    }
+    let (ptr, len) = unpack(r);
+    Ok(Message {
+        ptr: ptr as *mut u8,
+        len,
+    })
+}
+
+/// Calls function `function` of interface `interface` on its exporter number `which`
+/// (0-based, in load order; see [`exporters`] and [`exporter_index`]): the importer
+/// picks the exporter, as Karmem's direct pattern lets it. Fails if that exporter is
+/// absent, lacks the function (an older version of the interface) or is up the call chain.
+pub fn invoke_at(
+    interface: &str,
+    which: u32,
+    function: u32,
+    input: &[u8],
+) -> Result<Message, Error> {
+    // SAFETY: both slices are valid for the duration of the call.
+    let r = unsafe {
+        host::invoke_at(
+            interface.as_ptr(),
+            interface.len(),
+            which,
+            function,
+            input.as_ptr(),
+            input.len(),
+        )
+    };
+    answer(r, interface)
+}
+
+/// How many modules on this host export `interface` (which this guest must import):
+/// the `which` of [`invoke_at`] runs from 0 below it. `None` if it is not imported.
+pub fn exporters(interface: &str) -> Option<u32> {
+    // SAFETY: a valid slice for the duration of the call.
+    let n = unsafe { host::exporters(interface.as_ptr(), interface.len()) };
+    u32::try_from(n).ok()
+}
+
+/// The `which` of the module named `module` among the exporters of `interface`.
+pub fn exporter_index(interface: &str, module: &str) -> Option<u32> {
+    // SAFETY: both slices are valid for the duration of the call.
+    let n = unsafe {
+        host::exporter_index(
+            interface.as_ptr(),
+            interface.len(),
+            module.as_ptr(),
+            module.len(),
+        )
+    };
+    u32::try_from(n).ok()
+}
+
+/// Calls `function` on every exporter of `interface`, one after the other (a guest's
+/// fanout: the calls run on this guest's worker), answers in load order.
+pub fn fanout(interface: &str, function: u32, input: &[u8]) -> Vec<Result<Message, Error>> {
+    let n = exporters(interface).unwrap_or(0);
+    (0..n)
+        .map(|which| invoke_at(interface, which, function, input))
+        .collect()
+}
+
+fn answer(r: i64, interface: &str) -> Result<Message, Error> {
+    if r < 0 {
+        return Err(Error::new(alloc::format!(
+            "the host could not call `{interface}` (not exported by that guest, or it failed)"
         )));
     }
     let (ptr, len) = unpack(r);

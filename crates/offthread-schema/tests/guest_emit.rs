@@ -133,6 +133,29 @@ fn the_fingerprint_follows_the_signature_not_the_fields() {
 }
 
 #[test]
+fn appending_a_function_keeps_the_earlier_functions_fingerprints() {
+    // Every "fingerprint" in the descriptor: the interface's, then one per function.
+    let fps = |src: &str| {
+        let code = emit_guest(&compile(src).unwrap(), &GuestOptions::default()).unwrap();
+        let line = code
+            .lines()
+            .find(|l| l.contains("DESCRIPTOR: &str"))
+            .unwrap();
+        line.match_indices(r#""fingerprint":""#)
+            .map(|(at, k)| line[at + k.len()..at + k.len() + 16].to_string())
+            .collect::<Vec<_>>()
+    };
+    let v1 = "struct m (dynamic) { x: u32; } interface i (dynamic, direct) { f: (m) -> (m); }";
+    let v2 = v1.replace("-> (m); }", "-> (m); g: () -> (m); }");
+    let other_type = v1.replace("f: (m) -> (m)", "f: (m) -> ()");
+    let (a, b, c) = (fps(v1), fps(&v2), fps(&other_type));
+    assert_eq!((a.len(), b.len()), (2, 3));
+    assert_ne!(a[0], b[0], "the interface changed");
+    assert_eq!(a[1], b[1], "f did not");
+    assert_ne!(a[1], c[1], "f's result type is part of its fingerprint");
+}
+
+#[test]
 fn functions_the_abi_cannot_carry_are_refused() {
     for src in [
         "struct m (dynamic) { x: u32; } interface i (dynamic, direct) { f: (m, m) -> (m); }",

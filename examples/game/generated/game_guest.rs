@@ -12,7 +12,7 @@ pub mod player {
 
     pub const NAME: &str = "player";
     /// What the host reads through `offthread_export` / `offthread_import`.
-    pub const DESCRIPTOR: &str = r#"{"name":"player","pattern":"fanout","fingerprint":"283e6c8d7e0a1c87","memories":[{"name":"state","import":"write","export":"read","pages":4},{"name":"moves","import":"read","export":"write","pages":1}],"functions":[{"name":"play","input":{"memory":"state"},"output":{"memory":"moves"}}]}"#;
+    pub const DESCRIPTOR: &str = r#"{"name":"player","pattern":"fanout","fingerprint":"283e6c8d7e0a1c87","memories":[{"name":"state","import":"write","export":"read","pages":4},{"name":"moves","import":"read","export":"write","pages":1}],"functions":[{"name":"play","fingerprint":"15e0716704ab2efa","input":{"memory":"state"},"output":{"memory":"moves"}}]}"#;
 
     /// Implemented by guests that export `player`.
     pub trait Player {

@@ -5,6 +5,7 @@
 //   dist/browser/offthread.js    the browser entry, bundled (esbuild, ESM)
 //   dist/browser/offthread-internal.js  the same plus offthread/internal's π variants, for research pages
 //   dist/browser/offthread-worker.js  the Web Worker, bundled (one file: copy it anywhere)
+//   dist/browser/offthread-task-worker.js  the Web Worker that runs `tasks()` modules, likewise
 //   dist/browser/offthread.wasm  copied from wasm/ so all three sit side by side
 // Run by scripts/setup.mjs after the wasm build; `node scripts/build.mjs` on its own too.
 import { execFileSync } from 'node:child_process';
@@ -59,6 +60,12 @@ await build({
   entryPoints: [join(pkg, 'src', 'web', 'worker.ts')],
   outfile: join(out, 'offthread-worker.js'),
   minify: true,
+});
+// Not minified: esbuild would drop the `/* @vite-ignore */` on the task module's import().
+await build({
+  ...common,
+  entryPoints: [join(pkg, 'src', 'web', 'task-worker.ts')],
+  outfile: join(out, 'offthread-task-worker.js'),
 });
 const wasm = join(pkg, 'wasm', 'offthread.wasm');
 if (existsSync(wasm)) copyFileSync(wasm, join(out, 'offthread.wasm'));

@@ -16,6 +16,8 @@ export {
   OffthreadError,
   OffthreadRangeError,
   OffthreadTypeError,
+  SchemaReadError,
+  SchemaWriteError,
 } from './errors.js';
 export {
   type NumericColumn,
@@ -30,7 +32,17 @@ export type { IterateOptions } from './kernels/md5.js';
 export type { PiAsyncOptions, PiOptions, PiResult } from './kernels/pi.js';
 export type { Ecc, QrOptions } from './kernels/qr.js';
 export type { TemperatureSummary } from './kernels/stats.js';
-export { all, Emitter, type Listener, type Task, type TaskContext } from './pool/fanout.js';
+export {
+  all,
+  Emitter,
+  type FanOutEntry,
+  type Listener,
+  type Offloaded,
+  type OffloadedCall,
+  type Task,
+  type TaskCall,
+  type TaskContext,
+} from './pool/fanout.js';
 export {
   type CallOptions,
   defaultPool,

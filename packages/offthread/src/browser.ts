@@ -23,6 +23,19 @@ export type {
 /** Filters as TransformStreams (`filters.gzip()`, …), on the pool's workers (offthread.wasm there). */
 export { web as filters } from './filters/web.js';
 export * as guests from './guests/index.js';
+export {
+  type CurrentTask,
+  currentTask,
+  exposeTasks,
+  type Priority,
+  type TaskCallOptions,
+  type TaskFunction,
+  type TaskModule,
+  type TaskResult,
+  type TaskStream,
+  type TasksOptions,
+  tasks,
+} from './tasks/index.js';
 export type { InitOptions } from './web/host.js';
 
 /**

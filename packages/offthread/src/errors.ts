@@ -91,6 +91,11 @@ export const errorRegistry = {
     kind: 'Error',
     summary: 'CSV input that ends inside a quoted field (csv-parse: CSV_QUOTE_NOT_CLOSED).',
   },
+  ERR_FILTER_WINDOW_TOO_LARGE: {
+    status: 400,
+    kind: 'RangeError',
+    summary: "A zstd frame needs a window past the decoder's windowLogMax.",
+  },
   ERR_STREAM_SINK_FAILED: {
     status: 500,
     kind: 'Error',
@@ -117,6 +122,11 @@ export const errorRegistry = {
     summary: 'A guest broke the guest ABI during a call (an out-of-bounds result, a bad pointer).',
   },
   ERR_GUEST_FAILED: { status: 500, kind: 'Error', summary: 'A guest reported an error for the call (its message).' },
+  ERR_GUEST_NO_FUNCTION: {
+    status: 501,
+    kind: 'Error',
+    summary: 'The chosen guest, or every one present, lacks the function: built before it was added to the interface.',
+  },
   ERR_QUEUE_JOB_FAILED: {
     status: 502,
     kind: 'Error',
@@ -167,6 +177,118 @@ export const errorRegistry = {
     status: 500,
     kind: 'Error',
     summary: 'currentTask() was called outside a task running on a worker.',
+  },
+  // The schema format's own codes (SchemaReadError / SchemaWriteError), the same strings as
+  // Rust's rt::ReadError / WriteError: docs/schema-format.md §3 has the detail.
+  R0001: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: a header, table, column or struct reaches past the buffer.',
+  },
+  R0002: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: a dynamic struct header with size < 8 or used < 4.',
+  },
+  R0003: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: a struct not 8-aligned, or an array header, table or data not 64-aligned.',
+  },
+  R0004: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: an array count greater than its capacity.',
+  },
+  R0005: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: a SoA table longer than the reader allows (max_soa_columns).',
+  },
+  R0006: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: an offset chain deeper than the reader allows (max_depth).',
+  },
+  R0007: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: an item size or stride that disagrees with the schema.',
+  },
+  R0008: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: #string data that is not valid UTF-8 / UTF-16.',
+  },
+  R0009: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: a count larger than the buffer has bytes.',
+  },
+  R0010: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: an owned decode visited more items than its traversal budget.',
+  },
+  R0011: {
+    status: 400,
+    kind: 'SchemaReadError',
+    summary: 'A schema message: variable-length SoA offsets that do not start at 0, or decrease.',
+  },
+  W0001: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: 'A schema writer: the message would pass 4 GiB (32-bit offsets).',
+  },
+  W0002: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: "A schema writer: the caller's target buffer is too small.",
+  },
+  W0003: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: "A schema writer: the caller's target buffer does not start 8-byte aligned.",
+  },
+  W0004: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: 'A schema writer: a number for a 64-bit integer field is not a safe integer (or negative for u64).',
+  },
+  W0005: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: "A schema writer: a union value whose tag is none of the union's variants.",
+  },
+  W0006: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: 'A schema writer: an array or column filled with more or fewer items than reserved.',
+  },
+  W0007: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: 'A schema writer: a value of the wrong JS type for its field.',
+  },
+  W0008: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: "A schema writer: a number or bigint outside its field's type (never wrapped or rounded).",
+  },
+  W0009: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: 'A schema writer: a string with a lone surrogate (not Unicode text).',
+  },
+  W0010: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: "A schema writer: an in-place resize past the array's capacity.",
+  },
+  W0011: {
+    status: 400,
+    kind: 'SchemaWriteError',
+    summary: "A schema writer: reading the value to encode threw (the caller's getter or Proxy): the cause.",
   },
 } as const;
 
@@ -232,10 +354,39 @@ export class AbortError extends OffthreadError {
   }
 }
 
+/** The schema format's read codes (R0001…), the same strings as Rust's `rt::ReadError::code()`. */
+export type ReadErrorCode = Extract<ErrorCode, `R${string}`>;
+/** The schema format's write codes (W0001…); the TS-only ones are documented in docs/schema-format.md §3. */
+export type WriteErrorCode = Extract<ErrorCode, `W${string}`>;
+
+/** A schema message failed its bounds checks: what the readers (generated and `offthread/schema`) throw. */
+export class SchemaReadError extends OffthreadError {
+  declare readonly code: ReadErrorCode;
+  constructor(code: ReadErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, `${code}: ${message}`, options);
+    this.name = 'SchemaReadError';
+  }
+}
+
+/** A value a schema writer cannot encode exactly (never wrapped, rounded or replaced). */
+export class SchemaWriteError extends OffthreadError {
+  declare readonly code: WriteErrorCode;
+  constructor(code: WriteErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, `${code}: ${message}`, options);
+    this.name = 'SchemaWriteError';
+  }
+}
+
 /** Builds the error of the registry's kind for `code`. */
 export function makeError(code: ErrorCode, message: string, cause?: unknown): Error & { code: ErrorCode } {
   const options = cause === undefined ? undefined : { cause };
+  // A schema error that crossed a thread already carries its `CODE: ` prefix.
+  const bare = message.startsWith(`${code}: `) ? message.slice(code.length + 2) : message;
   switch (errorRegistry[code].kind) {
+    case 'SchemaReadError':
+      return new SchemaReadError(code as ReadErrorCode, bare, options);
+    case 'SchemaWriteError':
+      return new SchemaWriteError(code as WriteErrorCode, bare, options);
     case 'TypeError':
       return new OffthreadTypeError(code, message, options);
     case 'RangeError':

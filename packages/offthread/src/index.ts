@@ -26,11 +26,13 @@ export type {
   RecordColumn,
   TextEncodingName,
 } from './filters/spec.js';
+export { type TaskFilterOptions, TaskTransform } from './filters/task.js';
 export * as guests from './guests/index.js';
 export { type LoopDelayMonitor, type LoopDelaySummary, monitorLoopDelay } from './node/loop-delay.js';
 export {
   type CurrentTask,
   currentTask,
+  exposeTasks,
   type Priority,
   type TaskCallOptions,
   type TaskFunction,

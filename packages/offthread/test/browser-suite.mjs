@@ -470,6 +470,8 @@ export function browserSuite({ name, launch, artifact }) {
             const sha256 = await through(filters.sha256({ pool }));
             const ran = pool.stats().completed - before;
             const byDefault = await through(filters.md5());
+            const brotli = await through(filters.brotliCompress({ pool, quality: 4 }));
+            const zstd = await through(filters.zstdCompress({ pool }));
             const corrupt = await through(filters.gunzip({ pool }), bytes.subarray(0, 100)).then(
               () => 'resolved',
               (e) => e.code,
@@ -481,13 +483,19 @@ export function browserSuite({ name, launch, artifact }) {
               spec = e.code;
             }
             await pool.close();
-            return { gzip, utf16, sha256, ran, byDefault, corrupt, spec, chunks: Math.ceil(bytes.length / 4093) };
+            const chunks = Math.ceil(bytes.length / 4093);
+            return { gzip, utf16, sha256, ran, byDefault, brotli, zstd, corrupt, spec, chunks };
           }, text);
           const input = Buffer.from(text);
           assert.equal(zlib.gunzipSync(Buffer.from(got.gzip, 'hex')).toString(), text);
           assert.equal(got.utf16, Buffer.from(text, 'utf16le').toString('hex'));
           assert.equal(got.sha256, createHash('sha256').update(input).digest('hex'));
           assert.equal(got.byDefault, createHash('md5').update(input).digest('hex'));
+          assert.equal(zlib.brotliDecompressSync(Buffer.from(got.brotli, 'hex')).toString(), text);
+          // zlib.zstd* from Node 22.15 on; older Nodes check the frame's magic only.
+          const zst = Buffer.from(got.zstd, 'hex');
+          if (zlib.zstdDecompressSync) assert.equal(zlib.zstdDecompressSync(zst).toString(), text);
+          else assert.equal(zst.readUInt32LE(0), 0xfd2fb528);
           // open, every chunk and the finish of three streams ran as pool tasks, none in the page's thread.
           assert.ok(got.ran >= 3 * (got.chunks + 2), `${got.ran} tasks on the pool`);
           assert.equal(got.corrupt, 'ERR_FILTER_CORRUPT_DATA');

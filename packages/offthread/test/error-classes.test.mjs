@@ -24,6 +24,9 @@ import {
   Pool,
   pi,
   qr,
+  SchemaReadError,
+  SchemaWriteError,
+  schema,
   stats,
   tasks,
 } from 'offthread';
@@ -108,6 +111,30 @@ describe('every error offthread raises is an OffthreadError with a registered co
   test('a bad schema buffer', async () => {
     await assertOffthread('stats', () => stats.temperature(new Uint8Array(3)), 'ERR_INVALID_BUFFER');
     await assertOffthread('stats sync', () => stats.temperatureSync(new Uint8Array(3)), 'ERR_INVALID_BUFFER');
+  });
+
+  test('the schema readers and writers, here and from a task on a worker', async () => {
+    const read = await assertOffthread(
+      'reader',
+      () => schema.TemperatureBatchReader.fromBytes(new Uint8Array(3)),
+      'R0001',
+    );
+    assert.ok(read instanceof schema.rt.SchemaReadError && read instanceof SchemaReadError, read.name);
+    assert.equal(read.name, 'SchemaReadError');
+    assert.match(read.message, /^R0001: /);
+    const write = await assertOffthread(
+      'writer',
+      () => schema.encodeTemperatureBatch({ readings: [{ timestamp: 1.5, value: 1 }] }),
+      'W0004',
+    );
+    assert.ok(write instanceof SchemaWriteError, write.name);
+    assert.equal(write.name, 'SchemaWriteError');
+    // The generated code's runtime subpath is the same module: one class, one registry.
+    assert.equal((await import('offthread/schema')).SchemaReadError, SchemaReadError);
+    const work = tasks(fixture('schema-errors.mjs'), { pool });
+    const remote = await assertOffthread('task', () => work.readTemperatures(new Uint8Array(3)), 'R0001');
+    assert.ok(remote instanceof SchemaReadError, remote.name);
+    assert.equal(remote.message, read.message, 'the prefix is not doubled on the way back');
   });
 
   test('filters: a bad spec (from the native addon) and bad input', async () => {

@@ -17,6 +17,16 @@ const DOCUMENTED = {
   offthread_alloc: ['(i32)', 'i32'],
   offthread_call: ['(i32, i32, i32, i32)', 'i64'],
 };
+// The imports the host offers (abi.ts IMPORT_SIGNATURES).
+const DOCUMENTED_IMPORTS = {
+  'offthread.fail': ['(i32, i32)', '()'],
+  'offthread.oom': ['(i32)', '()'],
+  'offthread.invoke': ['(i32, i32, i32, i32, i32)', 'i64'],
+  'offthread.module_index': ['()', 'i32'],
+  'offthread.invoke_at': ['(i32, i32, i32, i32, i32, i32)', 'i64'],
+  'offthread.exporters': ['(i32, i32)', 'i32'],
+  'offthread.exporter_index': ['(i32, i32, i32, i32)', 'i32'],
+};
 
 /** A guest whose `name` export has type `[params, results]` (a body that fits it). */
 const mistyped = (name, type) =>
@@ -38,7 +48,7 @@ async function refusal(bytes) {
 // The docs' table is what the host checks: read it from the page.
 test('docs/guest-abi.md lists the signatures the host checks', () => {
   const page = readFileSync(new URL('../../../docs/guest-abi.md', import.meta.url), 'utf8');
-  for (const [name, [params, result]] of Object.entries(DOCUMENTED)) {
+  for (const [name, [params, result]] of Object.entries({ ...DOCUMENTED, ...DOCUMENTED_IMPORTS })) {
     const row = page.split('\n').find((l) => l.startsWith(`| \`${name}\``));
     assert.ok(row, `${name} has a row`);
     const type = row.split('|')[2].trim().replace(/`/g, '');
@@ -133,6 +143,9 @@ describe('offthread.* imports with the wrong type are refused at load', () => {
         { name: 'oom', type: [[I32], []] },
         { name: 'invoke', type: [[I32, I32, I32, I32, I32], [I64]] },
         { name: 'module_index', type: [[], [I32]] },
+        { name: 'invoke_at', type: [[I32, I32, I32, I32, I32, I32], [I64]] },
+        { name: 'exporters', type: [[I32, I32], [I32]] },
+        { name: 'exporter_index', type: [[I32, I32, I32, I32], [I32]] },
       ],
     });
     const host = await guests.load([{ name: 'g', bytes }], { threads: 1 });

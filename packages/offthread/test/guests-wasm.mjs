@@ -25,7 +25,8 @@ export const pack = (ptr, len) => BigInt.asIntN(64, (BigInt(len) << 32n) | BigIn
  * A guest whose every ABI export returns a constant. `body` overrides one export with
  * raw instruction bytes (without `end`); `descriptor` is placed at offset 1024.
  * `types` gives an export another type (`[params, results]`: its body must then fit,
- * see `constant`); `imports` adds function imports (`{ module, name, type }`).
+ * see `constant`); `imports` adds function imports (`{ module, name, type }`); `data`
+ * adds bytes to memory (`{ offset, bytes }`).
  */
 export function assemble({
   abi = 1,
@@ -36,6 +37,7 @@ export function assemble({
   body = {},
   types = {},
   imports: functionImports = [],
+  data: segments = [],
 }) {
   const desc = enc.encode(descriptor);
   const consts = {
@@ -79,7 +81,19 @@ export function assemble({
       }),
     ),
   );
-  const data = section(11, vec([[0x00, 0x41, ...sleb(1024), 0x0b, ...uleb(desc.length), ...desc]]));
+  const data = section(
+    11,
+    vec(
+      [{ offset: 1024, bytes: desc }, ...segments].map(({ offset, bytes }) => [
+        0x00,
+        0x41,
+        ...sleb(offset),
+        0x0b,
+        ...uleb(bytes.length),
+        ...bytes,
+      ]),
+    ),
+  );
   return new Uint8Array([
     0x00,
     0x61,

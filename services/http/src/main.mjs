@@ -7,10 +7,13 @@
 // files too, as before the front handler; for comparisons), `--experiments` or EXPERIMENT_ROUTES=1 (the
 // /md5/:impl rows that block the event loop), HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
 // IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS (README.md), QUEUE_URL (redis://…: /qr, /md5
-// and /pi enqueue BullMQ jobs for `offthread worker` processes; queue.mjs). Prints the URL. SIGTERM/SIGINT:
-// stop accepting, answer every accepted request, close the pool, exit 0.
+// and /pi enqueue BullMQ jobs for `offthread worker` processes; queue.mjs), `--processes N`
+// or PROCESSES (default 1: N copies of the service on one port, cluster.mjs). Prints the
+// URL. SIGTERM/SIGINT: stop accepting, answer every accepted request, close the pool, exit 0.
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import offthread from 'offthread';
+import { copySide, isClusterCopy, runPrimary } from './cluster.mjs';
 import { buildServer } from './server.mjs';
 
 const { values } = parseArgs({
@@ -19,6 +22,7 @@ const { values } = parseArgs({
     port: { type: 'string' },
     host: { type: 'string' },
     experiments: { type: 'boolean' },
+    processes: { type: 'string' },
   },
 });
 
@@ -38,6 +42,15 @@ const threads = process.env.POOL_THREADS ? Number(process.env.POOL_THREADS) : un
 const nice = Number(process.env.POOL_NICE ?? 0);
 const shutdownTimeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 30_000);
 const experimentRoutes = values.experiments === true || process.env.EXPERIMENT_ROUTES === '1';
+const processesRaw = values.processes ?? process.env.PROCESSES ?? '1';
+if (!/^[1-9][0-9]*$/.test(processesRaw) || Number(processesRaw) > 256) {
+  console.error(`offthread-http: --processes must be a whole number from 1 to 256, got ${processesRaw}`);
+  process.exit(2);
+}
+const processes = Number(processesRaw);
+if (processes > 1 && cluster.isPrimary) {
+  await runPrimary({ processes, port, mode, shutdownTimeoutMs });
+}
 
 /** A timeout from the environment: a non-negative integer (ms) or the default. */
 function envMs(/** @type {string} */ name) {
@@ -63,9 +76,11 @@ const pool = new offthread.Pool({ maxQueue, threads, nice });
 const queued = process.env.QUEUE_URL
   ? (await import('./queue.mjs')).createQueueKernels(process.env.QUEUE_URL)
   : undefined;
+const copy = isClusterCopy ? copySide : undefined;
 const app = buildServer({
   mode,
   pool,
+  ...(copy ? { cluster: copy } : {}),
   ...(queued ? { kernels: queued.kernels, registerMetrics: queued.registerMetrics } : {}),
   logger: { level: process.env.LOG_LEVEL ?? 'warn' },
   loopResolutionMs: process.env.LOOP_RESOLUTION_MS ? Number(process.env.LOOP_RESOLUTION_MS) : undefined,
@@ -104,10 +119,17 @@ async function shutdown(signal) {
 }
 process.on('SIGTERM', shutdown);
 process.on('SIGINT', shutdown);
+// A copy under the primary (cluster.mjs): the primary's word to stop is not a second
+// signal (a process manager may signal the whole group too: that must not escalate).
+const side = app.clusterSide;
+side?.onShutdown(() => {
+  if (!stopping) void shutdown('SIGTERM');
+});
 
 try {
-  const address = await app.listen({ port, host });
-  console.log(`offthread-http (${mode}) listening on ${address}`);
+  const address = await app.listen({ port, host, ...side?.listen });
+  if (side) side.listening(address);
+  else console.log(`offthread-http (${mode}) listening on ${address}`);
 } catch (err) {
   console.error(`offthread-http: cannot listen on ${host}:${port}: ${/** @type {Error} */ (err).message}`);
   process.exit(1);

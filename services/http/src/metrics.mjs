@@ -53,6 +53,8 @@ export function createMetrics({ pool, loopSampleMs = 10, defaultMetrics = true }
       name: `offthread_pool_${snake}_time_seconds`,
       help: `Pool job ${snake === 'wait' ? 'queue wait' : 'run'} time (p50, p99, max), when the pool reports it.`,
       labelNames: ['stat'],
+      // Several processes (cluster.mjs): the worst of them, not a sum of percentiles.
+      aggregator: 'max',
       registers: [register],
       collect() {
         const t = pool?.()?.stats()?.[key];

@@ -115,6 +115,8 @@ function clientGone(reply) {
  * @property {boolean} [experimentRoutes] serve the `/md5/:impl` rows that run on the event loop (default false:
  *   they answer 404; the http-md5 experiment turns them on)
  * @property {Partial<typeof TIMEOUTS>} [timeouts] connection and request timeouts, ms (see TIMEOUTS)
+ * @property {typeof import('./cluster.mjs').copySide} [cluster] this server is one copy of several (cluster.mjs):
+ *   /metrics answers for all of them; the side is `app.clusterSide`
  */
 
 /** Connection and request timeouts (ms); README.md of this package lists their variables. */
@@ -217,6 +219,7 @@ export function buildServer(opts = {}) {
   let stopping = false;
   const metrics = createMetrics({ pool: poolOf, defaultMetrics: opts.defaultMetrics ?? true });
   opts.registerMetrics?.(metrics.register); // e.g. the queue's series (QUEUE_URL, queue.mjs)
+  const clusterSide = opts.cluster?.(metrics.register);
 
   const staticRoot = opts.staticRoot ?? PUBLIC_DIR;
   const memoryFiles = (opts.staticCache ?? true) ? loadMemoryFiles(staticRoot) : new Map();
@@ -555,10 +558,11 @@ export function buildServer(opts = {}) {
 
   app.get('/metrics', async (_request, reply) => {
     reply.type(metrics.register.contentType);
-    return metrics.register.metrics();
+    return clusterSide ? clusterSide.metrics() : metrics.register.metrics();
   });
 
-  app.get('/health', async () => ({ ok: true, mode, pool: poolOf().stats() }));
+  app.get('/health', async () => ({ ok: true, mode, pid: process.pid, pool: poolOf().stats() }));
+  app.decorate('clusterSide', clusterSide);
 
   return app;
 }

@@ -12,7 +12,7 @@ pub mod echo {
 
     pub const NAME: &str = "echo";
     /// What the host reads through `offthread_export` / `offthread_import`.
-    pub const DESCRIPTOR: &str = r#"{"name":"echo","pattern":"direct","fingerprint":"1b625b6bcfcfdd7b","memories":[],"functions":[{"name":"echo","input":{"memory":null},"output":{"memory":null}},{"name":"empty","input":null,"output":null},{"name":"spin","input":null,"output":null},{"name":"trap","input":null,"output":null},{"name":"grow","input":{"memory":null},"output":{"memory":null}}]}"#;
+    pub const DESCRIPTOR: &str = r#"{"name":"echo","pattern":"direct","fingerprint":"1b625b6bcfcfdd7b","memories":[],"functions":[{"name":"echo","fingerprint":"2a4af39b26f867b7","input":{"memory":null},"output":{"memory":null}},{"name":"empty","fingerprint":"6474c28f2bf14261","input":null,"output":null},{"name":"spin","fingerprint":"fa5a96f31a70483e","input":null,"output":null},{"name":"trap","fingerprint":"07fb3560ef2ca855","input":null,"output":null},{"name":"grow","fingerprint":"ac13115031445c9d","input":{"memory":null},"output":{"memory":null}}]}"#;
 
     /// Implemented by guests that export `echo`.
     pub trait Echo {
@@ -106,7 +106,7 @@ pub mod counter {
 
     pub const NAME: &str = "counter";
     /// What the host reads through `offthread_export` / `offthread_import`.
-    pub const DESCRIPTOR: &str = r#"{"name":"counter","pattern":"singleton","fingerprint":"ad0def1dbe153dbd","memories":[],"functions":[{"name":"next","input":null,"output":{"memory":null}}]}"#;
+    pub const DESCRIPTOR: &str = r#"{"name":"counter","pattern":"singleton","fingerprint":"ad0def1dbe153dbd","memories":[],"functions":[{"name":"next","fingerprint":"b1eef3ec00bb6ea7","input":null,"output":{"memory":null}}]}"#;
 
     /// Implemented by guests that export `counter`.
     pub trait Counter {
@@ -155,7 +155,7 @@ pub mod crunch {
 
     pub const NAME: &str = "crunch";
     /// What the host reads through `offthread_export` / `offthread_import`.
-    pub const DESCRIPTOR: &str = r#"{"name":"crunch","pattern":"pool","fingerprint":"2610ad3a26a64609","memories":[],"functions":[{"name":"work","input":{"memory":null},"output":{"memory":null}}]}"#;
+    pub const DESCRIPTOR: &str = r#"{"name":"crunch","pattern":"pool","fingerprint":"2610ad3a26a64609","memories":[],"functions":[{"name":"work","fingerprint":"1f2cfbce3086db8b","input":{"memory":null},"output":{"memory":null}}]}"#;
 
     /// Implemented by guests that export `crunch`.
     pub trait Crunch {
@@ -205,7 +205,7 @@ pub mod scan {
 
     pub const NAME: &str = "scan";
     /// What the host reads through `offthread_export` / `offthread_import`.
-    pub const DESCRIPTOR: &str = r#"{"name":"scan","pattern":"fanout","fingerprint":"d31c75796dd7782f","memories":[{"name":"input","import":"write","export":"read","pages":256},{"name":"out","import":"read","export":"write","pages":1}],"functions":[{"name":"checksum","input":{"memory":"input"},"output":{"memory":"out"}},{"name":"scribble","input":{"memory":"input"},"output":{"memory":"out"}}]}"#;
+    pub const DESCRIPTOR: &str = r#"{"name":"scan","pattern":"fanout","fingerprint":"d31c75796dd7782f","memories":[{"name":"input","import":"write","export":"read","pages":256},{"name":"out","import":"read","export":"write","pages":1}],"functions":[{"name":"checksum","fingerprint":"da75053ac4b638e1","input":{"memory":"input"},"output":{"memory":"out"}},{"name":"scribble","fingerprint":"a4b837f64a2db478","input":{"memory":"input"},"output":{"memory":"out"}}]}"#;
 
     /// Implemented by guests that export `scan`.
     pub trait Scan {
@@ -266,7 +266,7 @@ pub mod relay {
 
     pub const NAME: &str = "relay";
     /// What the host reads through `offthread_export` / `offthread_import`.
-    pub const DESCRIPTOR: &str = r#"{"name":"relay","pattern":"direct","fingerprint":"e13dcb1bc9753aa4","memories":[],"functions":[{"name":"relay","input":{"memory":null},"output":{"memory":null}}]}"#;
+    pub const DESCRIPTOR: &str = r#"{"name":"relay","pattern":"direct","fingerprint":"e13dcb1bc9753aa4","memories":[],"functions":[{"name":"relay","fingerprint":"9daaf2339da1e995","input":{"memory":null},"output":{"memory":null}}]}"#;
 
     /// Implemented by guests that export `relay`.
     pub trait Relay {

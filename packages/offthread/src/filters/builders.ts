@@ -7,6 +7,7 @@ import { makeError } from '../errors.js';
 import type { FilterRunOptions } from './core.js';
 import { columnsFromSchema } from './schema-columns.js';
 import type {
+  BrotliCompressOptions,
   ColumnDecl,
   ColumnDefault,
   ColumnType,
@@ -18,6 +19,8 @@ import type {
   RecordOptions,
   TextEncodingName,
   TranscodeOptions,
+  ZstdCompressOptions,
+  ZstdDecompressOptions,
 } from './spec.js';
 
 /** csv()'s options: the CSV ones, and either `columns` alone or the batch's `schema`. */
@@ -116,6 +119,13 @@ export interface FilterBuilders<S> {
   csv(options?: CsvFilterOptions & StreamOptions): S;
   /** NDJSON → record batches; `columns` and `schema` as for csv() (no inference: name the columns). */
   ndjson(options: NdjsonFilterOptions & StreamOptions): S;
+  /** Zstandard, as Node's zlib.createZstdCompress reads it (frames of 1 MiB input each). */
+  zstdCompress(options?: ZstdCompressOptions & StreamOptions): S;
+  /** Zstandard (concatenated and skippable frames too), as zlib.createZstdDecompress. */
+  zstdDecompress(options?: ZstdDecompressOptions & StreamOptions): S;
+  /** Brotli, as zlib.createBrotliCompress (quality and window as its params). */
+  brotliCompress(options?: BrotliCompressOptions & StreamOptions): S;
+  brotliDecompress(options?: StreamOptions): S;
 }
 
 function split<T extends object>(options: (T & StreamOptions) | undefined): [T, StreamOptions] {
@@ -123,6 +133,24 @@ function split<T extends object>(options: (T & StreamOptions) | undefined): [T, 
     throw makeError('ERR_INVALID_ARG', 'filter options must be an object');
   const { pool, inFlight, ...rest } = (options ?? {}) as T & StreamOptions;
   return [rest as unknown as T, { pool, inFlight }];
+}
+
+/** zstd and brotli, named as Node's zlib names them; options checked on the Rust side. */
+function compressors<S>(
+  make: (spec: FilterSpec, run: StreamOptions) => S,
+): Pick<FilterBuilders<S>, 'zstdCompress' | 'zstdDecompress' | 'brotliCompress' | 'brotliDecompress'> {
+  const of =
+    <O extends object>(kind: 'zstdCompress' | 'zstdDecompress' | 'brotliCompress' | 'brotliDecompress') =>
+    (options?: O & StreamOptions): S => {
+      const [rest, run] = split<O>(options);
+      return make({ kind, ...rest } as FilterSpec, run);
+    };
+  return {
+    zstdCompress: of<ZstdCompressOptions>('zstdCompress'),
+    zstdDecompress: of<ZstdDecompressOptions>('zstdDecompress'),
+    brotliCompress: of<BrotliCompressOptions>('brotliCompress'),
+    brotliDecompress: of<object>('brotliDecompress'),
+  };
 }
 
 export function builders<S>(make: (spec: FilterSpec, run: StreamOptions) => S): FilterBuilders<S> {
@@ -170,5 +198,6 @@ export function builders<S>(make: (spec: FilterSpec, run: StreamOptions) => S): 
       const [rest, run] = split<NdjsonFilterOptions>(options);
       return make({ kind: 'ndjson', ...recordColumns(rest) }, run);
     },
+    ...compressors(make),
   };
 }

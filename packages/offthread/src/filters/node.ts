@@ -13,6 +13,7 @@ import { type GuestFilterOptions, guestFilter } from './guest.js';
 import { fileSink, fileSource, Source, source } from './nexus.js';
 import type { RecordStats } from './records.js';
 import { emitsBatches, type FilterSpec } from './spec.js';
+import { task } from './task.js';
 import { web } from './web.js';
 
 /**
@@ -142,6 +143,8 @@ export const filters = {
     const [spec, core] = guestFilter(host, options);
     return new FilterTransform(spec, {}, core);
   },
+  /** A task module's export run over the stream on one worker (filters/task.ts). */
+  task,
   web,
   source,
   fileSource,

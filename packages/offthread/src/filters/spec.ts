@@ -130,6 +130,10 @@ export type FilterSpec =
   | { kind: 'gunzip' | 'inflate' | 'inflateRaw' | 'sha256' | 'md5' }
   | ({ kind: 'csv' } & CsvOptions & RecordSpecExtras)
   | ({ kind: 'ndjson' } & NdjsonOptions & RecordSpecExtras)
+  | ({ kind: 'zstdCompress' } & ZstdCompressOptions)
+  | ({ kind: 'zstdDecompress' } & ZstdDecompressOptions)
+  | ({ kind: 'brotliCompress' } & BrotliCompressOptions)
+  | { kind: 'brotliDecompress' }
   // A user's guest function per chunk (filters/guest.ts): runs on a GuestHost's workers and
   // never reaches the Rust side.
   | { kind: 'guest'; interface: string; fn: string; finish?: string };
@@ -152,10 +156,44 @@ export const DECOMPRESS_PIECE = 1 << 20;
 
 /** The output bound of one push, for filters that keep input back to stay under it; 0: none. */
 export function outputPiece(spec: FilterSpec): number {
-  return spec.kind === 'gunzip' || spec.kind === 'inflate' || spec.kind === 'inflateRaw' ? DECOMPRESS_PIECE : 0;
+  switch (spec.kind) {
+    case 'gunzip':
+    case 'inflate':
+    case 'inflateRaw':
+    case 'zstdDecompress':
+    case 'brotliDecompress':
+      return DECOMPRESS_PIECE;
+    default:
+      return 0;
+  }
 }
 
 /** Digest filters emit one chunk at the end: the digest. */
 export function isDigest(spec: FilterSpec): boolean {
   return spec.kind === 'sha256' || spec.kind === 'md5';
+}
+
+export interface ZstdCompressOptions {
+  /**
+   * 1 only (the default): the pure-Rust encoder has one level, about `zstd -1` with a
+   * 128 KiB window; other values are refused (ERR_FILTER_INVALID_SPEC), not ignored.
+   */
+  level?: 1;
+}
+
+export interface ZstdDecompressOptions {
+  /**
+   * The largest window a frame may ask for, as a power of two (10–31; default 27:
+   * 128 MiB, libzstd's and so Node's default). A frame past it fails with
+   * ERR_FILTER_WINDOW_TOO_LARGE before anything is allocated: it bounds the memory a
+   * stream of untrusted input can take.
+   */
+  windowLogMax?: number;
+}
+
+export interface BrotliCompressOptions {
+  /** 0–11 (default 11, Node's BROTLI_DEFAULT_QUALITY; 4–6 is far faster for streams). */
+  quality?: number;
+  /** The window as a power of two, 10–24 (default 22, Node's BROTLI_DEFAULT_WINDOW). */
+  window?: number;
 }

@@ -32,6 +32,11 @@ export interface MemoryDecl {
 
 export interface FunctionDecl {
   name: string;
+  /**
+   * FNV-1a 64 of its signature (docs/guest-abi.md, "Evolving interfaces"), or null in a
+   * descriptor written before interfaces could evolve (then the whole interface must match).
+   */
+  fingerprint: string | null;
   /** Where the input travels: a named memory, null for the callee's own; null: no input. */
   input: { memory: string | null } | null;
   output: { memory: string | null } | null;
@@ -58,6 +63,7 @@ export function pack(ptr: number, len: number): bigint {
 const PATTERNS: readonly string[] = ['direct', 'fanout', 'singleton', 'pool'];
 const ACCESS: readonly string[] = ['none', 'read', 'write', 'readwrite'];
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const FINGERPRINT = /^[0-9a-f]{16}$/;
 
 function bad(where: string, why: string): Error {
   return makeError('ERR_GUEST_MODULE', `${where}: ${why}`);
@@ -83,7 +89,7 @@ export function parseDescriptor(text: string, where: string): InterfaceDecl {
   const str = (k: string) => (typeof d?.[k] === 'string' ? (d[k] as string) : '');
   if (!NAME.test(str('name'))) throw bad(where, 'an interface descriptor has no valid name');
   if (!PATTERNS.includes(str('pattern'))) throw bad(where, `interface ${str('name')}: unknown pattern`);
-  if (!/^[0-9a-f]{16}$/.test(str('fingerprint'))) throw bad(where, `interface ${str('name')}: bad fingerprint`);
+  if (!FINGERPRINT.test(str('fingerprint'))) throw bad(where, `interface ${str('name')}: bad fingerprint`);
   if (!Array.isArray(d.memories) || !Array.isArray(d.functions)) {
     throw bad(where, `interface ${str('name')}: memories and functions must be arrays`);
   }
@@ -102,18 +108,55 @@ export function parseDescriptor(text: string, where: string): InterfaceDecl {
   });
   const functions: FunctionDecl[] = d.functions.map((f: Record<string, unknown>) => {
     if (!named(f?.name)) throw bad(where, `interface ${str('name')}: a malformed function`);
+    const fp = f.fingerprint;
+    if (fp !== undefined && !(typeof fp === 'string' && FINGERPRINT.test(fp))) {
+      throw bad(where, `interface ${str('name')}: function ${f.name} has a bad fingerprint`);
+    }
     return {
       name: f.name as string,
+      fingerprint: (fp as string | undefined) ?? null,
       input: place(f.input, memories, where),
       output: place(f.output, memories, where),
     };
   });
+  const fingerprinted = functions.filter((f) => f.fingerprint !== null).length;
+  if (fingerprinted !== 0 && fingerprinted !== functions.length) {
+    throw bad(where, `interface ${str('name')}: some functions have a fingerprint and some do not`);
+  }
   return {
     name: str('name'),
     pattern: str('pattern') as Pattern,
     fingerprint: str('fingerprint'),
     memories,
     functions,
+  };
+}
+
+const sameMemory = (a: MemoryDecl, b: MemoryDecl) =>
+  a.name === b.name && a.import === b.import && a.export === b.export && a.pages === b.pages;
+
+/**
+ * Two modules' declarations of one interface, as one — what both are prefixes of — or
+ * a reason they cannot be loaded together (docs/guest-abi.md, "Evolving interfaces").
+ * Equal fingerprints are one version. Otherwise the same pattern, and where both have a
+ * memory or a function at an index, the same one (functions by their fingerprints):
+ * appending keeps the function index a caller sends the same function. The relation is
+ * checked against this merge, so any subset of compatible modules is compatible too.
+ */
+export function mergeVersions(a: InterfaceDecl, b: InterfaceDecl): InterfaceDecl | string {
+  // One version: keep the declaration that carries function fingerprints, if one does.
+  if (a.fingerprint === b.fingerprint) return a.functions.some((f) => f.fingerprint === null) ? b : a;
+  if (a.pattern !== b.pattern) return `its pattern is ${a.pattern} in one and ${b.pattern} in the other`;
+  const legacy = [...a.functions, ...b.functions].some((f) => f.fingerprint === null);
+  if (legacy) return 'a module was built before interfaces could evolve: rebuild it with this schema compiler';
+  const m = a.memories.findIndex((x, k) => k < b.memories.length && !sameMemory(x, b.memories[k] as MemoryDecl));
+  if (m >= 0) return `memory #${m} (${(a.memories[m] as MemoryDecl).name}) differs`;
+  const f = a.functions.findIndex((x, k) => k < b.functions.length && x.fingerprint !== b.functions[k]?.fingerprint);
+  if (f >= 0) return `function #${f} (${(a.functions[f] as FunctionDecl).name}) differs`;
+  const more = a.functions.length >= b.functions.length ? a : b;
+  return {
+    ...more,
+    memories: a.memories.length >= b.memories.length ? a.memories : b.memories,
   };
 }
 
@@ -154,6 +197,9 @@ export const IMPORT_SIGNATURES: Readonly<Record<string, Signature>> = {
   oom: sig([I32], []),
   invoke: sig([I32, I32, I32, I32, I32], [I64]),
   module_index: sig([], [I32]),
+  invoke_at: sig([I32, I32, I32, I32, I32, I32], [I64]),
+  exporters: sig([I32, I32], [I32]),
+  exporter_index: sig([I32, I32, I32, I32], [I32]),
 };
 
 /** `(i32, i32) -> i64`; `()` for no results, as the docs write it. */

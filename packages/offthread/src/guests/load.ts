@@ -11,7 +11,15 @@ import { host } from '../host.js';
 import { checkRunOptions, type RunOptions } from '../pool/call.js';
 import { WorkerEngine } from '../pool/workers.js';
 import { toOptions } from '../validate.js';
-import { checkAbi, type FunctionDecl, type InterfaceDecl, type Pattern, readModule, WASM_PAGE } from './abi.js';
+import {
+  checkAbi,
+  type FunctionDecl,
+  type InterfaceDecl,
+  mergeVersions,
+  type Pattern,
+  readModule,
+  WASM_PAGE,
+} from './abi.js';
 import type { Description, GuestCall, GuestModuleSpec, SharedInput } from './runtime.js';
 
 /** A module's bytes, optionally with the name errors and `exporter` use. */
@@ -36,7 +44,7 @@ export interface GuestCallOptions extends RunOptions {
   exporter?: string | undefined;
 }
 
-/** An interface as the loaded modules declare it. */
+/** An interface as the loaded modules declare it (the newest version any of them has). */
 export interface GuestInterface {
   name: string;
   pattern: Pattern;
@@ -44,6 +52,11 @@ export interface GuestInterface {
   functions: string[];
   /** Names of the modules that export it, in load order (fanout's result order). */
   exporters: string[];
+  /**
+   * Per function, the names of the exporters that have it: a module built against an
+   * older version of the interface lacks the functions appended since.
+   */
+  exportersOf: Record<string, string[]>;
 }
 
 export interface GuestStats {
@@ -63,6 +76,8 @@ export interface GuestStats {
 interface Exporter {
   module: number;
   exportIndex: number;
+  /** Functions its own version of the interface has (the first `functions` of the newest). */
+  functions: number;
 }
 
 interface Entry {
@@ -130,6 +145,29 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
     names.add(s.name);
   }
 
+  const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER, { mailbox: opts.mailbox ?? true });
+  try {
+    const described = await prepare(engine, sources, 0, memoryPages, loadTimeout);
+    const table = interfaceTable(described);
+    engine.addSetup({ type: 'guest-setup', modules: described });
+    return new GuestHost(engine, described, table, { memoryPages, loadTimeout });
+  } catch (err) {
+    engine.destroy();
+    throw err;
+  }
+}
+
+/**
+ * Compiles and checks `sources`, then describes each on a worker (its offthread_init
+ * is guest code: under `loadTimeout`). Module indices start at `first`.
+ */
+async function prepare(
+  engine: WorkerEngine,
+  sources: { name: string; bytes: Uint8Array }[],
+  first: number,
+  memoryPages: number,
+  loadTimeout: number,
+): Promise<GuestModuleSpec[]> {
   const specs: Omit<GuestModuleSpec, 'exports' | 'imports'>[] = [];
   for (const { name, bytes } of sources) {
     // Validate first: a malformed module is ERR_GUEST_MODULE whatever its import section says.
@@ -156,55 +194,82 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
     }
     checkAbi(shape, name);
     const maxPages = Math.min(memoryPages, mem.maximum ?? memoryPages);
-    specs.push({ name, index: specs.length, module, initialPages: mem.initial, maxPages });
+    specs.push({ name, index: first + specs.length, module, initialPages: mem.initial, maxPages });
   }
-
-  const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER, { mailbox: opts.mailbox ?? true });
-  try {
-    // Describing runs guest code (offthread_init): on a worker, under a timeout.
-    const described: GuestModuleSpec[] = [];
-    for (const spec of specs) {
-      const call: GuestCall = { kind: 'describe', ...spec };
-      let d: Description;
-      try {
-        d = (await engine.runGuest(call, { timeout: loadTimeout })) as Description;
-      } catch (err) {
-        const e = err as Error & { code?: string };
-        if (e.code === 'ERR_GUEST_MEMORY_LIMIT' || e.code === 'ERR_GUEST_MODULE') throw err;
-        throw makeError('ERR_GUEST_MODULE', `${spec.name}: cannot start it: ${e.message}`, err);
+  const described: GuestModuleSpec[] = [];
+  for (const spec of specs) {
+    const call: GuestCall = { kind: 'describe', ...spec };
+    let d: Description;
+    try {
+      d = (await engine.runGuest(call, { timeout: loadTimeout })) as Description;
+    } catch (err) {
+      const e = err as Error & { code?: string };
+      if (e.code === 'ERR_GUEST_MEMORY_LIMIT' || e.code === 'ERR_GUEST_MODULE' || e.code === 'ERR_POOL_CLOSED') {
+        throw err;
       }
-      described.push({ ...spec, exports: d.exports, imports: d.imports });
+      throw makeError('ERR_GUEST_MODULE', `${spec.name}: cannot start it: ${e.message}`, err);
     }
-    const table = interfaceTable(described);
-    engine.addSetup({ type: 'guest-setup', modules: described });
-    return new GuestHost(engine, described, table);
-  } catch (err) {
-    engine.destroy();
-    throw err;
+    described.push({ ...spec, exports: d.exports, imports: d.imports });
   }
+  return described;
 }
 
-/** Interfaces by name; importers and exporters of one interface must agree on its fingerprint. */
-function interfaceTable(specs: GuestModuleSpec[]): Map<string, Entry> {
+/**
+ * Interfaces by name, over the modules present (null: removed). Every module's
+ * declaration of an interface must be a version of one line: equal, or one extending
+ * the other (abi.ts `mergeVersions`); the entry holds what they all are prefixes of.
+ */
+function interfaceTable(specs: readonly (GuestModuleSpec | null)[]): Map<string, Entry> {
   const table = new Map<string, Entry>();
   const agree = (d: InterfaceDecl, who: string) => {
     const known = table.get(d.name);
-    if (known && known.decl.fingerprint !== d.fingerprint) {
+    if (!known) {
+      const entry: Entry = { decl: d, exporters: [] };
+      table.set(d.name, entry);
+      return entry;
+    }
+    const newer = mergeVersions(known.decl, d);
+    if (typeof newer === 'string') {
       throw makeError(
         'ERR_GUEST_MODULE',
-        `${who}: interface ${d.name} differs from another module's (fingerprint ${d.fingerprint} vs ${known.decl.fingerprint}); rebuild the guests from one schema`,
+        `${who}: interface ${d.name} is not a version of another module's (fingerprint ${d.fingerprint} vs ${known.decl.fingerprint}): ${newer}; rebuild the guests from one schema, appending to an interface only at its end`,
       );
     }
-    if (!known) table.set(d.name, { decl: d, exporters: [] });
-    return table.get(d.name) as Entry;
+    known.decl = newer;
+    return known;
   };
   specs.forEach((s, module) => {
+    if (!s) return;
     s.exports.forEach((d, exportIndex) => {
-      agree(d, s.name).exporters.push({ module, exportIndex });
+      agree(d, s.name).exporters.push({ module, exportIndex, functions: d.functions.length });
     });
     for (const d of s.imports) agree(d, s.name);
   });
   return table;
+}
+
+/**
+ * The modules that import a `single` interface, directly or through the guests they
+ * call: a guest reaches other guests on its own worker, so these run on worker 0, where
+ * the interface's one instance serves the host too (its state shared by every caller).
+ */
+function pinned(specs: readonly (GuestModuleSpec | null)[], table: Map<string, Entry>): Set<number> {
+  const out = new Set<number>();
+  const exportersOf = (name: string) => table.get(name)?.exporters.map((e) => e.module) ?? [];
+  for (let changed = true; changed; ) {
+    changed = false;
+    specs.forEach((s, k) => {
+      if (!s || out.has(k)) return;
+      const reaches = s.imports.some(
+        (d) => table.get(d.name)?.decl.pattern === 'singleton' || exportersOf(d.name).some((m) => out.has(m)),
+      );
+      if (reaches) {
+        out.add(k);
+        changed = true;
+      }
+    });
+  }
+  return out;
 }
 
 /** How long `close()` waits for pending calls by default (ms), as `loadTimeout`. */
@@ -223,17 +288,36 @@ const CALL_KEYS = ['signal', 'timeout', 'exporter'] as const;
 /** The loaded guests: call their interfaces, then `close()`. */
 export class GuestHost {
   readonly #engine: WorkerEngine;
-  readonly #specs: GuestModuleSpec[];
-  readonly #table: Map<string, Entry>;
+  /** Every module by its index (offthread.module_index); null once removed. */
+  readonly #specs: (GuestModuleSpec | null)[];
+  /** The interfaces of the modules present and not being removed: what calls choose from. */
+  #table: Map<string, Entry>;
+  readonly #limits: { memoryPages: number; loadTimeout: number };
+  /** Modules being removed: no new call picks them; removal waits for `#running` to drain. */
+  readonly #leaving = new Set<number>();
+  /** Calls submitted per module and not yet settled. */
+  readonly #running = new Map<number, number>();
+  readonly #drained = new Map<number, () => void>();
+  /** Modules whose calls may reach a `single` interface: they run on worker 0, where its one instance is. */
+  #pinned: Set<number>;
+  /** Names an add() in progress has claimed. */
+  readonly #claimed = new Set<string>();
   readonly #stats = { calls: 0, sharedBytes: 0, copiedIn: 0, copiedOut: 0 };
   /** The bound (ms) after which `close` stopped the calls still running, or null. */
   #gaveUp: number | null = null;
 
   /** @internal */
-  constructor(engine: WorkerEngine, specs: GuestModuleSpec[], table: Map<string, Entry>) {
+  constructor(
+    engine: WorkerEngine,
+    specs: GuestModuleSpec[],
+    table: Map<string, Entry>,
+    limits: { memoryPages: number; loadTimeout: number },
+  ) {
     this.#engine = engine;
-    this.#specs = specs;
+    this.#specs = [...specs];
     this.#table = table;
+    this.#limits = limits;
+    this.#pinned = pinned(this.#specs, table);
   }
 
   /** @internal Tests: each worker's mailbox header (pool/mailbox.ts), or null. */
@@ -246,14 +330,26 @@ export class GuestHost {
     return this.#engine.threads;
   }
 
-  /** Every interface a loaded module exports or imports. */
+  /** Names of the modules present (loaded or added, not removed), in load order. */
+  get modules(): string[] {
+    return this.#specs.flatMap((s, i) => (s && !this.#leaving.has(i) ? [s.name] : []));
+  }
+
+  #name(e: Exporter): string {
+    return (this.#specs[e.module] as GuestModuleSpec).name;
+  }
+
+  /** Every interface a module present exports or imports. */
   get interfaces(): GuestInterface[] {
     return [...this.#table.values()].map(({ decl, exporters }) => ({
       name: decl.name,
       pattern: decl.pattern,
       fingerprint: decl.fingerprint,
       functions: decl.functions.map((f) => f.name),
-      exporters: exporters.map((e) => (this.#specs[e.module] as GuestModuleSpec).name),
+      exporters: exporters.map((e) => this.#name(e)),
+      exportersOf: Object.fromEntries(
+        decl.functions.map((f, k) => [f.name, exporters.filter((e) => e.functions > k).map((e) => this.#name(e))]),
+      ),
     }));
   }
 
@@ -271,6 +367,36 @@ export class GuestHost {
       throw makeError('ERR_INVALID_ARG', `interface ${iface} has no function ${JSON.stringify(fn)} (it has ${known})`);
     }
     return { entry, index, f: entry.decl.functions[index] as FunctionDecl };
+  }
+
+  /** The exporters that have function `index` (older versions of the interface lack the newer ones). */
+  #having(entry: Entry, index: number): Exporter[] {
+    const found = entry.exporters.filter((e) => e.functions > index);
+    if (found.length === 0) {
+      const f = (entry.decl.functions[index] as FunctionDecl).name;
+      throw makeError(
+        'ERR_GUEST_NO_FUNCTION',
+        `no module present has ${entry.decl.name}.${f}: ${entry.exporters.map((e) => this.#name(e)).join(', ')} export an older version of ${entry.decl.name}, built before ${f} was added`,
+      );
+    }
+    return found;
+  }
+
+  /** Runs `call` on module `module`, counted so that removing the module waits for it. */
+  #run(module: number, call: GuestCall, run: RunOptions, target?: number): Promise<unknown> {
+    if (this.#pinned.has(module)) target = 0;
+    this.#running.set(module, (this.#running.get(module) ?? 0) + 1);
+    const done = () => {
+      const left = (this.#running.get(module) ?? 1) - 1;
+      if (left > 0) this.#running.set(module, left);
+      else {
+        this.#running.delete(module);
+        this.#drained.get(module)?.();
+      }
+    };
+    const result = this.#engine.runGuest(call, run, target);
+    result.then(done, done);
+    return result;
   }
 
   #input(entry: Entry, f: FunctionDecl, input: unknown): Uint8Array | null {
@@ -337,12 +463,21 @@ export class GuestHost {
         throw makeError('ERR_INVALID_ARG', `${iface} is a fanout interface: use fanout()`);
       }
       const bytes = this.#input(entry, f, input);
-      let exporter = entry.exporters[0] as Exporter;
+      let exporter: Exporter;
       if (opts.exporter !== undefined) {
-        const found = entry.exporters.find((e) => this.#specs[e.module]?.name === opts.exporter);
+        const found = entry.exporters.find((e) => this.#name(e) === opts.exporter);
         if (!found) throw makeError('ERR_INVALID_ARG', `no module named ${describe(opts.exporter)} exports ${iface}`);
+        if (found.functions <= index) {
+          throw makeError(
+            'ERR_GUEST_NO_FUNCTION',
+            `${opts.exporter} exports an older version of ${iface}, without ${fn} (it has ${entry.decl.functions
+              .slice(0, found.functions)
+              .map((x) => x.name)
+              .join(', ')})`,
+          );
+        }
         exporter = found;
-      }
+      } else exporter = this.#having(entry, index)[0] as Exporter;
       const call: GuestCall = {
         kind: 'call',
         module: exporter.module,
@@ -353,15 +488,16 @@ export class GuestHost {
       };
       // `single`: one instance for every caller, on the first worker; calls queue for it.
       const target = entry.decl.pattern === 'singleton' ? 0 : undefined;
-      return this.#count(this.#engine.runGuest(call, run, target), bytes?.length ?? 0);
+      return this.#count(this.#run(exporter.module, call, run, target), bytes?.length ?? 0);
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
   /**
-   * Calls `fn` on every exporter of a `fanout` interface, all at once over the
-   * workers; resolves to their results in load order. The input is written once into
+   * Calls `fn` on every exporter of a `fanout` interface present when it starts and
+   * having `fn` (`interfaces[…].exportersOf[fn]`), all at once over the workers;
+   * resolves to their results in load order. The input is written once into
    * shared memory that every worker reads (a copy per message where workers cannot
    * share memory, e.g. a page without cross-origin isolation).
    */
@@ -372,6 +508,9 @@ export class GuestHost {
       if (entry.decl.pattern !== 'fanout') {
         throw makeError('ERR_INVALID_ARG', `${iface} is a ${entry.decl.pattern} interface: use call()`);
       }
+      // The exporters present now, with this function: a module added later is not
+      // reached, one being removed is waited for.
+      const exporters = this.#having(entry, index);
       const bytes = this.#input(entry, f, input);
       let payload: Uint8Array | SharedInput | null = bytes;
       if (bytes && host().sharedMemory()) {
@@ -382,9 +521,10 @@ export class GuestHost {
       }
       const outputLimit = this.#outputLimit(entry, f);
       return Promise.all(
-        entry.exporters.map((e) =>
+        exporters.map((e) =>
           this.#count(
-            this.#engine.runGuest(
+            this.#run(
+              e.module,
               { kind: 'call', module: e.module, export: e.exportIndex, function: index, input: payload, outputLimit },
               run,
             ),
@@ -395,6 +535,83 @@ export class GuestHost {
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  /**
+   * Loads more modules into the running host, checked and described as `guests.load`
+   * does; resolves to their names. Their interfaces must be versions of the ones
+   * present (docs/guest-abi.md, "Evolving interfaces"). Calls and fanouts that start
+   * after it resolves can reach them; those already running are not changed.
+   */
+  async add(modules: GuestSource | readonly GuestSource[]): Promise<string[]> {
+    const list = Array.isArray(modules) ? (modules as readonly GuestSource[]) : [modules as GuestSource];
+    if (list.length === 0) throw makeError('ERR_INVALID_ARG', 'host.add needs a module or a non-empty array of them');
+    const first = this.#specs.length;
+    // Indices are never reused: reserve them now, so concurrent adds do not collide.
+    let sources: { name: string; bytes: Uint8Array }[];
+    try {
+      sources = list.map((m, i) => bytesOf(m, first + i));
+    } catch (err) {
+      if ((err as { code?: unknown })?.code === 'ERR_INVALID_ARG') throw err;
+      throw makeError('ERR_INVALID_ARG', 'the modules cannot be read (a throwing getter or a revoked Proxy?)', err);
+    }
+    const taken = new Set([...this.#claimed, ...this.#specs.flatMap((s) => (s ? [s.name] : []))]);
+    for (const { name } of sources) {
+      if (taken.has(name)) throw makeError('ERR_INVALID_ARG', `a module named ${JSON.stringify(name)} is present`);
+      taken.add(name);
+    }
+    for (const { name } of sources) this.#claimed.add(name);
+    this.#specs.push(...sources.map(() => null));
+    try {
+      const { memoryPages, loadTimeout } = this.#limits;
+      const described = await prepare(this.#engine, sources, first, memoryPages, loadTimeout);
+      // Checked against every module still on the workers, the leaving ones included:
+      // a guest's call may reach them until they are gone.
+      const next = [...this.#specs];
+      for (const d of described) next[d.index] = d;
+      interfaceTable(next);
+      for (const d of described) {
+        this.#specs[d.index] = d;
+        // Posted before any call that names it, on every worker (and replayed to replacements).
+        this.#engine.addSetup({ type: 'guest-add', module: d });
+      }
+      this.#retable();
+      return described.map((d) => d.name);
+    } finally {
+      for (const { name } of sources) this.#claimed.delete(name);
+    }
+  }
+
+  /**
+   * Removes the module `name`: no call or fanout that starts from now on reaches it;
+   * resolves once the calls already running on it have settled and the workers have
+   * dropped it. A call that never ends (no `timeout`) holds it, as it holds `close`.
+   */
+  async remove(name: string): Promise<void> {
+    if (typeof name !== 'string')
+      throw makeError('ERR_INVALID_ARG', `the module name must be a string, got ${describe(name)}`);
+    const index = this.#specs.findIndex((s, i) => s?.name === name && !this.#leaving.has(i));
+    if (index < 0) throw makeError('ERR_INVALID_ARG', `no module named ${JSON.stringify(name)} is present`);
+    this.#leaving.add(index);
+    this.#retable();
+    if (this.#running.has(index)) {
+      await new Promise<void>((resolve) => this.#drained.set(index, resolve));
+      this.#drained.delete(index);
+    }
+    this.#engine.addSetup({ type: 'guest-remove', index });
+    this.#specs[index] = null;
+    this.#leaving.delete(index);
+  }
+
+  #retable(): void {
+    this.#table = interfaceTable(this.#live());
+    // Over every module on the workers: a leaving one may still be called by a guest.
+    this.#pinned = pinned(this.#specs, this.#table);
+  }
+
+  /** The modules calls may choose from: present and not being removed. */
+  #live(): (GuestModuleSpec | null)[] {
+    return this.#specs.map((s, i) => (this.#leaving.has(i) ? null : s));
   }
 
   stats(): GuestStats {

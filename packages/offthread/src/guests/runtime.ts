@@ -25,6 +25,16 @@ export interface GuestSetupMessage {
   modules: GuestModuleSpec[];
 }
 
+export interface GuestAddMessage {
+  type: 'guest-add';
+  module: GuestModuleSpec;
+}
+
+export interface GuestRemoveMessage {
+  type: 'guest-remove';
+  index: number;
+}
+
 /** An input written once into shared memory, read by every worker in place. */
 export interface SharedInput {
   shared: SharedArrayBuffer;
@@ -75,6 +85,19 @@ function guestError(
   return makeError(code, message);
 }
 
+/** What a guest asks of the host about other guests (`offthread.invoke` and kin). */
+interface GuestLinks {
+  /** Calls function `fn` of interface `name` on exporter `which` (null: the first able to), or −1. */
+  invoke(caller: Instance, name: string | null, which: number | null, fn: number, ptr: number, len: number): bigint;
+  /** The exporters of interface `name` present on this worker, or −1 when the caller does not import it. */
+  exporters(caller: Instance, name: string | null): number;
+  /** The position of module `module` among the exporters of `name`, or −1. */
+  exporterIndex(caller: Instance, name: string | null, module: string | null): number;
+}
+
+/** Outside a host (describing a module at load): no other guest to reach. */
+const NO_LINKS: GuestLinks = { invoke: () => -1n, exporters: () => -1, exporterIndex: () => -1 };
+
 /** One instance of a guest module with its own limited memory. */
 class Instance {
   readonly memory: WebAssembly.Memory;
@@ -85,7 +108,7 @@ class Instance {
 
   constructor(
     readonly spec: Pick<GuestModuleSpec, 'name' | 'index' | 'module' | 'initialPages' | 'maxPages'>,
-    invoke: (caller: Instance, args: number[]) => bigint,
+    links: GuestLinks,
   ) {
     this.memory = new WebAssembly.Memory({ initial: spec.initialPages, maximum: spec.maxPages });
     const self = this;
@@ -98,8 +121,19 @@ class Instance {
         oom(size: number) {
           self.oom = size >>> 0;
         },
-        invoke(...args: number[]): bigint {
-          return invoke(self, args);
+        invoke(name: number, nameLen: number, fn: number, ptr: number, len: number): bigint {
+          return links.invoke(self, self.text(name, nameLen, 128), null, fn >>> 0, ptr >>> 0, len >>> 0);
+        },
+        // Optional: the importer picks the exporter (docs/guest-abi.md, "Guests calling guests").
+        invoke_at(name: number, nameLen: number, which: number, fn: number, ptr: number, len: number): bigint {
+          const text = self.text(name, nameLen, 128);
+          return links.invoke(self, text, which >>> 0, fn >>> 0, ptr >>> 0, len >>> 0);
+        },
+        exporters(name: number, nameLen: number): number {
+          return links.exporters(self, self.text(name, nameLen, 128));
+        },
+        exporter_index(name: number, nameLen: number, module: number, moduleLen: number): number {
+          return links.exporterIndex(self, self.text(name, nameLen, 128), self.text(module, moduleLen, 128));
         },
         // Optional (docs/guest-abi.md): lets N copies of one module tell themselves apart,
         // e.g. the players of a fanout that all receive the same input.
@@ -206,14 +240,26 @@ function isTyped(err: unknown): err is Error & { code: string } {
 }
 
 export class GuestRuntime {
-  readonly #specs: GuestModuleSpec[];
+  /** By module index; undefined once removed (host.remove). */
+  readonly #specs: (GuestModuleSpec | undefined)[];
   readonly #instances: (Instance | undefined)[] = [];
   /** Modules inside a call on this worker: never entered again until it returns. */
   readonly #active = new Set<number>();
   #depth = 0;
 
   constructor(msg: GuestSetupMessage) {
-    this.#specs = msg.modules;
+    this.#specs = [...msg.modules];
+  }
+
+  /** host.add: a module joins; its instance is made on its first call. */
+  add(spec: GuestModuleSpec): void {
+    this.#specs[spec.index] = spec;
+  }
+
+  /** host.remove (after its calls settled): the module and its instance are dropped. */
+  remove(index: number): void {
+    this.#specs[index] = undefined;
+    this.#instances[index] = undefined;
   }
 
   #instance(i: number): Instance {
@@ -221,7 +267,7 @@ export class GuestRuntime {
     if (!inst) {
       const spec = this.#specs[i];
       if (!spec) throw guestError('ERR_GUEST_ABI', `no guest module #${i}`);
-      inst = new Instance(spec, (caller, args) => this.#invoke(i, caller, args));
+      inst = new Instance(spec, this.#links(i));
       inst.init();
       this.#instances[i] = inst;
     }
@@ -245,23 +291,61 @@ export class GuestRuntime {
     }
   }
 
-  /** `offthread.invoke` of guest `from`: an exporter of the named interface, in this worker. */
-  #invoke(from: number, caller: Instance, [namePtr, nameLen, fn, inPtr, inLen]: number[]): bigint {
+  /** The exporters of `name` present on this worker, in load order. */
+  #exportersOf(name: string): number[] {
+    const out: number[] = [];
+    this.#specs.forEach((s, k) => {
+      if (s?.exports.some((d) => d.name === name)) out.push(k);
+    });
+    return out;
+  }
+
+  /** Whether module `from` declares that it imports `name` (only then may it call it). */
+  #imports(from: number, name: string | null): name is string {
+    return name !== null && this.#specs[from]?.imports.some((d) => d.name === name) === true;
+  }
+
+  /** `offthread.*` of guest `from`: calls of other guests, served in this worker. */
+  #links(from: number): GuestLinks {
+    return {
+      invoke: (caller, name, which, fn, ptr, len) => this.#invoke(from, caller, name, which, fn, ptr, len),
+      exporters: (_caller, name) => (this.#imports(from, name) ? this.#exportersOf(name).length : -1),
+      exporterIndex: (_caller, name, module) =>
+        this.#imports(from, name) ? this.#exportersOf(name).findIndex((k) => this.#specs[k]?.name === module) : -1,
+    };
+  }
+
+  /**
+   * `offthread.invoke` / `invoke_at` of guest `from`: exporter `which` of the named
+   * interface (null: the first that can take the call), in this worker.
+   */
+  #invoke(
+    from: number,
+    caller: Instance,
+    name: string | null,
+    which: number | null,
+    fn: number,
+    inPtr: number,
+    inLen: number,
+  ): bigint {
     try {
       if (this.#depth >= 8) return -1n; // guests calling guests in a cycle
-      const name = caller.text(namePtr as number, nameLen as number, 128);
-      const spec = this.#specs[from];
-      if (name === null || !spec?.imports.some((d) => d.name === name)) return -1n;
+      if (!this.#imports(from, name)) return -1n;
       // Not the caller, nor any module up the chain (A → B → A): a guest's state is
       // borrowed for its whole call (offthread-guest's Cell), so re-entering it is unsound.
-      const target = this.#specs.findIndex((s, k) => !this.#active.has(k) && s.exports.some((d) => d.name === name));
-      if (target < 0) return -1n;
-      const exportIndex = (this.#specs[target] as GuestModuleSpec).exports.findIndex((d) => d.name === name);
-      const input = caller.view((inPtr as number) >>> 0, (inLen as number) >>> 0, 'an input');
+      // And one whose version of the interface has function `fn` (an older one lacks
+      // the functions appended since: docs/guest-abi.md, "Evolving interfaces").
+      const has = (d: InterfaceDecl) => d.name === name && d.functions.length > fn;
+      const able = (k: number) => !this.#active.has(k) && this.#specs[k]?.exports.some(has) === true;
+      const all = this.#exportersOf(name);
+      const target = which === null ? all.find(able) : all[which];
+      if (target === undefined || !able(target)) return -1n;
+      const exportIndex = (this.#specs[target] as GuestModuleSpec).exports.findIndex(has);
+      const input = caller.view(inPtr, inLen, 'an input');
       this.#depth++;
       let out: Uint8Array;
       try {
-        out = this.run(target, exportIndex, (fn as number) >>> 0, input);
+        out = this.run(target, exportIndex, fn, input);
       } finally {
         this.#depth--;
       }
@@ -277,7 +361,7 @@ export class GuestRuntime {
 
   /** Instantiates a module once to read its interfaces (load time, on a worker). */
   static describe(call: Extract<GuestCall, { kind: 'describe' }>): Description {
-    const inst = new Instance(call, () => -1n);
+    const inst = new Instance(call, NO_LINKS);
     return inst.init();
   }
 }

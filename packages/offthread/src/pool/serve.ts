@@ -59,7 +59,9 @@ export interface JobRunner {
 
 export type ToWorker =
   | { type: 'init'; buffer: SharedArrayBuffer; index: number; workers: number; nice: number }
+  | { type: 'init'; buffer: null; index: number; workers: number; nice: number }
   | { type: 'setup'; body: unknown }
+  | { type: 'job'; slot: number; id: number; fn: number; args: unknown[] }
   | { type: 'args'; slot: number; id: number; args: unknown[] }
   | { type: 'cancel'; slot: number; id: number }
   | { type: 'pull'; slot: number; id: number; n: number }
@@ -112,6 +114,148 @@ export function serveJobs(
   runner: JobRunner,
   post: (msg: FromWorker, transfer?: Transferable[]) => void,
   host: ServeHost = {},
+): (msg: ToWorker) => void {
+  const shared = serveShared(runner, post, host);
+  let handle: ((msg: ToWorker) => void) | null = null;
+  return (msg) => {
+    // The caller's first message says which transport: a buffer to share, or none.
+    if (handle === null) handle = msg.type === 'init' && msg.buffer === null ? serveByMessage(runner, post) : shared;
+    handle(msg);
+  };
+}
+
+/**
+ * The loop without shared memory (a browser page that is not cross-origin isolated): the
+ * caller sends each job by message to an idle worker and keeps the queue itself, so this
+ * side runs what it is sent, one at a time, and answers by message. A running task's
+ * signal aborts only when the 'cancel' message is read, i.e. when the task awaits; a CPU
+ * loop that never does is stopped by the caller's grace timer (its worker is replaced).
+ */
+function serveByMessage(runner: JobRunner, post: (msg: FromWorker, transfer?: Transferable[]) => void) {
+  const pumps = new Map<number, StreamPump>();
+  let current: { id: number; controller: AbortController | null } | null = null;
+  const queue: Extract<ToWorker, { type: 'job' }>[] = [];
+  let busy = false;
+
+  const fail = (slot: number, id: number, thrown: unknown) => post({ type: 'error', slot, id, error: toWire(thrown) });
+  function answer(slot: number, id: number, value: unknown): void {
+    const bad = findUncloneable(value, 'result');
+    if (bad) {
+      fail(slot, id, new CodedFailure('ERR_TASK_DATA', `the task's ${bad}`));
+      return;
+    }
+    try {
+      post({ type: 'result', slot, id, value });
+    } catch (err) {
+      fail(
+        slot,
+        id,
+        new CodedFailure('ERR_TASK_DATA', `the task's result cannot be cloned: ${(err as Error)?.message ?? err}`),
+      );
+    }
+  }
+  function done(): void {
+    current = null;
+    busy = false;
+    next();
+  }
+
+  function next(): void {
+    const job = queue[0];
+    if (busy || !job) return;
+    const waiting = runner.pending(job.fn);
+    if (waiting) {
+      busy = true;
+      waiting.then(done, done);
+      return;
+    }
+    queue.shift();
+    busy = true;
+    const { slot, id } = job;
+    const me: { id: number; controller: AbortController | null } = { id, controller: null };
+    current = me;
+    const context: JobContext = {
+      get signal() {
+        me.controller ??= new AbortController();
+        return me.controller.signal;
+      },
+      progress: (value) => post({ type: 'progress', slot, id, value }),
+    };
+    let out: unknown;
+    try {
+      out = runner.run(job.fn, job.args, context);
+    } catch (err) {
+      fail(slot, id, err);
+      done();
+      return;
+    }
+    const settle = (value: unknown): void => {
+      if (!isIterator(value)) {
+        answer(slot, id, value);
+        done();
+        return;
+      }
+      const pump = new StreamPump(
+        value,
+        (item) => {
+          const bad = findUncloneable(item, 'item');
+          if (bad) throw new CodedFailure('ERR_TASK_DATA', `the task's stream ${bad}`);
+          post({ type: 'item', slot, id, value: item });
+        },
+        (err, result) => {
+          pumps.delete(id);
+          if (err === null) answer(slot, id, result);
+          else fail(slot, id, err);
+          done();
+        },
+      );
+      pumps.set(id, pump);
+      post({ type: 'stream', slot, id });
+    };
+    if (out !== null && typeof out === 'object' && typeof (out as PromiseLike<unknown>).then === 'function') {
+      (out as PromiseLike<unknown>).then(settle, (err) => {
+        fail(slot, id, err);
+        done();
+      });
+    } else settle(out);
+  }
+
+  return (msg: ToWorker): void => {
+    switch (msg.type) {
+      case 'init':
+        post({ type: 'ready' });
+        break;
+      case 'setup':
+        runner.setup(msg.body, (body) => post({ type: 'reply', body }));
+        break;
+      case 'job':
+        queue.push(msg);
+        next();
+        break;
+      case 'pull':
+        pumps.get(msg.id)?.pull(msg.n);
+        break;
+      case 'cancel': {
+        const at = queue.findIndex((j) => j.id === msg.id);
+        if (at >= 0) {
+          // Not started: answered at once, so the caller frees this worker for the next job.
+          const [job] = queue.splice(at, 1);
+          if (job) fail(job.slot, job.id, abortReason());
+        }
+        if (current?.id === msg.id && current.controller && !current.controller.signal.aborted) {
+          current.controller.abort(abortReason());
+        }
+        pumps.get(msg.id)?.cancel();
+        break;
+      }
+    }
+  };
+}
+
+function serveShared(
+  runner: JobRunner,
+  post: (msg: FromWorker, transfer?: Transferable[]) => void,
+  host: ServeHost,
 ): (msg: ToWorker) => void {
   let L: Layout;
   let me = 0;
@@ -464,7 +608,7 @@ export function serveJobs(
     received++;
     switch (msg.type) {
       case 'init':
-        L = new Layout(msg.workers, msg.buffer);
+        L = new Layout(msg.workers, msg.buffer as SharedArrayBuffer);
         me = msg.index;
         post({ type: 'ready' });
         break;

@@ -1,7 +1,7 @@
 // offthread-schema TS runtime: bounds-checked views over a message and the
 // append-only builder the generated writers fill. Mirrors crates/offthread-schema/src/rt;
 // the byte layout is docs/schema-format.md. Hand-written (not generated).
-import { makeError } from '../errors';
+import { makeError, SchemaReadError, SchemaWriteError } from '../errors';
 
 /** A message: the whole buffer, or a window of one. */
 export type Bytes = ArrayBuffer | SharedArrayBuffer | Uint8Array;
@@ -95,63 +95,10 @@ export function alignUp(n: number, align: number): number {
   return Math.ceil(n / align) * align;
 }
 
-/** Stable codes, the same as Rust's `rt::ReadError::code()` (docs/schema-format.md §3). */
-export type ReadErrorCode =
-  | 'R0001'
-  | 'R0002'
-  | 'R0003'
-  | 'R0004'
-  | 'R0005'
-  | 'R0006'
-  | 'R0007'
-  | 'R0008'
-  | 'R0009'
-  | 'R0010'
-  | 'R0011';
-
-export class SchemaReadError extends Error {
-  readonly code: ReadErrorCode;
-  constructor(code: ReadErrorCode, message: string) {
-    super(`${code}: ${message}`);
-    this.name = 'SchemaReadError';
-    this.code = code;
-  }
-}
-
-/**
- * W0001: past the 32-bit offset limit; W0002: the caller's buffer is too small;
- * W0003: the caller's buffer does not start 8-byte aligned (columns are typed arrays);
- * W0004: a number given for a 64-bit field is not a safe integer (or is negative for u64);
- * W0005: a union value whose `tag` is none of the union's variants;
- * W0006: a SoA array or variable-length column got more or fewer items than `alloc` reserved;
- * W0007: a value of the wrong JS type for its field (null for a struct, a string for a
- * number, not an array, a fixed array of the wrong length);
- * W0008: a number or bigint outside its field's type (1.5 or 300 for a u8, 2^64 for an i64);
- * W0009: a string that is not well-formed Unicode (a lone surrogate: UTF-8 cannot hold it);
- * W0010: an in-place resize past the array's capacity;
- * W0011: reading the value threw (a getter or a Proxy of the caller's): the error is the `cause`.
- */
-export type WriteErrorCode =
-  | 'W0001'
-  | 'W0002'
-  | 'W0003'
-  | 'W0004'
-  | 'W0005'
-  | 'W0006'
-  | 'W0007'
-  | 'W0008'
-  | 'W0009'
-  | 'W0010'
-  | 'W0011';
-
-export class SchemaWriteError extends Error {
-  readonly code: WriteErrorCode;
-  constructor(code: WriteErrorCode, message: string, options?: { cause: unknown }) {
-    super(`${code}: ${message}`, options);
-    this.name = 'SchemaWriteError';
-    this.code = code;
-  }
-}
+// The error classes live with the one registry of codes (errors.ts): both are
+// OffthreadErrors, their R/W codes registered there and documented in §3 of
+// docs/schema-format.md.
+export { type ReadErrorCode, SchemaReadError, SchemaWriteError, type WriteErrorCode } from '../errors';
 
 /**
  * What generated `encodeX` rethrows: a SchemaWriteError as it is, anything else (the

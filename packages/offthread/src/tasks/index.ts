@@ -15,11 +15,13 @@
  */
 
 import { describe, makeError } from '../errors.js';
-import type { Transferable } from '../host.js';
-import { type JobOptions, JobPool } from '../pool/jobs.js';
+import { host, type Transferable } from '../host.js';
+import { OFFLOADED } from '../pool/fanout.js';
+import { type JobOptions, type Jobs, jobPool } from '../pool/jobs.js';
 import { PRIORITIES, type Priority } from '../pool/layout.js';
 import { checkCallOptions, defaultPool, Pool } from '../pool/pool.js';
 import { isInstance, toOptions } from '../validate.js';
+import { TASK_REF, type TaskRef } from './ref.js';
 import type { ModuleShape, TaskSetup } from './runner.js';
 
 export type { Priority } from '../pool/layout.js';
@@ -82,7 +84,7 @@ const CALL_KEYS = ['pool', 'signal', 'timeout', 'transfer', 'priority', 'onProgr
 
 /** What the tasks feature keeps per pool: its job pool and the functions it registered there. */
 interface PoolTasks {
-  jobs: JobPool;
+  jobs: Jobs;
   modules: Map<string, number>;
   functions: Map<string, number>;
 }
@@ -127,7 +129,7 @@ function iterable(promise: Promise<unknown>, name: string): Promise<unknown> {
 
 function poolTasks(pool: Pool): PoolTasks {
   return pool.resource(TASKS, (options) => {
-    const jobs = new JobPool({ ...options, script: 'tasks' });
+    const jobs = jobPool({ ...options, script: 'tasks' });
     jobs.onReply = (body) => {
       const shape = body as ModuleShape;
       shapes.set(shape.url, new Set(shape.streams));
@@ -168,7 +170,13 @@ function functionId(t: PoolTasks, url: string, name: string): number {
 function moduleUrl(module: unknown): string {
   if (isInstance(module, URL)) return (module as URL).href;
   if (typeof module === 'string' && module.length > 0) {
-    if (module.startsWith('/')) return new URL(`file://${encodeURI(module).replace(/[?#]/g, encodeURIComponent)}`).href;
+    if (module.startsWith('/')) {
+      // A page's workers resolve a path against the page's origin (Node: a file path).
+      const page =
+        host().name === 'browser' ? (globalThis as { location?: { href: string } }).location?.href : undefined;
+      if (page) return new URL(module, page).href;
+      return new URL(`file://${encodeURI(module).replace(/[?#]/g, encodeURIComponent)}`).href;
+    }
     if (module.startsWith('.')) {
       throw makeError(
         'ERR_INVALID_ARG',
@@ -240,6 +248,9 @@ export function tasks<M = Record<string, AnyFunction>>(module: string | URL, opt
       const checked = checkTaskOptions(callOptions, defaults);
       return ((...args: unknown[]) => call(args, checked)) as ReturnType<TaskFunction<AnyFunction>['with']>;
     };
+    // all() and Emitter run it on the workers (pool/fanout.ts); filters.task() finds its module (tasks/ref.ts).
+    const ref: TaskRef = { url, name, pool: defaults.pool };
+    Object.defineProperties(fn, { [OFFLOADED]: { value: true }, [TASK_REF]: { value: ref } });
     return fn;
   };
   return new Proxy(Object.create(null) as TaskModule<M>, {
@@ -256,4 +267,4 @@ export function tasks<M = Record<string, AnyFunction>>(module: string | URL, opt
   });
 }
 
-export { type CurrentTask, currentTask } from './context.js';
+export { type CurrentTask, currentTask, exposeTasks } from './context.js';

@@ -4,7 +4,7 @@
  */
 import type { JobRunner } from '../pool/serve.js';
 import { CodedFailure } from '../pool/wire.js';
-import { setTaskContext } from './context.js';
+import { setTaskContext, takeExposed } from './context.js';
 
 /** Setup messages the caller side (tasks/index.ts) sends every worker. */
 export type TaskSetup =
@@ -35,6 +35,9 @@ interface LoadedModule {
 
 export function taskRunner(load: (url: string) => Promise<unknown>): JobRunner {
   const modules = new Map<number, LoadedModule>();
+  // One import at a time: a module that exposes its functions (exposeTasks) hands them over
+  // through one global, taken as its import settles, before the next module runs.
+  let importing: Promise<unknown> = Promise.resolve();
   const exports: { mod: number; name: string; fn?: (...args: unknown[]) => unknown; error?: CodedFailure }[] = [];
 
   function resolve(fn: number): (...args: unknown[]) => unknown {
@@ -71,9 +74,17 @@ export function taskRunner(load: (url: string) => Promise<unknown>): JobRunner {
       const s = body as TaskSetup;
       if (s.kind === 'module') {
         const m: LoadedModule = { url: s.url, loading: Promise.resolve() };
-        m.loading = load(s.url).then(
+        const loaded = importing.then(() => {
+          takeExposed();
+          return load(s.url);
+        });
+        importing = loaded.catch(() => {});
+        m.loading = loaded.then(
           (ns) => {
-            m.namespace = ns as Record<string, unknown>;
+            const exposed = takeExposed();
+            m.namespace = exposed
+              ? { ...(ns as Record<string, unknown>), ...exposed }
+              : (ns as Record<string, unknown>);
             reply({ url: s.url, streams: streamExports(m.namespace) } satisfies ModuleShape);
           },
           (err) => {

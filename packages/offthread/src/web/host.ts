@@ -14,6 +14,8 @@ export interface InitOptions {
   wasm?: WebAssembly.Module | undefined;
   /** Where offthread-worker.js is (default: beside this module). */
   workerUrl?: string | URL | undefined;
+  /** Where offthread-task-worker.js is, the worker that runs `tasks()` modules (default: beside this module). */
+  taskWorkerUrl?: string | URL | undefined;
   /**
    * The schema compiler for `schema.compile` (`offthread/schema-compiler.wasm`): a URL or
    * the compiled module. Not loaded unless asked for (263 kB).
@@ -23,6 +25,7 @@ export interface InitOptions {
 
 let wasmUrl: string | null = null;
 let workerUrl: string | URL | null = null;
+let taskWorkerUrl: string | URL | null = null;
 let compiled: WebAssembly.Module | null = null;
 let instance: WebAssembly.Instance | null = null;
 let wasmError: string | null = 'offthread.wasm is still loading (await `ready` or `init()` first)';
@@ -66,6 +69,7 @@ export function init(options: InitOptions = {}): Promise<BackendInfo> {
 
 async function load(options: InitOptions): Promise<BackendInfo> {
   if (options.workerUrl !== undefined) workerUrl = options.workerUrl;
+  if (options.taskWorkerUrl !== undefined) taskWorkerUrl = options.taskWorkerUrl;
   const sc = options.schemaCompiler;
   if (sc !== undefined) schemaCompiler = sc instanceof WebAssembly.Module ? sc : await compile(String(sc));
   wasmUrl = options.wasm ? null : String(options.wasmUrl ?? defaultWasmUrl());
@@ -82,14 +86,22 @@ async function load(options: InitOptions): Promise<BackendInfo> {
   return backendInfo();
 }
 
-function spawnWorker(name: string, options?: SpawnOptions): WorkerPort {
-  if (options?.script !== undefined) {
-    throw makeError('ERR_BACKEND_UNAVAILABLE', `${options.script} workers are not available in browsers yet`);
-  }
+/** A module Web Worker of the package: the kernel worker, or with `script` another entry ('tasks'). */
+function startWorker(name: string, script: string | undefined): Worker {
   // The literal `new Worker(new URL(…, import.meta.url))` is what bundlers look for.
-  const worker = workerUrl
+  if (script === 'tasks') {
+    return taskWorkerUrl
+      ? new Worker(taskWorkerUrl, { type: 'module', name })
+      : new Worker(new URL('./offthread-task-worker.js', import.meta.url), { type: 'module', name });
+  }
+  if (script !== undefined) throw makeError('ERR_BACKEND_UNAVAILABLE', `no worker script named ${script}`);
+  return workerUrl
     ? new Worker(workerUrl, { type: 'module', name })
     : new Worker(new URL('./offthread-worker.js', import.meta.url), { type: 'module', name });
+}
+
+function spawnWorker(name: string, options?: SpawnOptions): WorkerPort {
+  const worker = startWorker(name, options?.script);
   return {
     post: (message, transfer) => worker.postMessage(message, transfer ?? []),
     onMessage: (listener) => {

@@ -73,8 +73,9 @@ pub(crate) fn descriptor(s: &Schema, i: &Interface) -> String {
         .iter()
         .map(|f| {
             format!(
-                r#"{{"name":"{}","input":{},"output":{}}}"#,
+                r#"{{"name":"{}","fingerprint":"{:016x}","input":{},"output":{}}}"#,
                 f.name,
+                function_fingerprint(s, i, f),
                 place(&f.params),
                 place(&f.results)
             )
@@ -91,8 +92,9 @@ pub(crate) fn descriptor(s: &Schema, i: &Interface) -> String {
 }
 
 /// FNV-1a 64 of the interface's signature: pattern, memories, functions with their
-/// message types and memories. Importers and exporters must agree on it. The types'
-/// fields are not part of it: dynamic structs evolve by the schema's own rules.
+/// message types and memories. Equal fingerprints: the same interface, nothing to
+/// check further. The types' fields are not part of it: dynamic structs evolve by the
+/// schema's own rules.
 pub(crate) fn fingerprint(s: &Schema, i: &Interface) -> u64 {
     let mut text = format!("{}({})", i.name, i.pattern.name());
     for m in &i.memories {
@@ -104,18 +106,35 @@ pub(crate) fn fingerprint(s: &Schema, i: &Interface) -> u64 {
             m.pages
         );
     }
+    for f in &i.functions {
+        text += &format!("|{}", signature(s, i, f));
+    }
+    fnv(&text)
+}
+
+/// FNV-1a 64 of one function's signature (name, message types, their memories):
+/// what lets an interface evolve (docs/guest-abi.md, "Evolving interfaces"). Appending
+/// a function keeps every earlier one's fingerprint, so the host accepts modules built
+/// against an older version of the interface, which are a prefix of the newer one.
+pub(crate) fn function_fingerprint(s: &Schema, i: &Interface, f: &Function) -> u64 {
+    fnv(&signature(s, i, f))
+}
+
+fn signature(s: &Schema, i: &Interface, f: &Function) -> String {
     let ty = |t: &Type| match t {
         Type::Struct(id) => s.structs[*id].name.clone(),
         other => format!("{other:?}"),
     };
-    for f in &i.functions {
-        text += &format!("|{}(", f.name);
-        for p in f.params.iter().chain(&f.results) {
-            let mem = p.memory.map_or("-", |m| i.memories[m].name.as_str());
-            text += &format!("{}@{mem},", ty(&p.ty));
-        }
-        text.push(')');
+    let mut text = format!("{}(", f.name);
+    for p in f.params.iter().chain(&f.results) {
+        let mem = p.memory.map_or("-", |m| i.memories[m].name.as_str());
+        text += &format!("{}@{mem},", ty(&p.ty));
     }
+    text.push(')');
+    text
+}
+
+fn fnv(text: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);

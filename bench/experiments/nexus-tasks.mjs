@@ -1,0 +1,273 @@
+// The Nexus shapes with the user's own JS on the workers (issue 34, item 2):
+//  - Emitter with 4 CPU-bound JS listeners: task exports on a 2-worker pool vs the same
+//    functions as listeners on the loop (target ≥ 1.8×, loop-delay p99 ≤ 5 ms meanwhile);
+//  - a JS stream filter doing a copy's work: filters.task(work.copy) vs the same async
+//    generator on the loop (Duplex.from), throughput (target ≥ 0.9×, loop p99 ≤ 5 ms).
+// Everything in one process, one run; the loop-delay monitor samples every 1 ms.
+//
+//   node bench/run.mjs nexus-tasks [--quick]
+
+import { availableParallelism, loadavg } from 'node:os';
+import { Duplex, Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Emitter, filters, Pool, tasks } from 'offthread';
+import { startLoopDelay } from '../lib/loop-delay.mjs';
+import { burn, copy } from './_nexus-work.mjs';
+
+const MODULE = new URL('./_nexus-work.mjs', import.meta.url);
+/** Repetitions of each variant, interleaved; a row is the median one. */
+const REPS = 3;
+
+/** The run of median wall time (its loop delay with it). */
+const median = (runs) => [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)];
+
+/**
+ * ms of `fn()`, with the loop delay recorded meanwhile and the loop's busy time (event
+ * loop utilization: the ms it spent running JS and callbacks rather than waiting).
+ */
+async function timed(fn) {
+  const loop = startLoopDelay({ resolutionMs: 1 });
+  const elu0 = performance.eventLoopUtilization();
+  const t0 = performance.now();
+  const value = await fn();
+  const ms = performance.now() - t0;
+  const elu = performance.eventLoopUtilization(elu0);
+  return { ms, loop: loop.stop(), busyMs: elu.active, busy: elu.utilization, value };
+}
+
+/** `count` chunks of `size` bytes (a fresh buffer each, as a file stream gives). */
+function source(size, count) {
+  let i = 0;
+  return new Readable({
+    highWaterMark: 4,
+    objectMode: false,
+    read() {
+      if (i++ === count) this.push(null);
+      else this.push(Buffer.alloc(size, i & 0xff));
+    },
+  });
+}
+
+function counter() {
+  let bytes = 0;
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      bytes += chunk.length;
+      cb();
+    },
+  });
+  return { sink, bytes: () => bytes };
+}
+
+/** @param {import('../run.mjs').ExperimentContext} ctx */
+export async function run(ctx) {
+  const loadAtStart = loadavg()[0];
+  // Workers at the default nice 10 (below the loop: the loop keeps its core) and at nice
+  // 0 (as the loop): on a machine shared with other work, niced workers lose their cores
+  // to it, so both are measured in the same run.
+  const NICE = [10, 0];
+  const pools = NICE.map((nice) => new Pool({ threads: 2, nice, idleTimeout: Number.POSITIVE_INFINITY }));
+  const works = pools.map((pool) => tasks(MODULE, { pool }));
+  const listeners = 4;
+  const rounds = ctx.quick ? 2 : 4;
+  const burnN = ctx.quick ? 1_500_000 : 3_000_000;
+
+  // The machine's own noise floor: the loop delay while this process does nothing.
+  ctx.progress('nexus-tasks: idle baseline');
+  const idle = await timed(() => new Promise((resolve) => setTimeout(resolve, 1000)));
+
+  // --- Emitter ---
+  const onLoop = new Emitter();
+  for (let i = 0; i < listeners; i++) onLoop.on('work', (n) => burn(n));
+  const emitters = [['listeners on the loop', onLoop]];
+  for (const [i, pool] of pools.entries()) {
+    const emitter = new Emitter({ pool });
+    for (let j = 0; j < listeners; j++) emitter.on('work', works[i].burn);
+    await emitter.emit('work', 1000); // the workers load the module
+    emitters.push([`task-export listeners, 2 workers at nice ${NICE[i]}`, emitter]);
+  }
+  const expected = burn(burnN);
+  // Each variant REPS times, interleaved, so the shared machine's swings fall on all of
+  // them alike; each row is the median rep (by wall time).
+  const runsOf = {};
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const [variant, emitter] of emitters) {
+      ctx.progress(`nexus-tasks: Emitter, ${variant} (${rep + 1}/${REPS})`);
+      const r = await timed(async () => {
+        for (let i = 0; i < rounds; i++) {
+          const out = await emitter.emit('work', burnN);
+          if (out.length !== listeners || out.some((x) => x !== expected)) throw new Error('wrong results');
+        }
+      });
+      runsOf[variant] = [...(runsOf[variant] ?? []), r];
+    }
+  }
+  const emitRows = [];
+  const emitRuns = {};
+  for (const [variant] of emitters) {
+    const r = median(runsOf[variant]);
+    emitRuns[variant] = r;
+    emitRows.push({
+      variant,
+      emits: rounds,
+      listeners,
+      wallMs: r.ms,
+      emitsPerSec: (rounds * 1000) / r.ms,
+      loopP99Ms: r.loop.p99Ms,
+      loopMaxMs: r.loop.maxMs,
+      loopBusyMs: r.busyMs,
+      repsWallMs: runsOf[variant].map((x) => Math.round(x.ms)).join(' / '),
+    });
+  }
+  const emitRatios = [];
+  for (const [variant] of emitters.slice(1)) {
+    emitRatios.push(
+      {
+        label: `Emitter: ${variant} / on the loop`,
+        value: emitRuns['listeners on the loop'].ms / emitRuns[variant].ms,
+        target: 1.8,
+      },
+      {
+        label: `Emitter loop-delay p99, ${variant}`,
+        value: emitRuns[variant].loop.p99Ms,
+        target: 5,
+        op: '<=',
+        unit: 'ms',
+      },
+    );
+  }
+
+  // --- JS filter doing a copy's work ---
+  const filterRows = [];
+  const sizes = [64 * 1024, 1024 * 1024];
+  const totalBytes = ctx.quick ? 128 * 2 ** 20 : 512 * 2 ** 20;
+  const filterRatios = [];
+  const LOOP = 'same generator on the loop (Duplex.from)';
+  for (const size of sizes) {
+    const count = Math.round(totalBytes / size);
+    const variants = [[LOOP, () => Duplex.from(copy)]];
+    for (const [i, pool] of pools.entries()) {
+      variants.push(
+        [`filters.task(work.copy), nice ${NICE[i]}`, () => filters.task(works[i].copy, { pool })],
+        [
+          `filters.task(work.copy, { transfer: true }), nice ${NICE[i]}`,
+          () => filters.task(works[i].copy, { pool, transfer: true }),
+        ],
+      );
+    }
+    // Warm each once (JIT, the workers' module).
+    for (const [, make] of variants) await pipeline(source(size, 8), make(), counter().sink);
+    const runs = {};
+    for (let rep = 0; rep < REPS; rep++) {
+      for (const [variant, make] of variants) {
+        ctx.progress(`nexus-tasks: filter, ${variant}, ${size / 1024} KiB chunks (${rep + 1}/${REPS})`);
+        const c = counter();
+        const r = await timed(() => pipeline(source(size, count), make(), c.sink));
+        if (c.bytes() !== size * count) throw new Error(`${variant}: ${c.bytes()} bytes out of ${size * count}`);
+        runs[variant] = [...(runs[variant] ?? []), r];
+      }
+    }
+    const mbps = {};
+    for (const [variant] of variants) {
+      const r = median(runs[variant]);
+      mbps[variant] = (size * count) / 2 ** 20 / (r.ms / 1000);
+      filterRows.push({
+        variant,
+        chunkKiB: size / 1024,
+        MiB: (size * count) / 2 ** 20,
+        wallMs: r.ms,
+        MiBPerSec: mbps[variant],
+        loopP99Ms: r.loop.p99Ms,
+        loopMaxMs: r.loop.maxMs,
+        loopBusyMsPerMiB: r.busyMs / ((size * count) / 2 ** 20),
+        repsWallMs: runs[variant].map((x) => Math.round(x.ms)).join(' / '),
+      });
+      if (variant === LOOP) continue;
+      filterRatios.push(
+        {
+          label: `filter: ${variant} / on the loop, ${size / 1024} KiB chunks`,
+          value: mbps[variant] / mbps[LOOP],
+          target: 0.9,
+        },
+        {
+          label: `filter loop-delay p99, ${variant}, ${size / 1024} KiB chunks`,
+          value: r.loop.p99Ms,
+          target: 5,
+          op: '<=',
+          unit: 'ms',
+        },
+      );
+    }
+  }
+  await Promise.all(pools.map((pool) => pool.close()));
+
+  return {
+    title: 'Your JS in the Nexus shapes: Emitter listeners and a stream filter on the workers',
+    params: { listeners, rounds, burnN, threads: 2, nice: NICE, chunkSizes: sizes, totalBytes },
+    notes: [
+      `One process, one run; 2 cores shared with other sessions, so ratios are of this run only. Each variant ran ${REPS} times, interleaved with the others; a row is its median rep (its loop delay with it), and lists every rep's wall time.`,
+      `Emitter: ${listeners} listeners, each \`burn(${burnN})\` (float math), ${rounds} emits a rep; the loop variant runs the same function as a plain listener.`,
+      'Filter: the same async generator (`copy`: each chunk into a new buffer) as Duplex.from on the loop and as filters.task on one pool worker; chunks are fresh Buffers from a Readable, bytes counted by a Writable.',
+      'The task filter copies each chunk once on the loop (the writer may reuse it) and moves it to the worker; with `transfer: true` it moves the chunk itself (each is a fresh Buffer here). The worker moves its output back.',
+      "Loop busy: the event loop's active time (performance.eventLoopUtilization) during the run — the work left on the loop, less sensitive to the neighbours than wall time.",
+      'Loop delay: perf_hooks.monitorEventLoopDelay at 1 ms resolution during each timed run; – where the loop never ran the monitor (blocked throughout).',
+      'Workers at nice 10 (the default: below the loop, which keeps its core) and at nice 0 (as the loop), one pool each, in the same run: with other processes on the cores, niced workers get less of them; un-niced ones take them from the loop too.',
+      `Idle baseline: loop-delay p99 ${idle.loop.p99Ms.toFixed(1)} ms (max ${idle.loop.maxMs.toFixed(1)} ms) over 1 s with nothing running in this process — what the shared machine alone does to the loop.`,
+      `Load average at the start: ${loadAtStart.toFixed(1)} on ${availableParallelism()} cores.`,
+    ],
+    tables: [
+      {
+        title: 'Emitter with 4 CPU-bound JS listeners',
+        columns: [
+          { key: 'variant', label: 'Variant' },
+          { key: 'emits', label: 'emits', format: 'int' },
+          { key: 'wallMs', label: 'wall', format: 'ms' },
+          { key: 'emitsPerSec', label: 'emits/s', format: 'sig3' },
+          { key: 'loopP99Ms', label: 'loop delay p99', format: 'ms' },
+          { key: 'loopMaxMs', label: 'loop delay max', format: 'ms' },
+          { key: 'loopBusyMs', label: 'loop busy', format: 'ms' },
+          { key: 'repsWallMs', label: 'each rep, ms' },
+        ],
+        rows: emitRows,
+      },
+      {
+        title: 'A JS filter doing a copy',
+        columns: [
+          { key: 'variant', label: 'Variant' },
+          { key: 'chunkKiB', label: 'chunk KiB', format: 'int' },
+          { key: 'MiB', label: 'MiB', format: 'int' },
+          { key: 'wallMs', label: 'wall', format: 'ms' },
+          { key: 'MiBPerSec', label: 'MiB/s', format: 'sig3' },
+          { key: 'loopP99Ms', label: 'loop delay p99', format: 'ms' },
+          { key: 'loopMaxMs', label: 'loop delay max', format: 'ms' },
+          { key: 'loopBusyMsPerMiB', label: 'loop busy per MiB', format: 'ms' },
+          { key: 'repsWallMs', label: 'each rep, ms' },
+        ],
+        rows: filterRows,
+      },
+    ],
+    charts: [
+      {
+        kind: 'bar',
+        title: 'Emitter: 4 CPU-bound JS listeners',
+        subtitle: 'emits per second; higher is better',
+        x: { field: 'variant', label: '' },
+        y: { field: 'emitsPerSec', label: 'emits/s' },
+        series: 'variant',
+        data: emitRows,
+      },
+      {
+        kind: 'bar',
+        suffix: 'filter',
+        title: 'A JS filter doing a copy: throughput',
+        subtitle: 'MiB/s by chunk size; higher is better',
+        x: { field: 'chunkKiB', label: 'chunk size (KiB)' },
+        y: { field: 'MiBPerSec', label: 'MiB/s' },
+        series: 'variant',
+        data: filterRows,
+      },
+    ],
+    ratios: [...emitRatios, ...filterRatios],
+    raw: { emitRows, filterRows, idleLoopDelay: idle.loop, loadAtStart },
+  };
+}

@@ -1,0 +1,4 @@
+import { exposeTasks } from 'offthread';
+
+export const exported = () => 'exported';
+exposeTasks({ which: () => 'b' });
