@@ -359,6 +359,37 @@ export async function parseChild(method, input) {
         rows += n;
       }),
     );
+  } else if (method.startsWith('offthread csv, no schema')) {
+    // The schema-less path: RecordBatch objects, the id column read by name (a typed
+    // array over the batch). Declared: the same types as CSV_COLUMNS; inferred: from
+    // the header and the first rows (id is then f64).
+    const pool = await benchPool();
+    const declared = Object.fromEntries(CSV_COLUMNS.map((c) => [c.name, c.type]));
+    const f = method.endsWith('(inferred)') ? filters.csv({ pool }) : filters.csv({ columns: declared, pool });
+    await pipeline(
+      src(),
+      f,
+      count(true, (batch) => {
+        const ids = batch.column('id');
+        for (let i = 0; i < ids.length; i++) check += ids[i];
+        rows += batch.length;
+      }),
+    );
+  } else if (method === 'uDSV typed') {
+    // uDSV's streaming example (its README): schema inferred from the first chunk, typed
+    // rows handed to a reducer, nothing accumulated. Text decoded by the stream (a
+    // multi-byte character may be cut between chunks).
+    const { inferSchema, initParser } = await import('udsv');
+    let parser = null;
+    const reducer = (row) => {
+      rows++;
+      check += row[0];
+    };
+    for await (const text of createReadStream(input, { highWaterMark: CHUNK, encoding: 'utf8' })) {
+      parser ??= initParser(inferSchema(text));
+      parser.chunk(text, parser.typedArrs, reducer);
+    }
+    parser.end();
   } else if (method === 'csv-parse') {
     const { parse } = await import('csv-parse');
     await pipeline(

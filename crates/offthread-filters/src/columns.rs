@@ -77,6 +77,46 @@ pub struct RecordColumn {
     pub ty: ColumnType,
     /// Declaration index of the field in the row struct (its column hash is `[field]`).
     pub field: u32,
+    /// An empty cell (CSV), a missing key or `null` (NDJSON) is a null: the item is
+    /// zero (text: empty) and its bit in the column's validity bitmap is 0.
+    pub nullable: bool,
+    /// What an empty cell / missing key / `null` holds instead (the item's bytes:
+    /// little-endian for numbers, UTF-8 for text). Never null then.
+    pub default: Option<Vec<u8>>,
+}
+
+impl RecordColumn {
+    /// A column that must have a value in every row.
+    pub fn new(name: impl Into<String>, ty: ColumnType, field: u32) -> Self {
+        Self {
+            name: name.into(),
+            ty,
+            field,
+            nullable: false,
+            default: None,
+        }
+    }
+
+    /// The item bytes of `text` as this column's type (a default's), or why not.
+    pub fn encode(&self, text: &str) -> Result<Vec<u8>, String> {
+        let mut data = ColumnData::empty(self.ty);
+        data.push(self, text.as_bytes())?;
+        Ok(match data {
+            ColumnData::Fixed(b) => b,
+            ColumnData::Text { bytes, .. } => bytes,
+        })
+    }
+}
+
+/// Spaces and tabs around a number are not part of it (`" 12"` is 12).
+pub(crate) fn trim_number(cell: &[u8]) -> &[u8] {
+    let start = cell.iter().position(|b| !matches!(b, b' ' | b'\t'));
+    let Some(start) = start else { return &[] };
+    let end = cell
+        .iter()
+        .rposition(|b| !matches!(b, b' ' | b'\t'))
+        .unwrap_or(start);
+    &cell[start..=end]
 }
 
 /// The values of one column for the rows of the batch being built.
@@ -116,6 +156,25 @@ impl ColumnData {
         }
     }
 
+    /// Appends a default's item bytes (or, `None`, a null's zero item / empty text)
+    /// and ends the row.
+    pub(crate) fn push_fill(&mut self, ty: ColumnType, fill: Option<&[u8]>) -> Result<(), String> {
+        self.fill_item(ty, fill);
+        self.end_text_row()
+    }
+
+    /// [`push_fill`](Self::push_fill) without ending a text row (NDJSON ends every
+    /// column's row once the line is read).
+    pub(crate) fn fill_item(&mut self, ty: ColumnType, fill: Option<&[u8]>) {
+        match self {
+            ColumnData::Fixed(out) => match fill {
+                Some(b) => out.extend_from_slice(b),
+                None => out.resize(out.len() + ty.item_bytes(), 0),
+            },
+            ColumnData::Text { bytes, .. } => bytes.extend_from_slice(fill.unwrap_or_default()),
+        }
+    }
+
     /// Ends a text column's row (the bytes are in): its end offset. Fixed: nothing.
     pub(crate) fn end_text_row(&mut self) -> Result<(), String> {
         if let ColumnData::Text { offsets, bytes } = self {
@@ -135,6 +194,7 @@ impl ColumnData {
                 self.end_text_row()
             }
             ColumnData::Fixed(out) => {
+                let cell = trim_number(cell);
                 let s = std::str::from_utf8(cell).map_err(|_| "not UTF-8".to_owned())?;
                 push_text(out, c.ty, s)
             }
@@ -156,8 +216,10 @@ fn push_text(out: &mut Vec<u8>, ty: ColumnType, s: &str) -> Result<(), String> {
     match ty {
         ColumnType::Bool => {
             let v = match s {
-                "true" | "1" => 1,
-                "false" | "0" => 0,
+                "1" => 1,
+                "0" => 0,
+                _ if s.eq_ignore_ascii_case("true") => 1,
+                _ if s.eq_ignore_ascii_case("false") => 0,
                 _ => return Err(format!("\"{s}\" is not a bool (true/false/1/0)")),
             };
             out.push(v);

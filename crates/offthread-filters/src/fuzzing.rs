@@ -28,6 +28,9 @@ pub const SPECS: &[&str] = &[
     r#"{"kind":"csv","columns":[{"name":"a","type":"u32"},{"name":"b","type":"string"},{"name":"c","type":"f64"}]}"#,
     r#"{"kind":"csv","header":false,"columns":[{"name":"a","type":"i8"},{"name":"b","type":"bool"}]}"#,
     r#"{"kind":"ndjson","columns":[{"name":"a","type":"u64"},{"name":"b","type":"string"},{"name":"c","type":"bool"}]}"#,
+    r#"{"kind":"csv","layout":"records","report":true,"onError":"skip","columns":[{"name":"a","type":"u32","nullable":true},{"name":"b","type":"string","default":"x"},{"name":"c","type":"f64","default":1.5}]}"#,
+    r#"{"kind":"csv","layout":"records","report":true,"inferRows":2}"#,
+    r#"{"kind":"ndjson","layout":"records","report":true,"onError":"skip","columns":[{"name":"a","type":"i8","nullable":true},{"name":"b","type":"bool","default":true}]}"#,
     r#"{"kind":"ndjson","columns":[{"name":"x","type":"f32"},{"name":"y","type":"i8"},{"name":"","type":"string"}]}"#,
 ];
 

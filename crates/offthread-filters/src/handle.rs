@@ -8,7 +8,7 @@ use crate::columns::RecordColumn;
 use crate::compress::{Compressor, Decompressor};
 use crate::digest::Digest;
 use crate::error::{BUSY, CLOSED, FilterError, FilterResult, TOO_LARGE};
-use crate::records::{RecordFormat, RecordParser};
+use crate::records::{RecordFormat, RecordOptions, RecordParser};
 use crate::spec::FilterSpec;
 use crate::transcode::{Conversion, Spares, Transcoder, give_back, recycle, take_spare};
 
@@ -94,6 +94,7 @@ enum State {
 /// on any thread (its batch holds that piece's rows; the host keeps the batches in order).
 struct LineCutter {
     columns: Vec<RecordColumn>,
+    options: RecordOptions,
     /// The unfinished line: the start of the next piece.
     carry: Vec<u8>,
     /// Lines (newlines) before the carry: where the next piece's numbering starts.
@@ -176,18 +177,24 @@ impl FilterHandle {
             FilterSpec::Records {
                 columns,
                 format: RecordFormat::Ndjson,
+                options,
             } => {
                 // Checks the columns once; each piece then gets a parser of its own.
-                RecordParser::new(columns.clone(), RecordFormat::Ndjson)?;
+                RecordParser::with_options(columns.clone(), RecordFormat::Ndjson, options.clone())?;
                 State::Lines(LineCutter {
                     columns,
+                    options,
                     carry: Vec::new(),
                     lines: 0,
                 })
             }
-            FilterSpec::Records { columns, format } => {
-                sequential(Box::new(RecordParser::new(columns, format)?))
-            }
+            FilterSpec::Records {
+                columns,
+                format,
+                options,
+            } => sequential(Box::new(RecordParser::with_options(
+                columns, format, options,
+            )?)),
         };
         Ok(Self {
             state,
@@ -338,11 +345,12 @@ impl FilterHandle {
                 let end = chunk.is_none();
                 let (piece, before) = cutter.cut(chunk);
                 let columns = cutter.columns.clone();
+                let options = cutter.options.clone();
                 Ok(Work(Box::new(move || {
                     if piece.is_empty() {
                         return Ok(Vec::new());
                     }
-                    let parser = RecordParser::new(columns, RecordFormat::Ndjson)
+                    let parser = RecordParser::with_options(columns, RecordFormat::Ndjson, options)
                         .map(|p| p.starting_after_line(before));
                     let out = parser.and_then(|mut p| {
                         if end {

@@ -28,7 +28,10 @@ pub use compress::{Compressor, Decompressor, Format, PIECE as DECOMPRESS_PIECE};
 pub use digest::{Digest, DigestKind};
 pub use error::*;
 pub use handle::{Checkpoint, Filter, FilterHandle, Work, WorkInto};
-pub use records::{CsvOptions, RecordFormat, RecordParser};
+pub use records::{
+    CsvOptions, Layout, MAX_SKIPPED_LINES, OnError, REPORT_MAGIC, RecordFormat, RecordOptions,
+    RecordParser, VALIDITY,
+};
 pub use spec::FilterSpec;
 pub use transcode::{
     Conversion, Encoding, Piece, Spares, Transcoder, recycle, utf8_boundary, utf16_boundary,

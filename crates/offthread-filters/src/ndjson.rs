@@ -35,6 +35,8 @@ enum Slot {
     Unseen,
     Set,
     Bad,
+    /// `null` for a column that takes one (nullable, or with a default).
+    Null,
 }
 
 /// Per-line scratch, kept between lines.
@@ -50,9 +52,16 @@ pub(crate) struct NdjsonRows {
     key: Vec<u8>,
     /// The column the next key most likely names (lines tend to repeat their key order).
     hint: usize,
+    /// Which columns the last row left null (read by the caller's validity bitmaps).
+    nulls: Vec<bool>,
 }
 
 impl NdjsonRows {
+    /// Column `c` of the last row read is null.
+    pub(crate) fn is_null(&self, c: usize) -> bool {
+        self.nulls.get(c).copied().unwrap_or(false)
+    }
+
     /// Reads `line` into one more row of `data` (which holds `rows` rows). On an error
     /// the columns may hold part of the row: the caller truncates them.
     pub(crate) fn row(
@@ -91,12 +100,18 @@ impl NdjsonRows {
                         if self.slots[c] != Slot::Unseen {
                             data[c].truncate_rows(rows, columns[c].ty);
                         }
-                        match cur.column_value(columns[c].ty, &mut data[c], &mut self.stack)? {
-                            Ok(()) => self.slots[c] = Slot::Set,
-                            Err(what) => {
-                                data[c].truncate_rows(rows, columns[c].ty);
-                                self.slots[c] = Slot::Bad;
-                                self.bad[c] = what;
+                        let fills = columns[c].nullable || columns[c].default.is_some();
+                        if fills && cur.peek() == Some(b'n') {
+                            cur.literal(b"null")?;
+                            self.slots[c] = Slot::Null;
+                        } else {
+                            match cur.column_value(columns[c].ty, &mut data[c], &mut self.stack)? {
+                                Ok(()) => self.slots[c] = Slot::Set,
+                                Err(what) => {
+                                    data[c].truncate_rows(rows, columns[c].ty);
+                                    self.slots[c] = Slot::Bad;
+                                    self.bad[c] = what;
+                                }
                             }
                         }
                     }
@@ -119,11 +134,19 @@ impl NdjsonRows {
             }
         }
         cur.end()?;
+        self.nulls.clear();
+        self.nulls.resize(columns.len(), false);
         for (c, slot) in self.slots.iter().enumerate() {
+            let col = &columns[c];
             match slot {
                 Slot::Set => {}
-                Slot::Unseen => {
-                    return Err(LineError::Column(c, format!("no \"{}\"", columns[c].name)));
+                // A missing key is a null too, for a column that takes one.
+                Slot::Unseen | Slot::Null if col.nullable || col.default.is_some() => {
+                    data[c].fill_item(col.ty, col.default.as_deref());
+                    self.nulls[c] = col.default.is_none();
+                }
+                Slot::Unseen | Slot::Null => {
+                    return Err(LineError::Column(c, format!("no \"{}\"", col.name)));
                 }
                 Slot::Bad => return Err(LineError::Column(c, std::mem::take(&mut self.bad[c]))),
             }

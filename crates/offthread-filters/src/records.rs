@@ -18,7 +18,7 @@
 
 use offthread_schema_rt::{Builder, ColumnSpec, WriteError, field_path_hash};
 
-use crate::columns::{ColumnData, RecordColumn};
+use crate::columns::{ColumnData, ColumnType, RecordColumn, trim_number};
 use crate::error::{
     BAD_RECORD, FilterError, FilterResult, INVALID_SPEC, QUOTE_NOT_CLOSED, TOO_LARGE,
 };
@@ -48,12 +48,76 @@ pub enum RecordFormat {
     Ndjson,
 }
 
+/// What a bad row does (docs/streams.md, "Dirty data").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// The stream fails with ERR_FILTER_BAD_RECORD naming the line.
+    Fail,
+    /// The row is left out; its line is counted and (the first [`MAX_SKIPPED_LINES`]) listed.
+    Skip,
+}
+
+/// Which batch a record filter writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Exactly the generated writer's batch of the user's schema (no nulls).
+    Schema,
+    /// The same message, plus one validity column per nullable column (field path
+    /// `[field, VALIDITY]`): `count` bytes whose first ⌈count/8⌉ are Arrow's bitmap
+    /// (LSB first, 1 = valid), zero after. Columns may be inferred.
+    Records,
+}
+
+/// The second element of a validity column's field path.
+pub const VALIDITY: u32 = u32::MAX;
+
+/// Skipped lines a parser lists per output (the count goes on past it).
+pub const MAX_SKIPPED_LINES: usize = 1000;
+
+/// The last bytes of a reported output (`report`): `…message, JSON, u32 message
+/// length, u32 JSON length, REPORT_MAGIC`.
+pub const REPORT_MAGIC: &[u8; 4] = b"OTRB";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordOptions {
+    pub on_error: OnError,
+    /// Every non-empty output ends in a report: the columns (first output), rows
+    /// skipped and their lines (see [`REPORT_MAGIC`]).
+    pub report: bool,
+    pub layout: Layout,
+    /// Data rows after the header that inferred columns are typed from.
+    pub infer_rows: usize,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        Self {
+            on_error: OnError::Fail,
+            report: false,
+            layout: Layout::Schema,
+            infer_rows: 100,
+        }
+    }
+}
+
 pub struct RecordParser {
     columns: Vec<RecordColumn>,
     data: Vec<ColumnData>,
+    /// Per column: its validity bitmap (nullable columns only), LSB first, 1 = valid.
+    valid: Vec<Option<Vec<u8>>>,
+    /// Per column: the row being added left it null.
+    row_nulls: Vec<bool>,
     rows: usize,
-    /// Records seen so far (header included): the number in error messages.
+    /// Records seen so far (header included).
     records: u64,
+    options: RecordOptions,
+    /// Rows skipped since the last output, and the first of their lines.
+    skipped: u64,
+    skipped_lines: Vec<u64>,
+    /// The columns went out in a report.
+    announced: bool,
+    /// CSV whose columns are still to be inferred: the input so far.
+    infer: Option<Vec<u8>>,
     parser: Parser,
 }
 
@@ -72,6 +136,10 @@ enum Parser {
         /// The stream's first bytes while they may still be a UTF-8 BOM: csv-core
         /// strips one only when its first read sees all three bytes.
         lead: Option<Vec<u8>>,
+        /// Columns were inferred from the header: they are its fields, in order.
+        positional_header: bool,
+        delimiter: u8,
+        quote: u8,
     },
     Ndjson(Ndjson),
 }
@@ -87,22 +155,29 @@ struct Ndjson {
 
 impl RecordParser {
     pub fn new(columns: Vec<RecordColumn>, format: RecordFormat) -> FilterResult<Self> {
-        if columns.is_empty() {
+        Self::with_options(columns, format, RecordOptions::default())
+    }
+
+    pub fn with_options(
+        columns: Vec<RecordColumn>,
+        format: RecordFormat,
+        options: RecordOptions,
+    ) -> FilterResult<Self> {
+        let infer = columns.is_empty()
+            && options.layout == Layout::Records
+            && matches!(&format, RecordFormat::Csv(o) if o.header);
+        if columns.is_empty() && !infer {
             return Err(FilterError::new(
                 INVALID_SPEC,
                 "a record filter needs columns",
             ));
         }
-        let mut fields: Vec<u32> = columns.iter().map(|c| c.field).collect();
-        fields.sort_unstable();
-        if fields.windows(2).any(|w| w[0] == w[1]) {
-            return Err(FilterError::new(
-                INVALID_SPEC,
-                "two columns name the same field",
-            ));
-        }
+        check_columns(&columns, options.layout)?;
         let parser = match format {
             RecordFormat::Csv(o) => Parser::Csv {
+                positional_header: false,
+                delimiter: o.delimiter,
+                quote: o.quote,
                 reader: Box::new(
                     csv_core::ReaderBuilder::new()
                         .delimiter(o.delimiter)
@@ -120,34 +195,106 @@ impl RecordParser {
             },
             RecordFormat::Ndjson => Parser::Ndjson(Ndjson::default()),
         };
-        let data = columns.iter().map(|c| ColumnData::empty(c.ty)).collect();
-        Ok(Self {
-            columns,
-            data,
+        let mut parser = Self {
+            columns: Vec::new(),
+            data: Vec::new(),
+            valid: Vec::new(),
+            row_nulls: Vec::new(),
             rows: 0,
             records: 0,
+            options,
+            skipped: 0,
+            skipped_lines: Vec::new(),
+            announced: false,
+            infer: infer.then(Vec::new),
             parser,
-        })
+        };
+        parser.set_columns(columns);
+        Ok(parser)
+    }
+
+    fn set_columns(&mut self, columns: Vec<RecordColumn>) {
+        self.data = columns.iter().map(|c| ColumnData::empty(c.ty)).collect();
+        self.valid = columns.iter().map(|c| c.nullable.then(Vec::new)).collect();
+        self.row_nulls = vec![false; columns.len()];
+        self.columns = columns;
+    }
+
+    /// The columns, once known (inferred ones after the first rows).
+    pub fn columns(&self) -> &[RecordColumn] {
+        &self.columns
     }
 
     /// Parses the records `chunk` completes; returns their batch (empty: no rows).
     pub fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
         self.parse(chunk, false)?;
-        self.take_batch()
+        self.take_output()
     }
 
     /// The last record (one without a final newline) and its batch.
     pub fn finish(&mut self) -> FilterResult<Vec<u8>> {
         self.check_quotes_closed()?;
         self.parse(&[], true)?;
-        self.take_batch()
+        self.take_output()
     }
 
     /// `chunk` is the rest of the input: its records (the last one may lack a newline)
     /// as one batch.
     pub fn push_last(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
         self.parse(chunk, true)?;
-        self.take_batch()
+        self.take_output()
+    }
+
+    /// The batch of the rows so far, with the report when asked for.
+    fn take_output(&mut self) -> FilterResult<Vec<u8>> {
+        let mut out = self.take_batch()?;
+        if !self.options.report {
+            return Ok(out);
+        }
+        let announce = !self.announced && self.infer.is_none();
+        if out.is_empty() && self.skipped == 0 && !announce {
+            return Ok(out);
+        }
+        let mut report = serde_json::Map::new();
+        if announce {
+            self.announced = true;
+            let columns = self
+                .columns
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "name": c.name, "type": c.ty.name(), "field": c.field, "nullable": c.nullable,
+                    })
+                })
+                .collect();
+            report.insert("columns".into(), serde_json::Value::Array(columns));
+        }
+        if self.skipped > 0 {
+            report.insert("skipped".into(), self.skipped.into());
+            let lines = std::mem::take(&mut self.skipped_lines);
+            report.insert("lines".into(), lines.into());
+            self.skipped = 0;
+        }
+        let json = serde_json::Value::Object(report).to_string();
+        let message = out.len() as u32;
+        out.extend_from_slice(json.as_bytes());
+        out.extend_from_slice(&message.to_le_bytes());
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(REPORT_MAGIC);
+        Ok(out)
+    }
+
+    /// A row that does not fit: the stream fails, or (`onError: 'skip'`) the row is
+    /// counted and left out.
+    fn row_failed(&mut self, line: u64, what: impl std::fmt::Display) -> FilterResult<()> {
+        if self.options.on_error == OnError::Fail {
+            return Err(FilterError::new(BAD_RECORD, format!("line {line}: {what}")));
+        }
+        self.skipped += 1;
+        if self.skipped_lines.len() < MAX_SKIPPED_LINES {
+            self.skipped_lines.push(line);
+        }
+        Ok(())
     }
 
     /// An NDJSON parser for a piece of a stream that starts after `lines` lines: its
@@ -187,9 +334,59 @@ impl RecordParser {
             // Decided (or the end): the first read gets the whole BOM, if there is one.
             let first = std::mem::take(held);
             *lead = None;
-            return self.parse_csv_bytes(&first, end);
+            return self.csv_input(&first, end);
+        }
+        self.csv_input(input, end)
+    }
+
+    /// CSV input after the BOM check: held back while columns are still to be inferred.
+    fn csv_input(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
+        if let Some(pending) = &mut self.infer {
+            pending.extend_from_slice(input);
+            // Wait for the header and `infer_rows` whole records (counted, not lines: a
+            // quoted field may hold newlines), so the sample never depends on chunking.
+            let Parser::Csv {
+                delimiter, quote, ..
+            } = &self.parser
+            else {
+                unreachable!("inference is for CSV")
+            };
+            let want = self.options.infer_rows + 1;
+            if !end
+                && pending.len() < INFER_BYTES
+                && sample_records(pending, *delimiter, *quote, want, false).len() < want
+            {
+                return Ok(());
+            }
+            self.resolve_inference(end)?;
+            return self.parse_csv_bytes(&[], end);
         }
         self.parse_csv_bytes(input, end)
+    }
+
+    /// Types the columns from the header and the first rows held back, then parses them.
+    fn resolve_inference(&mut self, end: bool) -> FilterResult<()> {
+        let Some(pending) = self.infer.take() else {
+            return Ok(());
+        };
+        let Parser::Csv {
+            delimiter,
+            quote,
+            positional_header,
+            ..
+        } = &mut self.parser
+        else {
+            unreachable!("inference is for CSV")
+        };
+        *positional_header = true;
+        // The sample: whole records in the first INFER_BYTES, and a last one without a
+        // newline only when this is all the input.
+        let prefix = &pending[..pending.len().min(INFER_BYTES)];
+        let flush = end && pending.len() <= INFER_BYTES;
+        let want = self.options.infer_rows + 1;
+        let columns = infer_columns(&sample_records(prefix, *delimiter, *quote, want, flush));
+        self.set_columns(columns);
+        self.parse_csv_bytes(&pending, false)
     }
 
     fn parse_csv_bytes(&mut self, mut input: &[u8], end: bool) -> FilterResult<()> {
@@ -211,6 +408,7 @@ impl RecordParser {
             };
             let (result, n_in, n_out, n_ends) =
                 reader.read_record(input, &mut out[*out_len..], &mut ends[*ends_len..]);
+            let ended_line = n_in > 0 && input[n_in - 1] == b'\n';
             input = &input[n_in..];
             *out_len += n_out;
             *ends_len += n_ends;
@@ -229,8 +427,13 @@ impl RecordParser {
                 csv_core::ReadRecordResult::Record => {
                     let (out, ends) = (std::mem::take(out), std::mem::take(ends));
                     let fields = std::mem::take(ends_len);
-                    *out_len = 0;
-                    let result = self.csv_record(&out, &ends[..fields]);
+                    let len = std::mem::take(out_len);
+                    // The line the record starts on: csv-core counts every newline it
+                    // reads, quoted ones (in the fields' bytes) and the terminator too.
+                    let line = reader.line()
+                        - u64::from(ended_line)
+                        - memchr::memchr_iter(b'\n', &out[..len]).count() as u64;
+                    let result = self.csv_record(&out, &ends[..fields], line);
                     if let Parser::Csv {
                         out: o, ends: e, ..
                     } = &mut self.parser
@@ -254,34 +457,46 @@ impl RecordParser {
         if !matches!(self.parser, Parser::Csv { .. }) {
             return Ok(());
         }
+        // Whatever the first chunks held (a BOM's start, rows kept for inference) is parsed first.
+        if let Parser::Csv { lead, .. } = &mut self.parser
+            && let Some(held) = lead.take()
+        {
+            self.csv_input(&held, false)?;
+        }
+        self.resolve_inference(true)?;
         self.parse_csv(b"\n", false)?;
         let Parser::Csv {
-            out_len, ends_len, ..
+            out,
+            out_len,
+            ends_len,
+            reader,
+            ..
         } = &self.parser
         else {
             return Ok(());
         };
         if *out_len + *ends_len > 0 {
+            let line = reader.line() - memchr::memchr_iter(b'\n', &out[..*out_len]).count() as u64;
             return Err(FilterError::new(
                 QUOTE_NOT_CLOSED,
                 format!(
-                    "record {}: a quoted field is still open at the end of the input \
-                     (every byte after its opening quote would be one field)",
-                    self.records + 1
+                    "line {line}: a quoted field is still open at the end of the input \
+                     (every byte after its opening quote would be one field)"
                 ),
             ));
         }
         Ok(())
     }
 
-    /// One CSV record: `ends[i]` is where field i ends in `out`.
-    fn csv_record(&mut self, out: &[u8], ends: &[usize]) -> FilterResult<()> {
+    /// One CSV record starting on line `line`: `ends[i]` is where field i ends in `out`.
+    fn csv_record(&mut self, out: &[u8], ends: &[usize], line: u64) -> FilterResult<()> {
         self.records += 1;
         let field = |i: usize| &out[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
         let Parser::Csv {
             header,
             source,
             width,
+            positional_header,
             ..
         } = &mut self.parser
         else {
@@ -291,12 +506,20 @@ impl RecordParser {
             *header = false;
             *width = Some(ends.len());
             source.clear();
+            if *positional_header {
+                source.extend(0..self.columns.len());
+                return Ok(());
+            }
+            // Header names are matched without the spaces and tabs around them.
+            let names: Vec<&[u8]> = (0..ends.len()).map(|i| trim_number(field(i))).collect();
             for c in &self.columns {
-                match (0..ends.len()).position(|i| field(i) == c.name.as_bytes()) {
+                match names.iter().position(|n| *n == c.name.as_bytes()) {
                     Some(i) => source.push(i),
                     None => {
-                        let what = format!("the header has no column \"{}\"", c.name);
-                        return Err(self.bad(what));
+                        return Err(FilterError::new(
+                            BAD_RECORD,
+                            format!("line {line}: the header has no column \"{}\"", c.name),
+                        ));
                     }
                 }
             }
@@ -308,14 +531,17 @@ impl RecordParser {
                 ends.len(),
                 width.unwrap_or(self.columns.len())
             );
-            return Err(self.bad(what));
+            return self.row_failed(line, what);
         }
         let source = std::mem::take(source);
         let result = self.add_row(|col| field(source[col]));
         if let Parser::Csv { source: s, .. } = &mut self.parser {
             *s = source;
         }
-        result
+        match result {
+            Ok(()) => Ok(()),
+            Err(what) => self.row_failed(line, what),
+        }
     }
 
     fn parse_ndjson(&mut self, state: &mut Ndjson, input: &[u8], end: bool) -> FilterResult<()> {
@@ -345,10 +571,6 @@ impl RecordParser {
         Ok(())
     }
 
-    fn bad(&self, what: impl std::fmt::Display) -> FilterError {
-        FilterError::new(BAD_RECORD, format!("record {}: {what}", self.records))
-    }
-
     /// Line `line` of the stream (counting from 1).
     fn ndjson_record(
         &mut self,
@@ -357,12 +579,21 @@ impl RecordParser {
         line: u64,
     ) -> FilterResult<()> {
         let text = text.strip_suffix(b"\r").unwrap_or(text);
+        // A UTF-8 BOM before the first line is not part of it.
+        let text = if line == 1 {
+            text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
+        } else {
+            text
+        };
         if text.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
         self.records += 1;
         let Err(e) = reader.row(text, &self.columns, &mut self.data, self.rows) else {
-            self.rows += 1;
+            for (c, null) in self.row_nulls.iter_mut().enumerate() {
+                *null = reader.is_null(c);
+            }
+            self.commit_row();
             return Ok(());
         };
         for (d, c) in self.data.iter_mut().zip(&self.columns) {
@@ -373,22 +604,52 @@ impl RecordParser {
             LineError::NotObject => "not a JSON object".to_owned(),
             LineError::Column(c, what) => format!("column \"{}\": {what}", self.columns[c].name),
         };
-        Err(FilterError::new(BAD_RECORD, format!("line {line}: {what}")))
+        self.row_failed(line, what)
     }
 
     /// Appends one CSV row; `cell` gives each column's text. On an error no column
-    /// keeps a partial row.
-    fn add_row<'v>(&mut self, cell: impl Fn(usize) -> &'v [u8]) -> FilterResult<()> {
+    /// keeps a partial row. An empty cell is the column's default or a null when it
+    /// takes one; numbers are read without the spaces around them.
+    fn add_row<'v>(&mut self, cell: impl Fn(usize) -> &'v [u8]) -> Result<(), String> {
         for (i, c) in self.columns.iter().enumerate() {
-            if let Err(what) = self.data[i].push(c, cell(i)) {
+            let text = cell(i);
+            let empty = if c.ty == ColumnType::String {
+                text.is_empty()
+            } else {
+                trim_number(text).is_empty()
+            };
+            let fills = empty && (c.nullable || c.default.is_some());
+            self.row_nulls[i] = fills && c.default.is_none();
+            let pushed = if fills {
+                self.data[i].push_fill(c.ty, c.default.as_deref())
+            } else {
+                self.data[i].push(c, text)
+            };
+            if let Err(what) = pushed {
                 for (d, c) in self.data.iter_mut().zip(&self.columns) {
                     d.truncate_rows(self.rows, c.ty);
                 }
-                return Err(self.bad(format!("column \"{}\": {what}", c.name)));
+                return Err(format!("column \"{}\": {what}", c.name));
+            }
+        }
+        self.commit_row();
+        Ok(())
+    }
+
+    /// The row just added is in: its validity bits, and the count.
+    fn commit_row(&mut self) {
+        let (byte, bit) = (self.rows / 8, self.rows % 8);
+        for (bits, null) in self.valid.iter_mut().zip(&self.row_nulls) {
+            if let Some(bits) = bits {
+                if bit == 0 {
+                    bits.push(0);
+                }
+                if !null {
+                    bits[byte] |= 1 << bit;
+                }
             }
         }
         self.rows += 1;
-        Ok(())
     }
 
     /// The rows so far as one batch message; empty when there are none.
@@ -402,12 +663,15 @@ impl RecordParser {
         for (d, c) in self.data.iter_mut().zip(&self.columns) {
             *d = ColumnData::empty(c.ty);
         }
+        for bits in self.valid.iter_mut().flatten() {
+            bits.clear();
+        }
         self.rows = 0;
         batch
     }
 
     fn write_batch(&self) -> Result<Vec<u8>, WriteError> {
-        let specs: Vec<ColumnSpec> = self
+        let mut specs: Vec<ColumnSpec> = self
             .columns
             .iter()
             .zip(&self.data)
@@ -426,7 +690,22 @@ impl RecordParser {
                 }
             })
             .collect();
-        let payload: usize = self.data.iter().map(ColumnData::bytes).sum();
+        // Validity columns after the value columns: `rows` bytes each (every column of
+        // a SoA table holds at least one byte per item), the bitmap first.
+        let validity: Vec<(u32, &Vec<u8>)> = self
+            .columns
+            .iter()
+            .zip(&self.valid)
+            .filter_map(|(c, v)| Some((c.field, v.as_ref()?)))
+            .collect();
+        for (field, _) in &validity {
+            specs.push(ColumnSpec::Fixed {
+                hash: field_path_hash(&[*field, VALIDITY]),
+                item_bytes: 1,
+            });
+        }
+        let payload: usize =
+            self.data.iter().map(ColumnData::bytes).sum::<usize>() + validity.len() * self.rows;
         let mut b = Builder::with_capacity(payload + 64 * (2 * specs.len() + 4));
         // The batch struct: header word, then `rows` (a pointer) at +4; USED = 8.
         let at = b.dynamic_struct(8)?;
@@ -442,7 +721,148 @@ impl RecordParser {
                 }
             }
         }
+        let mut padded = Vec::with_capacity(self.rows);
+        for (k, (_, bits)) in validity.iter().enumerate() {
+            padded.clear();
+            padded.extend_from_slice(bits);
+            padded.resize(self.rows, 0);
+            b.put_array::<u8>(cols.columns[self.data.len() + k], &padded);
+        }
         b.put_ptr(at + 4, cols.header);
         Ok(b.finish())
     }
+}
+
+/// Most bytes held back to infer columns from (a header and rows longer than this are
+/// typed from what fits).
+const INFER_BYTES: usize = 4 << 20;
+
+/// The columns' field paths hash apart (validity columns included), so each reads back
+/// as itself; a validity column needs the records layout.
+fn check_columns(columns: &[RecordColumn], layout: Layout) -> FilterResult<()> {
+    let mut fields: Vec<u32> = columns.iter().map(|c| c.field).collect();
+    fields.sort_unstable();
+    if fields.windows(2).any(|w| w[0] == w[1]) {
+        return Err(FilterError::new(
+            INVALID_SPEC,
+            "two columns name the same field",
+        ));
+    }
+    if layout == Layout::Schema && columns.iter().any(|c| c.nullable) {
+        return Err(FilterError::new(
+            INVALID_SPEC,
+            "a schema's fields have no nulls: give the column a default instead",
+        ));
+    }
+    let mut hashes: Vec<u32> = columns
+        .iter()
+        .map(|c| field_path_hash(&[c.field]))
+        .chain(
+            columns
+                .iter()
+                .filter(|c| c.nullable)
+                .map(|c| field_path_hash(&[c.field, VALIDITY])),
+        )
+        .collect();
+    hashes.sort_unstable();
+    if hashes.windows(2).any(|w| w[0] == w[1]) {
+        return Err(FilterError::new(
+            INVALID_SPEC,
+            "two columns' field paths hash alike; number the fields otherwise",
+        ));
+    }
+    Ok(())
+}
+
+/// The columns of a CSV whose header and first `rows` rows are in `input`: named by
+/// the header (trimmed), typed by their cells — `bool` when every non-empty cell is
+/// true/false (any case), `f64` when every one is a number, else `string`. Numbers and
+/// bools are nullable (an empty cell, here or later, is a null); text is not (empty is "").
+/// The first `limit` records of `input` (whole ones: ended by a newline, or by the end
+/// of the input when `end`), each as its fields.
+fn sample_records(
+    input: &[u8],
+    delimiter: u8,
+    quote: u8,
+    limit: usize,
+    end: bool,
+) -> Vec<Vec<Vec<u8>>> {
+    let mut reader = csv_core::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .quote(quote)
+        .build();
+    let mut records: Vec<Vec<Vec<u8>>> = Vec::new();
+    let (mut out, mut ends) = (vec![0u8; 1024], vec![0usize; 64]);
+    let (mut out_len, mut ends_len) = (0, 0);
+    let mut rest = input;
+    let mut flushed = false;
+    while records.len() < limit {
+        let (result, n_in, n_out, n_ends) =
+            reader.read_record(rest, &mut out[out_len..], &mut ends[ends_len..]);
+        rest = &rest[n_in..];
+        out_len += n_out;
+        ends_len += n_ends;
+        match result {
+            csv_core::ReadRecordResult::OutputFull => out.resize(out.len() * 2, 0),
+            csv_core::ReadRecordResult::OutputEndsFull => ends.resize(ends.len() * 2, 0),
+            csv_core::ReadRecordResult::Record => {
+                let mut start = 0;
+                let fields = ends[..ends_len]
+                    .iter()
+                    .map(|&e| {
+                        let f = out[start..e].to_vec();
+                        start = e;
+                        f
+                    })
+                    .collect();
+                records.push(fields);
+                (out_len, ends_len) = (0, 0);
+            }
+            // Only whole records are typed from, unless this is all the input: then an
+            // empty read flushes a last record without a newline.
+            csv_core::ReadRecordResult::InputEmpty if end && !flushed => flushed = true,
+            _ => break,
+        }
+    }
+    records
+}
+
+/// Columns typed from `records` (the header, then the sample rows).
+fn infer_columns(records: &[Vec<Vec<u8>>]) -> Vec<RecordColumn> {
+    let Some((header, sample)) = records.split_first() else {
+        return Vec::new();
+    };
+    header
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let cells = || {
+                sample
+                    .iter()
+                    .filter_map(move |r| r.get(i))
+                    .map(|c| trim_number(c))
+                    .filter(|c| !c.is_empty())
+            };
+            let is_bool =
+                |c: &[u8]| c.eq_ignore_ascii_case(b"true") || c.eq_ignore_ascii_case(b"false");
+            let is_number = |c: &[u8]| {
+                c.iter()
+                    .all(|b| matches!(b, b'0'..=b'9' | b'+' | b'-' | b'.' | b'e' | b'E'))
+                    && std::str::from_utf8(c).is_ok_and(|s| s.parse::<f64>().is_ok())
+            };
+            let ty = if cells().next().is_none() {
+                ColumnType::String
+            } else if cells().all(is_bool) {
+                ColumnType::Bool
+            } else if cells().all(is_number) {
+                ColumnType::F64
+            } else {
+                ColumnType::String
+            };
+            let name = String::from_utf8_lossy(trim_number(name)).into_owned();
+            let mut column = RecordColumn::new(name, ty, i as u32);
+            column.nullable = ty != ColumnType::String;
+            column
+        })
+        .collect()
 }

@@ -7,7 +7,7 @@ use crate::columns::{ColumnType, RecordColumn};
 use crate::compress::Format;
 use crate::digest::DigestKind;
 use crate::error::{FilterError, FilterResult, INVALID_SPEC};
-use crate::records::{CsvOptions, RecordFormat};
+use crate::records::{CsvOptions, Layout, OnError, RecordFormat, RecordOptions};
 use crate::transcode::{Conversion, Encoding};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +22,7 @@ pub enum FilterSpec {
     Records {
         columns: Vec<RecordColumn>,
         format: RecordFormat,
+        options: RecordOptions,
     },
     ZstdCompress,
     ZstdDecompress {
@@ -110,7 +111,11 @@ fn one_byte(o: &Map<String, Value>, key: &str, default: u8) -> FilterResult<u8> 
 /// (R0005), so a batch past it could be written but never read.
 const MAX_FIELDS: usize = offthread_schema_rt::ReadOptions::DEFAULT.max_soa_columns as usize;
 
-fn columns(o: &Map<String, Value>) -> FilterResult<Vec<RecordColumn>> {
+fn columns(o: &Map<String, Value>, layout: Layout) -> FilterResult<Vec<RecordColumn>> {
+    // Without columns a records-layout CSV filter infers them (RecordOptions::infer).
+    if o.get("columns").is_none() && layout == Layout::Records {
+        return Ok(Vec::new());
+    }
     let Some(Value::Array(list)) = o.get("columns") else {
         return Err(invalid(
             "\"columns\" must be an array of { name, type, field? }",
@@ -128,7 +133,7 @@ fn columns(o: &Map<String, Value>) -> FilterResult<Vec<RecordColumn>> {
             let Value::Object(c) = c else {
                 return Err(invalid(format!("column {i} is not an object")));
             };
-            let c = keys(c, &["name", "type", "field"])?;
+            let c = keys(c, &["name", "type", "field", "nullable", "default"])?;
             let name = string(c, "name")?
                 .ok_or_else(|| invalid(format!("column {i} has no \"name\"")))?;
             let ty = string(c, "type")?
@@ -150,13 +155,73 @@ fn columns(o: &Map<String, Value>) -> FilterResult<Vec<RecordColumn>> {
                     "column \"{name}\": field {field} is past the {MAX_FIELDS} fields a batch's readers take (R0005)"
                 )));
             }
-            Ok(RecordColumn {
-                name: name.to_owned(),
-                ty,
-                field,
-            })
+            let mut column = RecordColumn::new(name, ty, field);
+            column.nullable = boolean(c, "nullable", false)?;
+            if column.nullable && layout == Layout::Schema {
+                return Err(invalid(format!(
+                    "column \"{name}\": a schema's fields have no nulls; give it a \"default\" instead"
+                )));
+            }
+            column.default = match c.get("default") {
+                None | Some(Value::Null) => None,
+                Some(v) => {
+                    let text = match v {
+                        Value::String(s) => s.clone(),
+                        Value::Number(_) | Value::Bool(_) => v.to_string(),
+                        _ => String::new(),
+                    };
+                    let bytes = matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
+                        .then(|| column.encode(&text))
+                        .and_then(Result::ok);
+                    Some(bytes.ok_or_else(|| {
+                        invalid(format!("column \"{name}\": default {v} is not a {}", ty.name()))
+                    })?)
+                }
+            };
+            if column.nullable && column.default.is_some() {
+                return Err(invalid(format!(
+                    "column \"{name}\": a column with a default is never null (nullable or default, not both)"
+                )));
+            }
+            Ok(column)
         })
         .collect()
+}
+
+/// The options every record filter takes (docs/streams.md, "Dirty data").
+fn record_options(o: &Map<String, Value>) -> FilterResult<RecordOptions> {
+    let on_error = match string(o, "onError")? {
+        None | Some("fail") => OnError::Fail,
+        Some("skip") => OnError::Skip,
+        Some(other) => {
+            return Err(invalid(format!(
+                "\"onError\" must be \"fail\" or \"skip\", got \"{other}\""
+            )));
+        }
+    };
+    let layout = match string(o, "layout")? {
+        None | Some("schema") => Layout::Schema,
+        Some("records") => Layout::Records,
+        Some(other) => {
+            return Err(invalid(format!(
+                "\"layout\" must be \"schema\" or \"records\", got \"{other}\""
+            )));
+        }
+    };
+    let infer_rows = match o.get("inferRows") {
+        None => RecordOptions::default().infer_rows,
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=100_000).contains(n))
+            .ok_or_else(|| invalid(format!("\"inferRows\" must be 1–100000, got {v}")))?
+            as usize,
+    };
+    Ok(RecordOptions {
+        on_error,
+        report: boolean(o, "report", false)?,
+        layout,
+        infer_rows,
+    })
 }
 
 impl FilterSpec {
@@ -209,21 +274,48 @@ impl FilterSpec {
                 })
             }
             "csv" => {
-                let o = keys(&o, &["kind", "columns", "header", "delimiter", "quote"])?;
+                let o = keys(
+                    &o,
+                    &[
+                        "kind",
+                        "columns",
+                        "header",
+                        "delimiter",
+                        "quote",
+                        "onError",
+                        "report",
+                        "layout",
+                        "inferRows",
+                    ],
+                )?;
+                let options = record_options(o)?;
+                let columns = columns(o, options.layout)?;
+                let header = boolean(o, "header", true)?;
+                if columns.is_empty() && !header {
+                    return Err(invalid(
+                        "columns are inferred from the header: with \"header\": false give \"columns\"",
+                    ));
+                }
                 FilterSpec::Records {
-                    columns: columns(o)?,
+                    columns,
                     format: RecordFormat::Csv(CsvOptions {
                         delimiter: one_byte(o, "delimiter", b',')?,
                         quote: one_byte(o, "quote", b'"')?,
-                        header: boolean(o, "header", true)?,
+                        header,
                     }),
+                    options,
                 }
             }
             "ndjson" => {
-                let o = keys(&o, &["kind", "columns"])?;
+                let o = keys(&o, &["kind", "columns", "onError", "report", "layout"])?;
+                let options = record_options(o)?;
+                if o.get("columns").is_none() {
+                    return Err(invalid("an NDJSON filter needs \"columns\""));
+                }
                 FilterSpec::Records {
-                    columns: columns(o)?,
+                    columns: columns(o, options.layout)?,
                     format: RecordFormat::Ndjson,
+                    options,
                 }
             }
             "zstdCompress" => {

@@ -149,24 +149,24 @@ fn bad_records_fail_with_their_number() {
     for (body, what) in [
         (
             "a,1,true,1,1\nb,x,true,1,1\n",
-            "record 3: column \"id\": \"x\" is not a u32",
+            "line 3: column \"id\": \"x\" is not a u32",
         ),
         (
             "a,1,true,1,1\nb,-1,true,1,1\n",
-            "record 3: column \"id\": \"-1\" is not a u32",
+            "line 3: column \"id\": \"-1\" is not a u32",
         ),
         (
             "a,1,yes,1,1\n",
-            "record 2: column \"ok\": \"yes\" is not a bool (true/false/1/0)",
+            "line 2: column \"ok\": \"yes\" is not a bool (true/false/1/0)",
         ),
         (
             "a,1,true,1,40000\n",
-            "record 2: column \"delta\": \"40000\" is not a i16",
+            "line 2: column \"delta\": \"40000\" is not a i16",
         ),
-        ("a,1,true,1\n", "record 2: 4 fields, expected 5"),
+        ("a,1,true,1\n", "line 2: 4 fields, expected 5"),
         (
             "a,1,true,,1\n",
-            "record 2: column \"score\": \"\" is not a f64",
+            "line 2: column \"score\": \"\" is not a f64",
         ),
     ] {
         let input = format!("{header}{body}");
@@ -174,7 +174,7 @@ fn bad_records_fail_with_their_number() {
         assert_eq!((e.code, e.message.as_str()), (BAD_RECORD, what));
     }
     let e = rows_of(&csv_spec(), &[b"label,id\n"]).unwrap_err();
-    assert_eq!(e.message, "record 1: the header has no column \"score\"");
+    assert_eq!(e.message, "line 1: the header has no column \"score\"");
     let e = rows_of(
         &csv_spec(),
         &[b"label,id,ok,score,delta\n\xff,1,true,1,1\n"],
@@ -532,14 +532,14 @@ fn a_quote_left_open_is_an_error_not_one_swallowed_field() {
     );
     let e = rows_of(&csv_spec(), &[input]).unwrap_err();
     assert_eq!(e.code, QUOTE_NOT_CLOSED);
-    assert!(e.message.starts_with("record 2: "), "{}", e.message);
+    assert!(e.message.starts_with("line 2: "), "{}", e.message);
     // A lone quote as the last byte, and one after a closed quoted field.
     for tail in [&b"\""[..], b"\"x\",1,true,1,\"1\n"] {
         let input = [&b"label,id,ok,score,delta\na,1,true,1,1\n"[..], tail].concat();
         let e = rows_of(&csv_spec(), &[&input]).unwrap_err();
         assert_eq!(
-            (e.code, e.message.get(..9)),
-            (QUOTE_NOT_CLOSED, Some("record 3:"))
+            (e.code, e.message.get(..7)),
+            (QUOTE_NOT_CLOSED, Some("line 3:"))
         );
     }
     // Closed quotes, a newline inside one, and a doubled quote at the very end stay rows.

@@ -19,6 +19,14 @@ export {
   SchemaReadError,
   SchemaWriteError,
 } from './errors.js';
+export {
+  type NumericColumn,
+  RecordBatch,
+  type RecordColumnInfo,
+  type RecordStats,
+  StringColumn,
+} from './filters/records.js';
+export type { ColumnDecl, ColumnDefault, OnError } from './filters/spec.js';
 export { type BackendInfo, type BackendName, backendInfo } from './host.js';
 export type { IterateOptions } from './kernels/md5.js';
 export type { PiAsyncOptions, PiOptions, PiResult } from './kernels/pi.js';

@@ -62,7 +62,7 @@ test('a quote left open fails with ERR_FILTER_QUOTE_NOT_CLOSED, as csv-parse doe
   for (let at = 0; at <= bytes.length; at++) {
     await assert.rejects(batchesOf(cut(bytes, at)), (e) => {
       assert.equal(e.code, 'ERR_FILTER_QUOTE_NOT_CLOSED', `cut at ${at}: ${e.message}`);
-      assert.match(e.message, /^record 2: /);
+      assert.match(e.message, /^line 2: /);
       return true;
     });
   }

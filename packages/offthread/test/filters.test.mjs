@@ -217,7 +217,7 @@ test('CSV and NDJSON become batches the generated reader reads in place', async 
       filters.csv({ columns: COLUMNS }),
       collect([]),
     ),
-    { code: 'ERR_FILTER_BAD_RECORD', message: 'record 3: column "value": "x" is not a f32' },
+    { code: 'ERR_FILTER_BAD_RECORD', message: 'line 3: column "value": "x" is not a f32' },
   );
 });
 

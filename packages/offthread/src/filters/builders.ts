@@ -8,6 +8,9 @@ import type { FilterRunOptions } from './core.js';
 import { columnsFromSchema } from './schema-columns.js';
 import type {
   BrotliCompressOptions,
+  ColumnDecl,
+  ColumnDefault,
+  ColumnType,
   CsvOptions,
   DeflateOptions,
   FilterSpec,
@@ -25,13 +28,68 @@ export type CsvFilterOptions = Omit<CsvOptions, 'columns'> & RecordOptions;
 /** ndjson()'s options: `columns` alone, or the batch's `schema`. */
 export type NdjsonFilterOptions = Omit<NdjsonOptions, 'columns'> & RecordOptions;
 
-/** With `schema`, the columns checked against its row struct (each with its field index). */
+const TYPES: ReadonlySet<string> = new Set([
+  'bool',
+  'u8',
+  'u16',
+  'u32',
+  'u64',
+  'i8',
+  'i16',
+  'i32',
+  'i64',
+  'f32',
+  'f64',
+  'string',
+]);
+
+/** `columns: { name: decl }` as the column list the Rust side reads. */
+function declared(columns: Readonly<Record<string, ColumnDecl>>): RecordColumn[] {
+  return Object.entries(columns).map(([name, decl], field) => {
+    const d: { type: string; nullable?: boolean; default?: ColumnDefault } =
+      typeof decl === 'string' ? { type: decl.replace(/\?$/, ''), nullable: decl.endsWith('?') } : decl;
+    if (typeof d !== 'object' || d === null || !TYPES.has(d.type))
+      throw makeError(
+        'ERR_FILTER_INVALID_SPEC',
+        `column "${name}": ${JSON.stringify(decl)} is not a type (${[...TYPES].join(', ')}, with ? when nullable) or { type, nullable, default }`,
+      );
+    const c: RecordColumn = { name, type: d.type as ColumnType, field };
+    if (d.nullable) c.nullable = true;
+    if (d.default !== undefined) c.default = typeof d.default === 'bigint' ? String(d.default) : d.default;
+    return c;
+  });
+}
+
+const isDeclared = (columns: unknown): columns is Readonly<Record<string, ColumnDecl>> =>
+  typeof columns === 'object' && columns !== null && !Array.isArray(columns);
+
+/**
+ * The spec of a record filter: `columns: { … }` or none → the records layout (batches as
+ * RecordBatch objects, nulls allowed, CSV columns inferred when none are given); with
+ * `schema` the columns checked against its row struct (each with its field index);
+ * a column array alone as it is. Every output carries a report (core.ts splits it off).
+ */
 function recordColumns<T extends { schema?: unknown; columns?: unknown }>(
   options: T,
-): Omit<T, 'schema' | 'columns'> & { columns: readonly RecordColumn[] } {
+): Omit<T, 'schema' | 'columns'> & { columns?: readonly RecordColumn[]; layout?: 'records'; report: true } {
   const { schema, columns, ...rest } = options;
-  if (schema === undefined) return { ...rest, columns: columns as readonly RecordColumn[] };
-  return { ...rest, columns: columnsFromSchema(schema, columns as readonly RecordColumn[] | undefined) };
+  if (schema !== undefined) {
+    const list = isDeclared(columns)
+      ? declared(columns).map(({ name, type, nullable, default: d }) => {
+          if (nullable)
+            throw makeError(
+              'ERR_FILTER_INVALID_SPEC',
+              `column "${name}": a schema's fields have no nulls; give it a default instead`,
+            );
+          return d === undefined ? { name, type } : { name, type, default: d };
+        })
+      : (columns as readonly RecordColumn[] | undefined);
+    return { ...rest, columns: columnsFromSchema(schema, list), report: true };
+  }
+  if (Array.isArray(columns)) return { ...rest, columns: columns as readonly RecordColumn[], report: true };
+  if (columns === undefined) return { ...rest, layout: 'records', report: true };
+  if (isDeclared(columns)) return { ...rest, columns: declared(columns), layout: 'records', report: true };
+  throw makeError('ERR_FILTER_INVALID_SPEC', '"columns" must be an object of { name: type } or an array');
 }
 
 export type StreamOptions = FilterRunOptions;
@@ -53,12 +111,13 @@ export interface FilterBuilders<S> {
   /** Emits the 16-byte MD5 of the stream at its end. */
   md5(options?: StreamOptions): S;
   /**
-   * CSV → record batches (one schema message per chunk that completed rows). With
-   * `schema` (the generated batch reader) the columns are checked against its row
-   * struct, by name and type, when the filter is made.
+   * CSV → record batches, one per chunk that completed rows. `columns: { amount: 'f64',
+   * city: 'string' }` (or none: inferred from the header and the first rows) gives
+   * RecordBatch objects; `schema` (a generated batch reader) gives its messages, the
+   * columns checked against its row struct, by name and type, when the filter is made.
    */
-  csv(options: CsvFilterOptions & StreamOptions): S;
-  /** NDJSON → record batches; `schema` as for csv(). */
+  csv(options?: CsvFilterOptions & StreamOptions): S;
+  /** NDJSON → record batches; `columns` and `schema` as for csv() (no inference: name the columns). */
   ndjson(options: NdjsonFilterOptions & StreamOptions): S;
   /** Zstandard, as Node's zlib.createZstdCompress reads it (frames of 1 MiB input each). */
   zstdCompress(options?: ZstdCompressOptions & StreamOptions): S;

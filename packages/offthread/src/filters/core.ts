@@ -12,7 +12,8 @@ import { host } from '../host.js';
 import type { WorkerFilterArgs } from '../kernels/kernels.js';
 import { WasmFilter } from '../kernels/wasm-filter.js';
 import { defaultPool, Pool } from '../pool/pool.js';
-import { type FilterSpec, isParallel, outputPiece } from './spec.js';
+import { type RecordBatch, RecordOutput, type RecordStats } from './records.js';
+import { emitsBatches, type FilterSpec, isParallel, outputPiece } from './spec.js';
 
 export interface FilterRunOptions {
   /** The pool whose threads run the filter (default: the default pool). Native engine only. */
@@ -42,6 +43,14 @@ export interface FilterCore {
   finish(): Promise<Uint8Array>;
   /** Frees the filter without finishing (an aborted stream). */
   close(): void;
+  /**
+   * Record filters: an output as what the stream emits (a RecordBatch, or the batch
+   * message's bytes), its report split off; undefined when it held no rows. Called in
+   * stream order.
+   */
+  decode?(out: Uint8Array): RecordBatch | Uint8Array | undefined;
+  /** Record filters: rows, batches and skipped rows so far. */
+  stats?(): RecordStats;
 }
 
 const NO_BYTES = new Uint8Array(0);
@@ -223,9 +232,17 @@ function waitingForRoom(filter: NativeFilter): (run: () => Job) => Job {
 
 /**
  * Opens `spec` on the native pool when the addon is loaded, else on a worker of the
- * (default) pool, else on this thread's offthread.wasm.
+ * (default) pool, else on this thread's offthread.wasm. A record filter's outputs are
+ * decoded (their reports split off) by the stream, in order.
  */
 export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): FilterCore {
+  const core = openCore(spec, options);
+  if (!emitsBatches(spec) || !('report' in spec) || spec.report !== true) return core;
+  const output = new RecordOutput('layout' in spec && spec.layout === 'records');
+  return Object.assign(core, { decode: (out: Uint8Array) => output.decode(out), stats: () => output.stats() });
+}
+
+function openCore(spec: FilterSpec, options: FilterRunOptions): FilterCore {
   if (options.pool !== undefined && !(options.pool instanceof Pool))
     throw makeError('ERR_INVALID_ARG', 'pool must be a Pool');
   const json = JSON.stringify(spec);
@@ -237,7 +254,7 @@ export function openFilter(spec: FilterSpec, options: FilterRunOptions = {}): Fi
   const loading = options.pool === undefined ? h.loading() : null;
   if (loading)
     return deferred(
-      loading.then(() => openFilter(spec, options)),
+      loading.then(() => openCore(spec, options)),
       parallel,
       piece,
     );
@@ -314,7 +331,7 @@ const NO_CHUNK = new Uint8Array(0);
  */
 export class OrderedPushes {
   readonly #core: FilterCore;
-  readonly #emit: (out: Uint8Array) => void;
+  readonly #emit: (out: Uint8Array | RecordBatch) => void;
   /** Resolves once the reader wants more output (undefined: it has room now). */
   readonly #room: () => Promise<void> | undefined;
   readonly #pending: Promise<Uint8Array>[] = [];
@@ -323,7 +340,7 @@ export class OrderedPushes {
 
   constructor(
     core: FilterCore,
-    emit: (out: Uint8Array) => void,
+    emit: (out: Uint8Array | RecordBatch) => void,
     room: () => Promise<void> | undefined = () => undefined,
   ) {
     this.#core = core;
@@ -356,7 +373,7 @@ export class OrderedPushes {
       throw e;
     }
     if (this.#aborted) return;
-    if (out.length > 0) this.#emit(out);
+    if (out.length > 0) this.#pass(out);
     const piece = this.#core.piece ?? 0;
     // A full piece: input is left. A later push still pending goes on with it anyway.
     if (piece > 0 && out.length === piece && this.#pending.length === 0) {
@@ -370,7 +387,24 @@ export class OrderedPushes {
     while (this.#pending.length > 0) await this.#drainOne();
     if (this.#aborted) return;
     const last = await this.#core.finish();
-    if (last.length > 0) this.#emit(last);
+    if (last.length > 0) this.#pass(last);
+  }
+
+  /** Emits an output (a record filter's decoded: its batch, if it has rows). */
+  #pass(out: Uint8Array): void {
+    const decode = this.#core.decode;
+    if (decode === undefined) {
+      this.#emit(out);
+      return;
+    }
+    let value: RecordBatch | Uint8Array | undefined;
+    try {
+      value = decode(out);
+    } catch (e) {
+      this.#failed = e;
+      throw e;
+    }
+    if (value !== undefined) this.#emit(value);
   }
 
   abort(): void {

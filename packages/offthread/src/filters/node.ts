@@ -11,6 +11,7 @@ import { builders, type FilterBuilders, type StreamOptions } from './builders.js
 import { type FilterBackend, type FilterCore, OrderedPushes, openFilter } from './core.js';
 import { type GuestFilterOptions, guestFilter } from './guest.js';
 import { fileSink, fileSource, Source, source } from './nexus.js';
+import type { RecordStats } from './records.js';
 import { emitsBatches, type FilterSpec } from './spec.js';
 import { task } from './task.js';
 import { web } from './web.js';
@@ -48,7 +49,9 @@ export class FilterTransform extends Transform {
     this.#pushes = new OrderedPushes(
       this.#core,
       (out) => {
-        this.#full = !this.push(Buffer.from(out.buffer, out.byteOffset, out.length));
+        // Record filters without a schema emit RecordBatch objects.
+        const chunk = out instanceof Uint8Array ? Buffer.from(out.buffer, out.byteOffset, out.length) : out;
+        this.#full = !this.push(chunk);
       },
       // A decompressor goes on with the input it kept back only once the reader has
       // taken what was pushed (Node's zlib waits for _read the same way).
@@ -61,6 +64,11 @@ export class FilterTransform extends Transform {
   /** 'native' (the addon's pool threads), 'workers' (offthread.wasm or a guest on a pool worker) or 'wasm' (in place on this thread). */
   get backend(): FilterBackend {
     return this.#core.backend;
+  }
+
+  /** Record filters (csv, ndjson): rows and batches emitted, rows skipped and their lines; else undefined. */
+  stats(): RecordStats | undefined {
+    return this.#core.stats?.();
   }
 
   /** Chunks of this stream that may be on the pool at once. */

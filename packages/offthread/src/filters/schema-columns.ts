@@ -42,7 +42,12 @@ const SEED = fnv1a32(
 
 /** The column hash of field path `[index]`. */
 export function fieldHash(index: number): number {
-  return fnv1a32(0x811c9dc5, [...le32(SEED), ...le32(index)]);
+  return fieldPathHash([index]);
+}
+
+/** The column hash of a field path (docs/schema-format.md §2.7). */
+export function fieldPathHash(path: readonly number[]): number {
+  return path.reduce((h, i) => fnv1a32(0x811c9dc5, [...le32(h), ...le32(i)]), SEED);
 }
 
 const FIXED: ReadonlySet<string> = new Set(['u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'u64', 'i64', 'f32', 'f64']);
@@ -173,7 +178,9 @@ export function columnsFromSchema(reader: unknown, columns: readonly RecordColum
     const twice = used.get(f.field);
     if (twice !== undefined) throw invalid(`columns "${twice}" and "${c.name}" both fill field "${f.name}"`);
     used.set(f.field, c.name);
-    return { name: c.name, type: f.type, field: f.field };
+    const column: RecordColumn = { name: c.name, type: f.type, field: f.field };
+    if (c.default !== undefined) column.default = c.default;
+    return column;
   });
   const missing = fields.filter((f) => !used.has(f.field));
   if (missing.length > 0)

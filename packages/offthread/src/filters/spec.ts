@@ -30,11 +30,36 @@ export type ColumnType =
   | 'f64'
   | 'string';
 
+/** What an empty cell (CSV), a missing key or `null` (NDJSON) holds instead. */
+export type ColumnDefault = string | number | boolean | bigint;
+
+/**
+ * A column declared in JS (`columns: { amount: 'f64', … }`): its type, with a trailing
+ * `?` when it may be null (`'f64?'`), or its options.
+ */
+export type ColumnDecl =
+  | ColumnType
+  | `${ColumnType}?`
+  | {
+      type: ColumnType;
+      /** Empty cells / missing keys / `null` are nulls (a validity bitmap; the value reads as 0). */
+      nullable?: boolean;
+      /** Empty cells / missing keys / `null` read as this (never null then). */
+      default?: ColumnDefault;
+    };
+
+/** What a row that does not fit does: fail the stream (default), or be left out and counted. */
+export type OnError = 'fail' | 'skip';
+
 export interface RecordColumn {
   /** The CSV header / NDJSON key the value is read from. */
   name: string;
   /** The field's type; with `schema` it may be left out (and must match when given). */
   type: ColumnType;
+  /** Empty cells / missing keys / `null` read as this. */
+  default?: ColumnDefault;
+  /** Nulls allowed (declared columns only: a schema's fields have none). */
+  nullable?: boolean;
   /**
    * The field of the row struct: its declaration index (default: the column's position
    * in `columns`); with `schema` also its name, and by default the field named `name`.
@@ -47,6 +72,7 @@ export interface SchemaColumn {
   name: string;
   type?: ColumnType;
   field?: number | string;
+  default?: ColumnDefault;
 }
 
 /**
@@ -56,29 +82,54 @@ export interface SchemaColumn {
  */
 export type BatchSchema = abstract new (view: never) => object;
 
+/**
+ * Which columns a record filter reads, three ways:
+ * - `columns: { name: type, … }` (or none: CSV infers them from the header and the
+ *   first `inferRows` rows): batches come out as `RecordBatch` objects;
+ * - `schema` (a generated batch reader), optionally with `columns` naming its fields:
+ *   batches are the schema's messages, the columns checked against it;
+ * - `columns: [{ name, type, field? }, …]` alone: the schema's messages, unchecked.
+ */
 export type RecordOptions =
   | { columns: readonly RecordColumn[]; schema?: undefined }
-  | { schema: BatchSchema; columns?: readonly SchemaColumn[] };
+  | { schema: BatchSchema; columns?: readonly SchemaColumn[] | Readonly<Record<string, ColumnDecl>> }
+  | { columns?: Readonly<Record<string, ColumnDecl>>; schema?: undefined };
 
-export interface CsvOptions {
+/** Options of every record filter (docs/streams.md, "Dirty data"). */
+export interface DirtyDataOptions {
+  /** A row that does not fit: `'fail'` the stream (default) or `'skip'` it (counted in `stats()`). */
+  onError?: OnError;
+}
+
+export interface CsvOptions extends DirtyDataOptions {
   /** The row struct's fields, in declaration order (or with `field` set). */
-  columns: readonly RecordColumn[];
+  columns?: readonly RecordColumn[];
   /** The first record names the columns (default true); else columns are positional. */
   header?: boolean;
   delimiter?: string;
   quote?: string;
+  /** Rows after the header that inferred columns are typed from (default 100). */
+  inferRows?: number;
 }
 
-export interface NdjsonOptions {
-  columns: readonly RecordColumn[];
+export interface NdjsonOptions extends DirtyDataOptions {
+  columns?: readonly RecordColumn[];
+}
+
+/** What the builders add to a record spec: the batch layout and the per-output report. */
+interface RecordSpecExtras {
+  /** `'records'`: validity columns allowed, batches emitted as RecordBatch objects. */
+  layout?: 'schema' | 'records';
+  /** Every output ends in a report (columns, skipped rows): always set by the builders. */
+  report?: boolean;
 }
 
 export type FilterSpec =
   | ({ kind: 'transcode'; from: TextEncodingName; to: TextEncodingName } & TranscodeOptions)
   | ({ kind: 'gzip' | 'deflate' | 'deflateRaw' } & DeflateOptions)
   | { kind: 'gunzip' | 'inflate' | 'inflateRaw' | 'sha256' | 'md5' }
-  | ({ kind: 'csv' } & CsvOptions)
-  | ({ kind: 'ndjson' } & NdjsonOptions)
+  | ({ kind: 'csv' } & CsvOptions & RecordSpecExtras)
+  | ({ kind: 'ndjson' } & NdjsonOptions & RecordSpecExtras)
   | ({ kind: 'zstdCompress' } & ZstdCompressOptions)
   | ({ kind: 'zstdDecompress' } & ZstdDecompressOptions)
   | ({ kind: 'brotliCompress' } & BrotliCompressOptions)

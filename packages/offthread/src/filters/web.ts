@@ -28,7 +28,8 @@ export function filterStream(
     start(controller) {
       pushes = new OrderedPushes(
         core,
-        (out) => controller.enqueue(host().binary(out)),
+        // Record filters without a schema emit RecordBatch objects.
+        (out) => controller.enqueue(out instanceof Uint8Array ? host().binary(out) : (out as unknown as Uint8Array)),
         // A decompressor goes on with the input it kept back once the readable has room.
         // A transformer is not told when it is read from, so this looks every 1 ms; a
         // reader already waiting takes each piece at once (desiredSize stays > 0).
