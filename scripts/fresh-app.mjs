@@ -53,6 +53,11 @@ async function streams() {
       }
     },
   );
+  // The README's CSV without a schema: columns inferred from the header and first rows.
+  let inferredSum = 0;
+  for await (const batch of fs.createReadStream('readings.csv').pipe(filters.csv())) {
+    for (const value of batch.numbers('value')) inferredSum += value;
+  }
   // docs/streams.md's Nexus shape: one source, a filter, two sinks.
   const src = filters.source(filters.fileSource('in.txt'));
   src.pushFilter(filters.gzip());
@@ -63,6 +68,7 @@ async function streams() {
     utf16: fs.readFileSync('out.txt').equals(Buffer.from(text, 'utf16le')),
     gunzips: zlib.gunzipSync(fs.readFileSync('in.txt.gz')).toString() === text,
     csvSum: sum,
+    csvInferredSum: inferredSum,
     fanOut: ['a.gz', 'b.gz'].every((f) => zlib.gunzipSync(fs.readFileSync(f)).toString() === text),
   };
 }

@@ -93,12 +93,14 @@ test('packed tarballs in fresh apps: native, --omit=optional (wasm) and js give 
   };
   // The README's streams: UTF-16LE equal to Buffer's, a gzip that gunzips to the text,
   // the CSV's values summed from the batches (i/4 for i in 0…79, repeated: exact in f32),
+  // with the schema and without one (inferred f64 columns),
   // and docs/streams.md's Nexus fan-out (both sinks' files gunzip to the text).
   const streamed = {
     utf16: true,
     gunzips: true,
     fanOut: true,
     csvSum: Array.from({ length: 3000 }, (_, i) => (i % 80) / 4).reduce((a, b) => a + b),
+    csvInferredSum: Array.from({ length: 3000 }, (_, i) => (i % 80) / 4).reduce((a, b) => a + b),
   };
   const expected = {
     native: {
