@@ -26,7 +26,9 @@ export const pack = (ptr, len) => BigInt.asIntN(64, (BigInt(len) << 32n) | BigIn
  * raw instruction bytes (without `end`); `descriptor` is placed at offset 1024.
  * `types` gives an export another type (`[params, results]`: its body must then fit,
  * see `constant`); `imports` adds function imports (`{ module, name, type }`); `data`
- * adds bytes to memory (`{ offset, bytes }`).
+ * adds bytes to memory (`{ offset, bytes, memory }`: memory index, default 0); `memories`
+ * adds memory imports after `env.memory` (memory 1, 2, …: `{ module, name, min, max }`,
+ * module `offthread.memory` by default), which needs an engine with multi-memory.
  */
 export function assemble({
   abi = 1,
@@ -38,6 +40,7 @@ export function assemble({
   types = {},
   imports: functionImports = [],
   data: segments = [],
+  memories = [],
 }) {
   const desc = enc.encode(descriptor);
   const consts = {
@@ -59,6 +62,10 @@ export function assemble({
     ...uleb(addType(type)),
   ]);
   if (memory) importList.push([...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]);
+  for (const { module = 'offthread.memory', name, min = 1, max } of memories) {
+    const limits = max === undefined ? [0x00, ...uleb(min)] : [0x01, ...uleb(min), ...uleb(max)];
+    importList.push([...str(module), ...str(name), 0x02, ...limits]);
+  }
   const typeSection = section(
     1,
     vec(typeList.map(([p, r]) => [0x60, ...vec(p.map((t) => [t])), ...vec(r.map((t) => [t]))])),
@@ -84,8 +91,8 @@ export function assemble({
   const data = section(
     11,
     vec(
-      [{ offset: 1024, bytes: desc }, ...segments].map(({ offset, bytes }) => [
-        0x00,
+      [{ offset: 1024, bytes: desc }, ...segments].map(({ offset, bytes, memory: index = 0 }) => [
+        ...(index === 0 ? [0x00] : [0x02, ...uleb(index)]),
         0x41,
         ...sleb(offset),
         0x0b,
