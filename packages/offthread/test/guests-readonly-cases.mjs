@@ -116,6 +116,18 @@ export const READONLY_CASES = [
     refused: /with i32\.store at byte/,
   },
   {
+    // Memory indices follow the imports' order: here the interface memory is memory 0,
+    // and a store without a memory index writes it.
+    name: 'imported before env.memory: a plain i32.store writes memory 0, the read-only one',
+    bytes: () => guest([0x41, 0x00, 0x41, 0x07, 0x36, 0x02, 0x00], { memoriesFirst: true }),
+    refused: /writes memory offthread\.memory\.scan\.input \(memory 0\) with i32\.store/,
+  },
+  {
+    name: 'imported before env.memory: a store to memory 1 (env.memory) loads',
+    bytes: () => guest(STORE_1, { memoriesFirst: true }),
+    refused: null,
+  },
+  {
     name: 'an exporter given readwrite may store',
     bytes: () => guest(STORE_1, { exporter: 'readwrite' }),
     refused: null,
