@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { guests } from 'offthread';
+import { sleb, uleb } from '../../../tests/guests/wasm-encode.mjs';
 import { readMemories } from '../dist/guests/wasm-scan.js';
 import { READONLY_CASES, scanDescriptor } from './guests-readonly-cases.mjs';
 import { assemble } from './guests-wasm.mjs';
@@ -136,3 +137,91 @@ describe('the instruction reader', () => {
     assert.equal(found.writes[1]?.op, 'i32.store');
   });
 });
+
+describe('the instruction reader against a model', { skip: !multi && 'no multi-memory' }, () => {
+  // Random stack-neutral programs over memories 0 and 1 whose first write of each memory
+  // is known by construction (offset in the body): the reader must find exactly those.
+  // A wrong immediate width anywhere before a write misplaces or misses it.
+  // memarg: alignment flags (bit 6: a memory index follows), [memory], offset.
+  const memarg = (m, offset, align = 2) => [...(m ? [0x40 | align, ...uleb(m)] : [align]), ...uleb(offset)];
+  const STATEMENTS = [
+    (r) => [0x41, 0x00, 0x28, ...memarg(r.mem(), r.int(1 << 20)), 0x1a], // i32.load; drop
+    (r) => [0x41, ...sleb(r.int(2 ** 31) - 2 ** 30), 0x1a],
+    (r) => [0x42, ...sleb(BigInt(r.int(2 ** 31)) * BigInt(r.int(2 ** 31)) - 2n ** 60n), 0x1a],
+    (r) => [0x44, ...r.bytes(8), 0x1a],
+    (r) => [0xfd, 0x0c, ...r.bytes(16), 0xfd, 0x16, r.int(16), 0x1a], // v128.const; i8x16.extract_lane_u
+    (r) => [0x3f, ...uleb(r.mem()), 0x1a], // memory.size
+    (r) => [0x41, 0x00, 0xfd, 0x5c, ...memarg(r.mem(), r.int(300)), 0x1a], // v128.load32_zero
+    (r) => [0x41, 0x00, 0xfe, 0x10, ...memarg(r.mem(), 4 * r.int(100)), 0x1a], // i32.atomic.load
+    () => [0x02, 0x40, 0x41, 0x00, 0x0e, 0x03, 0x00, 0x00, 0x00, 0x00, 0x0b], // block; br_table
+  ];
+  const WRITES = [
+    (r, m) => ({ bytes: [0x41, 0x00, 0x41, 0x07, 0x36, ...memarg(m, r.int(1000))], at: 4, op: 'i32.store' }),
+    (r, m) => ({ bytes: [0x41, 0x00, 0x42, 0x07, 0x3c, ...memarg(m, r.int(9), 0)], at: 4, op: 'i64.store8' }),
+    (_r, m) => ({ bytes: [0x41, 0x00, 0x41, 0x00, 0x41, 0x00, 0xfc, 0x0b, ...uleb(m)], at: 6, op: 'memory.fill' }),
+    // memory.copy writes its destination m and reads 1 - m
+    (_r, m) => ({
+      bytes: [0x41, 0x00, 0x41, 0x00, 0x41, 0x00, 0xfc, 0x0a, ...uleb(m), ...uleb(1 - m)],
+      at: 6,
+      op: 'memory.copy',
+    }),
+    (_r, m) => ({ bytes: [0x41, 0x00, 0x40, ...uleb(m), 0x1a], at: 2, op: 'memory.grow' }),
+    (r, m) => ({
+      bytes: [0x41, 0x00, 0xfd, 0x0c, ...r.bytes(16), 0xfd, 0x5b, ...memarg(m, 0, 3), r.int(2)],
+      at: 20,
+      op: 'v128.store64_lane',
+    }),
+  ];
+
+  test('200 random programs: the first write of each memory, where it is', () => {
+    let seed = Number(process.env.OFFTHREAD_FUZZ_SEED ?? 33);
+    const next = () => {
+      seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
+      return (seed >>> 0) / 2 ** 32;
+    };
+    const r = {
+      int: (n) => Math.floor(next() * n),
+      mem: () => (next() < 0.5 ? 0 : 1),
+      bytes: (n) => Array.from({ length: n }, () => Math.floor(next() * 256)),
+    };
+    for (let run = 0; run < 200; run++) {
+      const body = [];
+      const first = [];
+      for (let k = 0, n = 1 + r.int(30); k < n; k++) {
+        if (r.int(4) === 0) {
+          const m = r.mem();
+          const w = WRITES[r.int(WRITES.length)](r, m);
+          first[m] ??= { at: body.length + w.at, op: w.op };
+          body.push(...w.bytes);
+        } else body.push(...STATEMENTS[r.int(STATEMENTS.length)](r));
+      }
+      const b = assemble({
+        descriptor: scanDescriptor('readwrite'),
+        memories: [{ name: 'scan.input', min: 1, max: 4 }],
+        body: { offthread_call: [...body, 0x42, 0x00] },
+      });
+      assert.ok(WebAssembly.validate(b), `run ${run}: the generated module is invalid`);
+      const start = indexOfBody(b, body);
+      const found = readMemories(b, 'g', true);
+      for (const m of [0, 1]) {
+        const got = found.writes[m];
+        // Unwritten by the code, memory 0 is still written by assemble's descriptor segment.
+        const want = first[m]
+          ? { func: 5, offset: start + first[m].at, op: first[m].op }
+          : m === 0
+            ? { func: -1, offset: got?.offset, op: 'an active data segment' }
+            : undefined;
+        assert.deepEqual(got && { func: got.func, offset: got.offset, op: got.op }, want, `run ${run}, memory ${m}`);
+      }
+    }
+  });
+});
+
+function indexOfBody(hay, needle) {
+  for (let i = hay.length - needle.length; i >= 0; i--) {
+    let j = 0;
+    while (j < needle.length && hay[i + j] === needle[j]) j++;
+    if (j === needle.length) return i;
+  }
+  throw new Error('body not found');
+}
