@@ -222,7 +222,9 @@ function worker(args) {
 function doctor(json) {
   let info;
   try {
-    info = require('../dist/index.js').backendInfo();
+    const api = require('../dist/index.js');
+    // Guests: can a guest import an interface memory (read in place), or does each get a copy?
+    info = { ...api.backendInfo(), guests: { multiMemory: api.guests.multiMemory() } };
   } catch (err) {
     console.error(`offthread: ${err.code ? `${err.code}: ` : ''}${err.message}`);
     return 1;
@@ -243,6 +245,11 @@ function doctor(json) {
     const state = b.loaded ? 'loaded  ' : b.error?.startsWith('disabled') ? 'disabled' : 'missing ';
     console.log(`  ${name.padEnd(7)} ${state} ${b.path ?? '(no file)'}${b.error ? `\n           ${b.error}` : ''}`);
   }
+  console.log(
+    info.guests.multiMemory
+      ? 'guests: multi-memory — interface memories can be imported and read in place'
+      : 'guests: no multi-memory in this engine — each guest gets its own copy of its input',
+  );
   return 0;
 }
 

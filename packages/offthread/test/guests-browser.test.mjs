@@ -10,6 +10,7 @@ import { referenceGame } from '../../../examples/game/reference.mjs';
 import { launchChromium, launchFirefox, startServer } from '../../../scripts/browser-server.mjs';
 import * as msg from '../dist/schema/generated/fixtures/guests.js';
 import { describeInBrowser } from './browser-suite.mjs';
+import { READONLY_CASES } from './guests-readonly-cases.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const MOUNTS = [
@@ -98,6 +99,37 @@ for (const [name, launch] of [
           assert.equal(got.spin, 'ERR_TIMEOUT');
           // Shared memory only where the page is isolated: the input is written once there.
           assert.equal(got.stats.sharedBytes > 0, isolated);
+          assert.deepEqual(errors, []);
+        });
+
+        test('a guest that writes a read-only interface memory is refused at load (issue 33)', async () => {
+          const cases = READONLY_CASES.map((c) => ({ name: c.name, bytes: [...c.bytes()] }));
+          const got = await page.evaluate(async (cases) => {
+            const { guests } = globalThis.offthread;
+            const out = { multiMemory: guests.multiMemory(), results: {} };
+            for (const c of cases) {
+              try {
+                const host = await guests.load([{ name: 'g', bytes: Uint8Array.from(c.bytes) }], { threads: 1 });
+                out.stats = host.stats().multiMemory;
+                await host.close({ timeout: 0 });
+                out.results[c.name] = null;
+              } catch (e) {
+                out.results[c.name] = { code: e.code, message: e.message };
+              }
+            }
+            return out;
+          }, cases);
+          // Current Chromium and Firefox have multi-memory (Safari does not).
+          assert.equal(got.multiMemory, true);
+          assert.equal(got.stats, true);
+          for (const c of READONLY_CASES) {
+            const r = got.results[c.name];
+            if (c.refused === null) assert.equal(r, null, `${c.name}: ${r?.message}`);
+            else {
+              assert.equal(r?.code, 'ERR_GUEST_MODULE', `${c.name}: loaded`);
+              assert.match(r.message, c.refused, c.name);
+            }
+          }
           assert.deepEqual(errors, []);
         });
 

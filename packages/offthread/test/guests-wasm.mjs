@@ -26,7 +26,10 @@ export const pack = (ptr, len) => BigInt.asIntN(64, (BigInt(len) << 32n) | BigIn
  * raw instruction bytes (without `end`); `descriptor` is placed at offset 1024.
  * `types` gives an export another type (`[params, results]`: its body must then fit,
  * see `constant`); `imports` adds function imports (`{ module, name, type }`); `data`
- * adds bytes to memory (`{ offset, bytes }`).
+ * adds bytes to memory (`{ offset, bytes, memory }`: memory index, default 0); `memories`
+ * adds memory imports after `env.memory` (memory 1, 2, …: `{ module, name, min, max }`,
+ * module `offthread.memory` by default), which needs an engine with multi-memory;
+ * `memoriesFirst` puts them before `env.memory` (memory 0, 1, … then `env.memory`).
  */
 export function assemble({
   abi = 1,
@@ -38,6 +41,8 @@ export function assemble({
   types = {},
   imports: functionImports = [],
   data: segments = [],
+  memories = [],
+  memoriesFirst = false,
 }) {
   const desc = enc.encode(descriptor);
   const consts = {
@@ -58,13 +63,18 @@ export function assemble({
     0x00,
     ...uleb(addType(type)),
   ]);
-  if (memory) importList.push([...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]);
+  const own = memory ? [[...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]] : [];
+  const more = memories.map(({ module = 'offthread.memory', name, min = 1, max }) => {
+    const limits = max === undefined ? [0x00, ...uleb(min)] : [0x01, ...uleb(min), ...uleb(max)];
+    return [...str(module), ...str(name), 0x02, ...limits];
+  });
+  importList.push(...(memoriesFirst ? [...more, ...own] : [...own, ...more]));
   const typeSection = section(
     1,
     vec(typeList.map(([p, r]) => [0x60, ...vec(p.map((t) => [t])), ...vec(r.map((t) => [t]))])),
   );
   const imports = importList.length > 0 ? section(2, vec(importList)) : [];
-  const own = memory ? [] : section(5, vec([[0x00, ...uleb(1)]]));
+  const defined = memory ? [] : section(5, vec([[0x00, ...uleb(1)]]));
   const funcs = section(3, vec(names.map((n) => uleb(typeOf[n]))));
   // Imported functions come first in the function index space.
   const first = functionImports.length;
@@ -84,14 +94,17 @@ export function assemble({
   const data = section(
     11,
     vec(
-      [{ offset: 1024, bytes: desc }, ...segments].map(({ offset, bytes }) => [
-        0x00,
-        0x41,
-        ...sleb(offset),
-        0x0b,
-        ...uleb(bytes.length),
-        ...bytes,
-      ]),
+      // The descriptor goes into env.memory, wherever it is in the memory index space.
+      [{ offset: 1024, bytes: desc, memory: memoriesFirst ? memories.length : 0 }, ...segments].map(
+        ({ offset, bytes, memory: index = 0 }) => [
+          ...(index === 0 ? [0x00] : [0x02, ...uleb(index)]),
+          0x41,
+          ...sleb(offset),
+          0x0b,
+          ...uleb(bytes.length),
+          ...bytes,
+        ],
+      ),
     ),
   );
   return new Uint8Array([
@@ -106,7 +119,7 @@ export function assemble({
     ...typeSection,
     ...imports,
     ...funcs,
-    ...own,
+    ...defined,
     ...exports,
     ...code,
     ...data,

@@ -306,8 +306,9 @@ export function readModule(bytes: Uint8Array, where: string): ModuleShape {
           limits();
         } else if (kind === 2) {
           const mem = limits();
-          // The first memory import is the guest's memory (a module has at most one).
-          shape.memory ??= mem;
+          // `env.memory` is the guest's own memory; others are interface memories
+          // (`offthread.memory`, wasm-scan.ts), possible where the engine has multi-memory.
+          if (module === 'env' && field === 'memory') shape.memory ??= mem;
         } else if (kind === 3) {
           valtype();
           byte();

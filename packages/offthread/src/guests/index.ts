@@ -20,3 +20,4 @@ export {
   type LoadOptions,
   load,
 } from './load.js';
+export { multiMemory } from './wasm-scan.js';

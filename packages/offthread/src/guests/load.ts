@@ -21,6 +21,7 @@ import {
   WASM_PAGE,
 } from './abi.js';
 import type { Description, GuestCall, GuestModuleSpec, SharedInput } from './runtime.js';
+import { checkInterfaceMemories, interfaceSlots, type ModuleMemories, multiMemory, readMemories } from './wasm-scan.js';
 
 /** A module's bytes, optionally with the name errors and `exporter` use. */
 export type GuestSource = Uint8Array | ArrayBuffer | { name?: string | undefined; bytes: Uint8Array | ArrayBuffer };
@@ -71,6 +72,11 @@ export interface GuestStats {
   replaced: number;
   /** Whether calls with small inputs go through the workers' shared-memory mailboxes. */
   mailbox: boolean;
+  /**
+   * Whether this engine has multi-memory (a guest may import interface memories, read
+   * in place). Without it (Node 20, Safari) every exporter receives its own copy.
+   */
+  multiMemory: boolean;
 }
 
 interface Exporter {
@@ -157,6 +163,17 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
   }
 }
 
+/** Why a module with several memories fails to compile on an engine without multi-memory, or ''. */
+function withoutMultiMemory(bytes: Uint8Array): string {
+  if (multiMemory()) return '';
+  try {
+    const n = readMemories(bytes, '', false).memories.length;
+    return n > 1 ? `it has ${n} memories, and this engine has no multi-memory (guests.stats().multiMemory): ` : '';
+  } catch {
+    return '';
+  }
+}
+
 /**
  * Compiles and checks `sources`, then describes each on a worker (its offthread_init
  * is guest code: under `loadTimeout`). Module indices start at `first`.
@@ -169,13 +186,14 @@ async function prepare(
   loadTimeout: number,
 ): Promise<GuestModuleSpec[]> {
   const specs: Omit<GuestModuleSpec, 'exports' | 'imports'>[] = [];
+  const memories: ModuleMemories[] = [];
   for (const { name, bytes } of sources) {
     // Validate first: a malformed module is ERR_GUEST_MODULE whatever its import section says.
     let module: WebAssembly.Module;
     try {
       module = await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
     } catch (err) {
-      throw makeError('ERR_GUEST_MODULE', `${name}: ${(err as Error).message}`, err);
+      throw makeError('ERR_GUEST_MODULE', `${name}: ${withoutMultiMemory(bytes)}${(err as Error).message}`, err);
     }
     const shape = readModule(bytes, name);
     const mem = shape.memory;
@@ -193,8 +211,25 @@ async function prepare(
       );
     }
     checkAbi(shape, name);
+    // Its memory imports and, if it imports an interface memory, every write in its
+    // code: checked against the permissions once the descriptors are known.
+    const found = readMemories(bytes, name);
+    memories.push(found);
+    // Describing runs its offthread_init: its interface memories sized as it imports them.
+    const describing = interfaceSlots(found, name).map(({ slot }) => ({
+      name: slot.import?.name as string,
+      initial: slot.initial,
+      maximum: slot.maximum ?? slot.initial,
+    }));
     const maxPages = Math.min(memoryPages, mem.maximum ?? memoryPages);
-    specs.push({ name, index: first + specs.length, module, initialPages: mem.initial, maxPages });
+    specs.push({
+      name,
+      index: first + specs.length,
+      module,
+      initialPages: mem.initial,
+      maxPages,
+      memories: describing,
+    });
   }
   const described: GuestModuleSpec[] = [];
   for (const spec of specs) {
@@ -209,7 +244,8 @@ async function prepare(
       }
       throw makeError('ERR_GUEST_MODULE', `${spec.name}: cannot start it: ${e.message}`, err);
     }
-    described.push({ ...spec, exports: d.exports, imports: d.imports });
+    const checked = checkInterfaceMemories(memories[described.length] as ModuleMemories, d, spec.name);
+    described.push({ ...spec, memories: checked, exports: d.exports, imports: d.imports });
   }
   return described;
 }
@@ -616,7 +652,13 @@ export class GuestHost {
 
   stats(): GuestStats {
     const e = this.#engine.stats();
-    return { ...this.#stats, workers: e.workers, replaced: e.replaced, mailbox: this.#engine.mailbox };
+    return {
+      ...this.#stats,
+      workers: e.workers,
+      replaced: e.replaced,
+      mailbox: this.#engine.mailbox,
+      multiMemory: multiMemory(),
+    };
   }
 
   /**

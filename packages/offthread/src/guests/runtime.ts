@@ -8,6 +8,7 @@
  */
 import { errorRegistry, makeError } from '../errors.js';
 import { ABI_VERSION, type InterfaceDecl, pack, parseDescriptor, unpack, WASM_PAGE } from './abi.js';
+import { type InterfaceMemoryImport, MEMORY_MODULE } from './wasm-scan.js';
 
 export interface GuestModuleSpec {
   name: string;
@@ -16,6 +17,8 @@ export interface GuestModuleSpec {
   module: WebAssembly.Module;
   initialPages: number;
   maxPages: number;
+  /** Interface memories it imports (`offthread.memory`), checked at load against their permissions. */
+  memories: InterfaceMemoryImport[];
   exports: InterfaceDecl[];
   imports: InterfaceDecl[];
 }
@@ -49,6 +52,7 @@ export type GuestCall =
       module: WebAssembly.Module;
       initialPages: number;
       maxPages: number;
+      memories: InterfaceMemoryImport[];
     }
   | {
       kind: 'call';
@@ -107,13 +111,20 @@ class Instance {
   oom: number | null = null;
 
   constructor(
-    readonly spec: Pick<GuestModuleSpec, 'name' | 'index' | 'module' | 'initialPages' | 'maxPages'>,
+    readonly spec: Pick<GuestModuleSpec, 'name' | 'index' | 'module' | 'initialPages' | 'maxPages' | 'memories'>,
     links: GuestLinks,
   ) {
     this.memory = new WebAssembly.Memory({ initial: spec.initialPages, maximum: spec.maxPages });
     const self = this;
+    // Interface memories: a memory of the declared size per import. Their contents are
+    // the host's to write (zeros today); load.ts has refused any guest that writes one
+    // its interface declares read-only for it.
+    const shared = Object.fromEntries(
+      spec.memories.map((m) => [m.name, new WebAssembly.Memory({ initial: m.initial, maximum: m.maximum })]),
+    );
     const imports = {
       env: { memory: this.memory },
+      [MEMORY_MODULE]: shared,
       offthread: {
         fail(ptr: number, len: number) {
           self.failure = self.text(ptr, len, 1024) ?? 'an error message outside the guest memory';
