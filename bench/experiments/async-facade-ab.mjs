@@ -47,8 +47,10 @@ async function child(checkout, inFlight) {
       const r = await keepInFlight(fn, inFlight, TOTAL, CAP_MS);
       const c = c0 && process.threadCpuUsage(c0);
       const p = process.cpuUsage(p0);
-      (out[name] ??= []).push(Math.round(r.tasksPerSec));
-      (cpu[name] ??= []).push([c ? (c.user + c.system) / r.tasks : Number.NaN, (p.user + p.system) / r.tasks]);
+      out[name] ??= [];
+      cpu[name] ??= [];
+      out[name].push(Math.round(r.tasksPerSec));
+      cpu[name].push([c ? (c.user + c.system) / r.tasks : Number.NaN, (p.user + p.system) / r.tasks]);
     }
   }
   out.cpu = cpu;
