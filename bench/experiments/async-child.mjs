@@ -2,7 +2,7 @@
 // until N have completed (or the time cap), recording each task's round trip.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { monitorLoopDelay, Pool } from 'offthread';
+import { md5, monitorLoopDelay, Pool, pi } from 'offthread';
 import { piVariants } from 'offthread/internal';
 import { keepInFlight, progress } from '../lib/measure.mjs';
 
@@ -26,6 +26,15 @@ const rows = {
     const pool = new Pool();
     return { submit: () => piVariants.estimate(1, 'parallelAsync', { pool }), close: () => pool.close() };
   },
+  /**
+   * The facade path as a user calls it, on the default pool (issue 35): the research π
+   * variant on the pool (the issue's figure), a public registry kernel that always goes
+   * to the pool (`md5.iterate`, 1 round), and public `pi.estimate(1)` (auto: inline,
+   * since a round trip costs more than 1 sample; its argument checks and promise only).
+   */
+  facadePi: () => ({ submit: () => piVariants.estimate(1, 'parallelAsync'), close: async () => {} }),
+  facadeMd5: () => ({ submit: () => md5.iterate('', 1), close: async () => {} }),
+  facadePiAuto: () => ({ submit: () => pi.estimate(1), close: async () => {} }),
   /** napi AsyncTask on libuv's pool (UV_THREADPOOL_SIZE, default 4), 1-sample π. */
   asyncTask: () => {
     const binding = require('offthread/internal').nativeBinding();

@@ -11,8 +11,19 @@ import { runInChild } from '../lib/measure.mjs';
 import { runTaskRows } from './_async-tasks.mjs';
 
 const child = fileURLToPath(new URL('./async-child.mjs', import.meta.url));
-const ROWS = ['offthread', 'offthreadPi', 'offthreadWasm', 'asyncTask', 'piscina', 'workerThreads'];
-const IN_FLIGHT = [1, 100, 10_000];
+const ROWS = [
+  'offthread',
+  'offthreadPi',
+  'facadePi',
+  'facadeMd5',
+  'facadePiAuto',
+  'offthreadWasm',
+  'asyncTask',
+  'piscina',
+  'workerThreads',
+];
+// 1,000: the level of issue 35's facade figures (745k tasks/s at 7f8f87a).
+const IN_FLIGHT = [1, 100, 1_000, 10_000];
 
 export async function run(ctx) {
   const { values } = parseArgs({ args: ctx.argv, strict: false, options: { only: { type: 'string' } } });
@@ -48,6 +59,19 @@ async function runKernelRows(ctx) {
   const best = (row) => Math.max(...IN_FLIGHT.map((k) => get(row, k).tasksPerSec));
   const ratios = [
     { label: 'offthread tasks/s (best in-flight level)', value: best('offthread'), target: 500_000, unit: 'tasks/s' },
+    // The facade path (issue 35): a kernel call through its function on the default pool.
+    {
+      label: 'facade π (parallelAsync, default pool) tasks/s (best in-flight level)',
+      value: best('facadePi'),
+      target: 800_000,
+      unit: 'tasks/s',
+    },
+    { label: 'facade π / pool.echo tasks/s (best of each)', value: best('facadePi') / best('offthread') },
+    {
+      label: 'facade md5.iterate (1 round, default pool) tasks/s (best in-flight level)',
+      value: best('facadeMd5'),
+      unit: 'tasks/s',
+    },
     {
       label: 'offthread / piscina tasks/s (best in-flight level of each)',
       value: best('offthread') / best('piscina'),
@@ -83,6 +107,7 @@ async function runKernelRows(ctx) {
     },
     notes: [
       'offthread: `pool.echo(i)` (no-op kernel); offthreadPi: `piVariants.estimate(1, "parallelAsync")` (offthread/internal) through the facade.',
+      'facadePi: `piVariants.estimate(1, "parallelAsync")` on the default pool; facadeMd5: public `md5.iterate("", 1)` (a registry kernel, always on the pool); facadePiAuto: public `pi.estimate(1)` (auto runs 1 sample inline: checks + a promise, no pool).',
       'asyncTask: napi AsyncTask on libuv (4 threads); piscina 5 and workerThreads run the same 1-sample π in JS.',
       'Round trip = submit → promise settled, per task, measured on the main thread.',
       `Loop delay: perf_hooks.monitorEventLoopDelay at 1 ms resolution (idle reads ≈ the resolution); ${loop.heavyJobsCompleted} heavy π jobs (2·10^8 samples each) completed meanwhile.`,

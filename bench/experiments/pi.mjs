@@ -2,6 +2,7 @@
 // (10^10 with --full), side by side in one run. Each variant runs in its own child
 // process; ratios compare figures measured in the same run.
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { runInChild } from '../lib/measure.mjs';
 import { opsRatio } from '../lib/report.mjs';
 
@@ -37,9 +38,10 @@ const SLOW = new Set([
 ]);
 const child = fileURLToPath(new URL('./pi-child.mjs', import.meta.url));
 
-function sizesFor(variant, { quick, full }) {
+/** `max`: the largest size (`--max 1000`: the small sizes only, e.g. auto's per-call cost). */
+function sizesFor(variant, { quick, full }, max = Number.POSITIVE_INFINITY) {
   const top = full ? 10 : quick ? (SLOW.has(variant) ? 7 : 8) : 9;
-  return Array.from({ length: top }, (_, i) => 10 ** (i + 1));
+  return Array.from({ length: top }, (_, i) => 10 ** (i + 1)).filter((s) => s <= max);
 }
 
 const at = (rows, variant, samples) => rows.find((r) => r.variant === variant && r.samples === samples);
@@ -52,10 +54,12 @@ function ratio(rows, label, num, den, samples, target) {
 const SYNC = new Set(['js', 'jsBitwise', 'ffi', 'native', 'nativeBitwise', 'parallel', 'wasm']);
 
 export async function run(ctx) {
+  const { values } = parseArgs({ args: ctx.argv, strict: false, options: { max: { type: 'string' } } });
+  const max = values.max === undefined ? undefined : Number(values.max);
   const rows = [];
   for (const variant of VARIANTS) {
     ctx.progress(`variant ${variant}`);
-    const sizes = sizesFor(variant, ctx);
+    const sizes = sizesFor(variant, ctx, max);
     const { value } = await runInChild(child, 'measureVariant', [{ variant, sizes, quick: ctx.quick }], {
       // --full: one JS call at 10^10 is 8–10 minutes on a 2-core AVX2 host.
       timeoutMs: (ctx.full ? 120 : 30) * 60_000,

@@ -120,7 +120,9 @@ export function checkCallOptions(opts: Partial<CallOptions>): CallOptions {
   if (pool !== undefined && !isInstance(pool, Pool)) {
     throw makeError('ERR_INVALID_ARG', 'options.pool must be an offthread Pool');
   }
-  return { pool, ...checkRunOptions(opts) };
+  // Named, not spread: this runs on every call (a spread copies by the source's keys).
+  const { signal, timeout } = checkRunOptions(opts);
+  return { pool, signal, timeout };
 }
 
 /** Pools with jobs in flight: held here so a pool is never collected while it owes results. */
