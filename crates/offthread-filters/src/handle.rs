@@ -394,12 +394,19 @@ impl FilterHandle {
                     Some(c) => cutter.push(c),
                     None => cutter.finish(),
                 };
+                let spares = Arc::clone(&cutter.spares);
                 Ok(Work(Box::new(move || {
                     let out = match step {
                         CsvStep::Done(out) => out,
-                        CsvStep::Piece(piece, mut parser) if end => parser.finish_after(&piece),
-                        CsvStep::Piece(piece, _) if piece.is_empty() => Ok(Vec::new()),
-                        CsvStep::Piece(piece, mut parser) => parser.push(&piece),
+                        CsvStep::Piece(piece, mut parser) => {
+                            let out = match () {
+                                () if end => parser.finish_after(&piece),
+                                () if piece.is_empty() => Ok(Vec::new()),
+                                () => parser.push(&piece),
+                            };
+                            give_back(&spares, piece);
+                            out
+                        }
                     };
                     if out.is_err() {
                         failed.store(true, Ordering::Release);

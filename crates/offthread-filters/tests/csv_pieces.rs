@@ -193,7 +193,7 @@ fn caller_share_of_a_csv_stream() {
     let mut id = 0u64;
     while text.len() < 64 << 20 {
         id += 1;
-        let name = if id % 10 == 0 {
+        let name = if id.is_multiple_of(10) {
             "\"word, \"\"multi\"\"\""
         } else {
             "word multi"
@@ -202,7 +202,7 @@ fn caller_share_of_a_csv_stream() {
             "{id},{}.{},{name},{},{}\n",
             id % 1000,
             id % 7,
-            id % 2 == 0,
+            id.is_multiple_of(2),
             1_700_000_000_000u64 + id
         ));
     }
