@@ -9,10 +9,10 @@
 //! chunk is cut after its last record end. A speculative parse (each piece parsed as
 //! if it started outside quotes, redone when wrong) would move that 15% off this thread
 //! but parse some pieces twice and need a parser whose state can be compared; the scan
-//! is exact and never redoes work. The pieces — every record
-//! the chunk completes, as one thread would output for that chunk — are then parsed
-//! independently, each by a parser that starts at a record boundary with the header's
-//! field positions and the line count before it (`RecordParser::csv_piece`).
+//! is exact and never redoes work. The pieces — every record the chunk completes, as
+//! one thread would output for that chunk — are then parsed independently, each by a
+//! parser that starts at a record boundary with the header's field positions and the
+//! line count before it (`RecordParser::csv_piece`).
 //!
 //! The header, column inference and the BOM are the stream's first records: the
 //! chunks until they are read go through one sequential parser (the head) on the

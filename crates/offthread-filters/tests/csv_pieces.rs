@@ -247,3 +247,36 @@ fn chunks_behind_a_failed_header_are_refused() {
     );
     assert_eq!(second.run().unwrap_err().code, "ERR_FILTER_CLOSED");
 }
+
+/// A push the host's queue refused is taken back (`restore`) and pushed again, in the
+/// head parser's chunks (which it has parsed already) and in the pieces after: the
+/// outputs are those of a stream never refused.
+#[test]
+fn a_refused_push_pushed_again_gives_the_same_outputs() {
+    let spec = SPECS[1].0;
+    let mut rng = Rng(7);
+    let input = random_csv(&mut rng, true, 3, 60, ',');
+    let chunks: Vec<&[u8]> = input.chunks(23).collect();
+    let run = |refuse: bool| {
+        let mut h = FilterHandle::from_json(spec).unwrap();
+        let mut outs = Vec::new();
+        for c in &chunks {
+            if refuse {
+                let mark = h.checkpoint();
+                drop(h.prepare_push(c).unwrap());
+                h.restore(mark);
+            }
+            outs.push(h.prepare_push(c).unwrap().run());
+        }
+        if refuse {
+            let mark = h.checkpoint();
+            drop(h.prepare_finish().unwrap());
+            h.restore(mark);
+        }
+        outs.push(h.prepare_finish().unwrap().run());
+        outs
+    };
+    let (plain, refused) = (run(false), run(true));
+    assert!(plain.iter().all(Result::is_ok));
+    assert_eq!(plain, refused);
+}
