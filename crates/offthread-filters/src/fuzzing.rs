@@ -5,7 +5,7 @@
 //! chunk (except where chunking may shape the output: record batches, deflate blocks).
 //! Compressors must round-trip through their decompressor.
 
-use crate::{ERROR_CODES, FilterError, FilterHandle};
+use crate::{ERROR_CODES, FilterError, FilterHandle, FilterSpec, RecordFormat, RecordParser};
 
 /// The specs the target picks from (by the input's first byte).
 pub const SPECS: &[&str] = &[
@@ -76,10 +76,65 @@ pub fn check_chunking(data: &[u8]) {
             "{spec}"
         );
     }
+    if spec.contains("\"csv\"") {
+        check_csv_pieces(spec, input, &[a, b]);
+    }
     if let (Ok(packed), true) = (&cut, spec.contains("gzip")) {
         assert_eq!(run(r#"{"kind":"gunzip"}"#, &[packed]).unwrap(), input);
     }
     if let (Ok(packed), true) = (&cut, spec.contains("deflateRaw")) {
         assert_eq!(run(r#"{"kind":"inflateRaw"}"#, &[packed]).unwrap(), input);
+    }
+}
+
+/// A CSV stream cut into pieces that run out of order (as on several threads) gives, push
+/// by push, the bytes one sequential parser gives for the same chunks, and the same
+/// first error (code and message: line numbers included). `cuts`: where the input is
+/// cut into chunks (ascending). Panics when it does not hold.
+pub fn check_csv_pieces(spec: &str, input: &[u8], cuts: &[usize]) {
+    let mut chunks = Vec::new();
+    let mut at = 0;
+    for &c in cuts {
+        let c = c.clamp(at, input.len());
+        chunks.push(&input[at..c]);
+        at = c;
+    }
+    chunks.push(&input[at..]);
+    // One thread: the parser itself, a push per chunk, until the first error.
+    let FilterSpec::Records {
+        columns,
+        format: format @ RecordFormat::Csv(_),
+        options,
+    } = FilterSpec::from_json(spec).expect("a valid CSV spec")
+    else {
+        panic!("{spec} is not a CSV spec");
+    };
+    let mut one = RecordParser::with_options(columns, format, options).expect("valid columns");
+    let mut sequential: Vec<Result<Vec<u8>, FilterError>> = Vec::new();
+    for c in &chunks {
+        sequential.push(one.push(c));
+        if sequential.last().is_some_and(Result::is_err) {
+            break;
+        }
+    }
+    if sequential.last().is_none_or(Result::is_ok) {
+        sequential.push(one.finish());
+    }
+    // Pieces: every step prepared in order, the work run last to first.
+    let mut h = FilterHandle::from_json(spec).expect("a valid CSV spec");
+    let mut works: Vec<_> = chunks
+        .iter()
+        .map(|c| h.prepare_push(c).expect("open"))
+        .collect();
+    works.push(h.prepare_finish().expect("open"));
+    let mut pieces: Vec<_> = works.into_iter().rev().map(|w| w.run()).collect();
+    pieces.reverse();
+    for (i, (one, piece)) in sequential.iter().zip(&pieces).enumerate() {
+        assert_eq!(
+            one,
+            piece,
+            "{spec}: step {i} of {} differs, chunks {chunks:?}",
+            pieces.len()
+        );
     }
 }

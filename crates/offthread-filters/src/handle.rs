@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use crate::columns::RecordColumn;
 use crate::compress::{Compressor, Decompressor};
+use crate::csv_split::{CsvCutter, CsvMark, CsvStep, QuoteScan};
 use crate::digest::Digest;
 use crate::error::{BUSY, CLOSED, FilterError, FilterResult, TOO_LARGE};
-use crate::records::{RecordFormat, RecordOptions, RecordParser};
+use crate::records::{CsvOptions, RecordFormat, RecordOptions, RecordParser};
 use crate::spec::FilterSpec;
 use crate::transcode::{Conversion, Spares, Transcoder, give_back, recycle, take_spare};
 
@@ -81,6 +82,9 @@ enum State {
     Parallel(Transcoder),
     /// NDJSON cut after each chunk's last newline: the pieces parse independently.
     Lines(LineCutter),
+    /// CSV cut after each chunk's last record end (csv_split.rs): the pieces parse
+    /// independently once the header is read.
+    Csv(Box<CsvCutter>),
     Sequential {
         filter: Arc<Mutex<Box<dyn Filter>>>,
         busy: Arc<AtomicBool>,
@@ -124,6 +128,7 @@ impl LineCutter {
 /// A handle's ordered state before a push or finish ([`FilterHandle::checkpoint`]).
 pub struct Checkpoint {
     carry: Option<(Vec<u8>, u64)>,
+    csv: Option<CsvMark>,
     finished: bool,
 }
 
@@ -190,11 +195,18 @@ impl FilterHandle {
             }
             FilterSpec::Records {
                 columns,
-                format,
+                format: RecordFormat::Csv(csv),
                 options,
-            } => sequential(Box::new(RecordParser::with_options(
-                columns, format, options,
-            )?)),
+            } => {
+                let CsvOptions {
+                    delimiter, quote, ..
+                } = csv;
+                let head = RecordParser::with_options(columns, RecordFormat::Csv(csv), options)?;
+                match QuoteScan::new(delimiter, quote) {
+                    Some(scan) => State::Csv(Box::new(CsvCutter::new(head, scan))),
+                    None => sequential(Box::new(head)),
+                }
+            }
         };
         Ok(Self {
             state,
@@ -210,10 +222,15 @@ impl FilterHandle {
         let carry = match &self.state {
             State::Parallel(t) => Some(t.checkpoint()),
             State::Lines(c) => Some((c.carry.clone(), c.lines)),
-            State::Sequential { .. } => None,
+            State::Csv(_) | State::Sequential { .. } => None,
+        };
+        let csv = match &self.state {
+            State::Csv(c) => Some(c.mark()),
+            _ => None,
         };
         Checkpoint {
             carry,
+            csv,
             finished: self.finished,
         }
     }
@@ -231,11 +248,17 @@ impl FilterHandle {
             (State::Sequential { busy, .. }, _) => busy.store(false, Ordering::Release),
             _ => {}
         }
+        if let (State::Csv(c), Some(mark)) = (&mut self.state, checkpoint.csv) {
+            c.restore(mark);
+        }
     }
 
     /// Several pushes may be in flight at once.
     pub fn parallel(&self) -> bool {
-        matches!(self.state, State::Parallel(_) | State::Lines(_))
+        matches!(
+            self.state,
+            State::Parallel(_) | State::Lines(_) | State::Csv(_)
+        )
     }
 
     fn check_open(&self) -> FilterResult<()> {
@@ -263,7 +286,7 @@ impl FilterHandle {
     pub fn output_bound(&self, chunk_len: usize) -> Option<usize> {
         match &self.state {
             State::Parallel(t) => t.conversion.output_bound(t.next_piece_len(chunk_len)),
-            State::Lines(_) | State::Sequential { .. } => None,
+            State::Lines(_) | State::Csv(_) | State::Sequential { .. } => None,
         }
     }
 
@@ -359,6 +382,32 @@ impl FilterHandle {
                             p.push(&piece)
                         }
                     });
+                    if out.is_err() {
+                        failed.store(true, Ordering::Release);
+                    }
+                    out
+                })))
+            }
+            State::Csv(cutter) => {
+                let end = chunk.is_none();
+                let step = match chunk {
+                    Some(c) => cutter.push(c),
+                    None => cutter.finish(),
+                };
+                let spares = Arc::clone(&cutter.spares);
+                Ok(Work(Box::new(move || {
+                    let out = match step {
+                        CsvStep::Done(out) => out,
+                        CsvStep::Piece(piece, mut parser) => {
+                            let out = match () {
+                                () if end => parser.finish_after(&piece),
+                                () if piece.is_empty() => Ok(Vec::new()),
+                                () => parser.push(&piece),
+                            };
+                            give_back(&spares, piece);
+                            out
+                        }
+                    };
                     if out.is_err() {
                         failed.store(true, Ordering::Release);
                     }

@@ -297,6 +297,74 @@ impl RecordParser {
         Ok(())
     }
 
+    /// A parser for a piece of this CSV stream that starts at a record boundary after
+    /// `newlines` newlines, once this parser has read the header (and inferred the
+    /// columns, and seen whether a BOM leads): it reads records as this one would, with
+    /// the same columns, field positions, width and line numbers. None before then, or
+    /// for NDJSON.
+    pub fn csv_piece(&self, newlines: u64) -> Option<RecordParser> {
+        let Parser::Csv {
+            header,
+            source,
+            width,
+            lead,
+            positional_header,
+            delimiter,
+            quote,
+            ..
+        } = &self.parser
+        else {
+            return None;
+        };
+        if *header || lead.is_some() || self.infer.is_some() {
+            return None;
+        }
+        let mut reader = csv_core::ReaderBuilder::new()
+            .delimiter(*delimiter)
+            .quote(*quote)
+            .build();
+        // A new reader strips a BOM at its first read, but a piece's first bytes are
+        // data: a newline read first (a blank line, skipped) uses that read up.
+        reader.set_line(newlines);
+        let _ = reader.read_record(b"\n", &mut [0u8; 1], &mut [0usize; 1]);
+        let mut piece = Self {
+            columns: Vec::new(),
+            data: Vec::new(),
+            valid: Vec::new(),
+            row_nulls: Vec::new(),
+            rows: 0,
+            records: self.records,
+            options: self.options.clone(),
+            skipped: 0,
+            skipped_lines: Vec::new(),
+            announced: self.announced,
+            infer: None,
+            parser: Parser::Csv {
+                reader: Box::new(reader),
+                header: false,
+                source: source.clone(),
+                width: *width,
+                out: vec![0; 1024],
+                out_len: 0,
+                ends: vec![0; self.columns.len().max(16)],
+                ends_len: 0,
+                lead: None,
+                positional_header: *positional_header,
+                delimiter: *delimiter,
+                quote: *quote,
+            },
+        };
+        piece.set_columns(self.columns.clone());
+        Some(piece)
+    }
+
+    /// The end of a piece's stream: `rest` (no whole record) and the last record's batch,
+    /// as [`finish`](Self::finish) after pushing `rest` would give.
+    pub fn finish_after(&mut self, rest: &[u8]) -> FilterResult<Vec<u8>> {
+        self.parse(rest, false)?;
+        self.finish()
+    }
+
     /// An NDJSON parser for a piece of a stream that starts after `lines` lines: its
     /// errors number lines as in the whole stream.
     pub fn starting_after_line(mut self, lines: u64) -> Self {

@@ -361,15 +361,18 @@ impl FilterSpec {
     }
 
     /// Chunks of this filter may be processed in parallel: each push is independent once
-    /// cut at a character boundary (transcoding) or after a line (NDJSON).
+    /// cut at a character boundary (transcoding), after a line (NDJSON) or after a
+    /// record (CSV whose delimiter and quote are neither a newline nor each other).
     pub fn parallel(&self) -> bool {
-        matches!(
-            self,
-            FilterSpec::Transcode(_)
-                | FilterSpec::Records {
-                    format: RecordFormat::Ndjson,
-                    ..
+        match self {
+            FilterSpec::Transcode(_) => true,
+            FilterSpec::Records { format, .. } => match format {
+                RecordFormat::Ndjson => true,
+                RecordFormat::Csv(o) => {
+                    crate::csv_split::QuoteScan::new(o.delimiter, o.quote).is_some()
                 }
-        )
+            },
+            _ => false,
+        }
     }
 }

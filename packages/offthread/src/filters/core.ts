@@ -263,7 +263,10 @@ function openCore(spec: FilterSpec, options: FilterRunOptions): FilterCore {
   const engine = pool.engine;
   if (native && engine === 'native') {
     const filter: NativeFilter = new native.NativeFilter(json);
-    const inFlight = parallel ? checkInFlight(options.inFlight, Math.max(2, pool.threads)) : 1;
+    // A CSV piece waits on this thread between its pushes (the quote scan, the next
+    // read, the batch's decode): two per pool thread keep the threads busy meanwhile.
+    const depth = spec.kind === 'csv' ? 2 * pool.threads : pool.threads;
+    const inFlight = parallel ? checkInFlight(options.inFlight, Math.max(2, depth)) : 1;
     const submit = waitingForRoom(filter);
     return {
       parallel,

@@ -138,8 +138,18 @@ export type FilterSpec =
   // never reaches the Rust side.
   | { kind: 'guest'; interface: string; fn: string; finish?: string };
 
-/** Pushes of these filters are independent once cut at a character boundary (transcoding) or a line (NDJSON). */
+/**
+ * Pushes of these filters are independent once cut at a character boundary (transcoding),
+ * a line (NDJSON) or a record end (CSV: the Rust side follows quotes from the stream's
+ * start, unless its quote is its delimiter or a newline — then one chunk at a time).
+ */
 export function isParallel(spec: FilterSpec): boolean {
+  if (spec.kind === 'csv') {
+    const delimiter = spec.delimiter ?? ',';
+    const quote = spec.quote ?? '"';
+    const newline = (c: string) => c === '\r' || c === '\n';
+    return delimiter !== quote && !newline(delimiter) && !newline(quote);
+  }
   return spec.kind === 'transcode' || spec.kind === 'ndjson';
 }
 
