@@ -13,7 +13,6 @@ use ::brotli::{BrotliDecompressStream, BrotliResult, BrotliState, CompressorWrit
 
 use crate::compress::{HOLD_BACK, PIECE};
 use crate::error::{CORRUPT_DATA, FilterError, FilterResult};
-use crate::handle::Filter;
 
 /// Node's BROTLI_DEFAULT_QUALITY and BROTLI_DEFAULT_WINDOW.
 pub const DEFAULT_QUALITY: u32 = 11;
@@ -55,8 +54,8 @@ impl BrotliCompressor {
     }
 }
 
-impl Filter for BrotliCompressor {
-    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+impl BrotliCompressor {
+    pub fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
         if self.writer.is_none() && self.held.len() + chunk.len() < HOLD_BACK {
             self.held.extend_from_slice(chunk);
             return Ok(Vec::new());
@@ -68,7 +67,7 @@ impl Filter for BrotliCompressor {
     }
 
     /// Encodes what was held back and the last meta-block; the encoder is freed.
-    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+    pub fn finish(&mut self) -> FilterResult<Vec<u8>> {
         let held = std::mem::take(&mut self.held);
         let mut out = self.write(&held)?;
         let writer = self.writer.take().expect("made by write");
@@ -196,15 +195,6 @@ impl BrotliDecompressor {
             ));
         }
         Ok(out)
-    }
-}
-
-impl Filter for BrotliDecompressor {
-    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
-        BrotliDecompressor::push(self, chunk)
-    }
-    fn finish(&mut self) -> FilterResult<Vec<u8>> {
-        BrotliDecompressor::finish(self)
     }
 }
 

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::brotli::{BrotliCompressor, BrotliDecompressor};
 use crate::columns::RecordColumn;
 use crate::compress::{Compressor, Decompressor};
 use crate::csv_split::{CsvCutter, CsvMark, CsvStep, QuoteScan};
@@ -12,6 +13,7 @@ use crate::error::{BUSY, CLOSED, FilterError, FilterResult, TOO_LARGE};
 use crate::records::{CsvOptions, RecordFormat, RecordOptions, RecordParser};
 use crate::spec::FilterSpec;
 use crate::transcode::{Conversion, Spares, Transcoder, give_back, recycle, take_spare};
+use crate::zstd::{ZstdCompressor, ZstdDecompressor};
 
 /// A stateful filter: chunks in order, then `finish` once.
 pub trait Filter: Send {
@@ -53,6 +55,42 @@ impl Filter for RecordParser {
     }
     fn finish(&mut self) -> FilterResult<Vec<u8>> {
         RecordParser::finish(self)
+    }
+}
+
+impl Filter for ZstdCompressor {
+    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        ZstdCompressor::push(self, chunk)
+    }
+    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        ZstdCompressor::finish(self)
+    }
+}
+
+impl Filter for ZstdDecompressor {
+    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        ZstdDecompressor::push(self, chunk)
+    }
+    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        ZstdDecompressor::finish(self)
+    }
+}
+
+impl Filter for BrotliCompressor {
+    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        BrotliCompressor::push(self, chunk)
+    }
+    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        BrotliCompressor::finish(self)
+    }
+}
+
+impl Filter for BrotliDecompressor {
+    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
+        BrotliDecompressor::push(self, chunk)
+    }
+    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+        BrotliDecompressor::finish(self)
     }
 }
 
@@ -169,16 +207,14 @@ impl FilterHandle {
             }
             FilterSpec::Decompress(format) => sequential(Box::new(Decompressor::new(format))),
             FilterSpec::Digest(kind) => sequential(Box::new(Digest::new(kind))),
-            FilterSpec::ZstdCompress => sequential(Box::<crate::zstd::ZstdCompressor>::default()),
+            FilterSpec::ZstdCompress => sequential(Box::<ZstdCompressor>::default()),
             FilterSpec::ZstdDecompress { window_log_max } => {
-                sequential(Box::new(crate::zstd::ZstdDecompressor::new(window_log_max)))
+                sequential(Box::new(ZstdDecompressor::new(window_log_max)))
             }
-            FilterSpec::BrotliCompress { quality, window } => sequential(Box::new(
-                crate::brotli::BrotliCompressor::new(quality, window),
-            )),
-            FilterSpec::BrotliDecompress => {
-                sequential(Box::<crate::brotli::BrotliDecompressor>::default())
+            FilterSpec::BrotliCompress { quality, window } => {
+                sequential(Box::new(BrotliCompressor::new(quality, window)))
             }
+            FilterSpec::BrotliDecompress => sequential(Box::<BrotliDecompressor>::default()),
             FilterSpec::Records {
                 columns,
                 format: RecordFormat::Ndjson,

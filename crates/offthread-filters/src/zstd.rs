@@ -16,7 +16,6 @@ use ruzstd::encoding::{CompressionLevel, compress_to_vec};
 
 use crate::compress::PIECE;
 use crate::error::{CORRUPT_DATA, FilterError, FilterResult, WINDOW_TOO_LARGE};
-use crate::handle::Filter;
 
 /// Input per frame, and so the input a stream holds at most. Measured on the streams
 /// bench's 100 MiB text: 1 MiB frames write 0.006 % more than one frame (128 KiB ones
@@ -59,8 +58,8 @@ impl Default for ZstdCompressor {
     }
 }
 
-impl Filter for ZstdCompressor {
-    fn push(&mut self, mut chunk: &[u8]) -> FilterResult<Vec<u8>> {
+impl ZstdCompressor {
+    pub fn push(&mut self, mut chunk: &[u8]) -> FilterResult<Vec<u8>> {
         let mut out = Vec::new();
         if !self.held.is_empty() {
             let take = chunk.len().min(FRAME - self.held.len());
@@ -81,7 +80,7 @@ impl Filter for ZstdCompressor {
         Ok(out)
     }
 
-    fn finish(&mut self) -> FilterResult<Vec<u8>> {
+    pub fn finish(&mut self) -> FilterResult<Vec<u8>> {
         let mut out = Vec::new();
         let held = std::mem::take(&mut self.held);
         if !held.is_empty() || !self.wrote {
@@ -314,15 +313,6 @@ impl ZstdDecompressor {
                 "the input ends inside a frame (truncated: unexpected end of file)",
             )),
         }
-    }
-}
-
-impl Filter for ZstdDecompressor {
-    fn push(&mut self, chunk: &[u8]) -> FilterResult<Vec<u8>> {
-        ZstdDecompressor::push(self, chunk)
-    }
-    fn finish(&mut self) -> FilterResult<Vec<u8>> {
-        ZstdDecompressor::finish(self)
     }
 }
 
