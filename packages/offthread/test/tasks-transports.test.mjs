@@ -10,7 +10,7 @@ import { exposeTasks, Pool, tasks } from 'offthread';
 
 const require = createRequire(import.meta.url);
 // The pool's internals (not exported by the package): the Node build's own file.
-const { MessageJobPool } = require('../dist/pool/jobs.js');
+const { MessageJobPool } = require('../dist/pool/message-jobs.js');
 
 const fixture = (name) => new URL(`../test-fixtures/tasks/${name}`, import.meta.url);
 const codeOf = (p) =>

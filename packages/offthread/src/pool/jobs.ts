@@ -18,9 +18,9 @@
 
 import { makeError } from '../errors.js';
 import { host, type Transferable, type WorkerPort } from '../host.js';
-import { type RunOptions, watchCall } from './call.js';
 import { decode, encode, NO_FIT, type Region, region } from './codec.js';
 import type { TaskStats } from './engine.js';
+import { type Job, type JobOptions, type JobPoolOptions, jobMessage, newJob, refusal } from './job.js';
 import {
   CLAIMED,
   DONE,
@@ -31,7 +31,6 @@ import {
   Layout,
   MAIN,
   PRIORITIES,
-  type Priority,
   QUEUED,
   RUNNING,
   S_CANCEL,
@@ -48,62 +47,18 @@ import {
   W_SIGNAL,
   W_SLEEP,
 } from './layout.js';
+import { MessageJobPool } from './message-jobs.js';
 import type { FromWorker, ToWorker } from './serve.js';
-import { JobStream } from './streams.js';
-import { findUncloneable, fromWire } from './wire.js';
+import { findUncloneable } from './wire.js';
 
+export type { JobOptions, JobPoolOptions, ResourceLimits } from './job.js';
 export type { Priority } from './layout.js';
-
-/** Node's worker resource limits (MB), applied to each worker. */
-export interface ResourceLimits {
-  maxOldGenerationSizeMb?: number;
-  maxYoungGenerationSizeMb?: number;
-  codeRangeSizeMb?: number;
-  stackSizeMb?: number;
-}
-
-export interface JobPoolOptions {
-  threads: number;
-  /** Most jobs waiting to start; past it calls reject with ERR_QUEUE_FULL. */
-  maxQueue: number;
-  /** The worker script (host-specific; the feature names it). */
-  script: string;
-  resourceLimits?: ResourceLimits | undefined;
-  /** ms a running job has to stop after its abort before its worker is replaced. */
-  grace: number;
-  /** The workers' scheduling niceness (where the host can set a thread's). */
-  nice: number;
-}
-
-export interface JobOptions extends RunOptions {
-  /** Moved to the worker, not copied (ArrayBuffers, MessagePorts, …). */
-  transfer?: Transferable[] | undefined;
-  priority?: Priority | undefined;
-  onProgress?: ((value: unknown) => void) | undefined;
-}
-
-interface Job {
-  id: number;
-  fn: number;
-  args: unknown[];
-  transfer: Transferable[] | undefined;
-  priority: number;
-  slot: number;
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
-  stop(): void;
-  settled: boolean;
-  onProgress: ((value: unknown) => void) | undefined;
-  /** The job streams its result (pool/streams.ts): weak, so a dropped stream can be collected and cancel itself. */
-  stream?: WeakRef<JobStream>;
-}
 
 interface Thread {
   index: number;
   port: WorkerPort;
   ready: boolean;
 }
-
 const waitAsync = (
   Atomics as unknown as {
     waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> | string };
@@ -163,33 +118,10 @@ export class JobPool {
 
   /** Runs registered function `fn` with `args` on a worker. */
   run(fn: number, args: unknown[], options: JobOptions): Promise<unknown> {
-    if (this.#state !== 'open') return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
-    if (this.#broken) return Promise.reject(this.#broken);
-    if (options.signal?.aborted) {
-      return Promise.reject(makeError('ERR_ABORTED', 'The operation was aborted', options.signal.reason));
-    }
-    if (this.#queued() >= this.#options.maxQueue) {
-      return Promise.reject(makeError('ERR_QUEUE_FULL', `the pool already holds ${this.#queued()} queued jobs`));
-    }
+    const refused = refusal(this.#state, this.#broken, options, this.#queued(), this.#options.maxQueue);
+    if (refused) return refused;
     this.#start();
-    const job: Job = {
-      id: this.#nextId++,
-      fn,
-      args,
-      transfer: options.transfer,
-      priority: options.priority === undefined ? 1 : PRIORITIES.indexOf(options.priority),
-      slot: -1,
-      resolve: noop,
-      reject: noop,
-      stop: noop,
-      settled: false,
-      onProgress: options.onProgress,
-    };
-    const promise = new Promise<unknown>((resolve, reject) => {
-      job.resolve = resolve;
-      job.reject = reject;
-    });
-    if (options.signal || options.timeout !== undefined) job.stop = watchCall(options, (err) => this.#abort(job, err));
+    const [job, promise] = newJob(this.#nextId++, fn, args, options, (j, err) => this.#abort(j, err));
     this.#pending++;
     this.#updateBusy();
     if (this.#free.length > 0) this.#place(job);
@@ -496,36 +428,15 @@ export class JobPool {
     }
     const job = this.#bySlot[msg.slot];
     if (!job || job.id !== msg.id) return;
-    switch (msg.type) {
-      case 'progress':
-        if (!job.settled) job.onProgress?.(msg.value);
-        return;
-      case 'stream': {
-        const stream = new JobStream(
-          (n) => this.#post(thread, { type: 'pull', slot: msg.slot, id: job.id, n }),
-          () => this.#abort(job, makeError('ERR_ABORTED', 'the stream was returned by its consumer')),
-        );
-        job.stream = new WeakRef(stream);
-        job.resolve(stream); // the call resolves now; the job settles when the stream ends
-        return;
-      }
-      case 'item': {
-        const stream = job.stream?.deref();
-        if (stream) stream.push(msg.value);
-        return;
-      }
-      case 'result':
-        if (!job.settled) this.#counts.completed++;
-        job.stream?.deref()?.end(msg.value);
-        this.#settle(job, null, msg.value);
-        break;
-      default: {
-        if (!job.settled) this.#counts.failed++;
-        const err = fromWire(msg.error);
-        job.stream?.deref()?.fail(err);
-        this.#settle(job, err);
-      }
-    }
+    const outcome = jobMessage(
+      job,
+      msg,
+      this.#counts,
+      (n) => this.#post(thread, { type: 'pull', slot: msg.slot, id: job.id, n }),
+      (err) => this.#abort(job, err),
+    );
+    if (!outcome) return;
+    this.#settle(job, outcome.err, outcome.value);
     this.#freeSlot(msg.slot);
   }
 
@@ -687,8 +598,6 @@ export class JobPool {
   }
 }
 
-function noop(): void {}
-
 /** What a feature sees of a job pool, over shared memory or by message. */
 export type Jobs = Pick<JobPool, 'threads' | 'setup' | 'run' | 'stats' | 'close' | 'destroy' | 'sleep'> & {
   onBusy: (busy: boolean) => void;
@@ -698,305 +607,4 @@ export type Jobs = Pick<JobPool, 'threads' | 'setup' | 'run' | 'stats' | 'close'
 /** A job pool for this host: over shared memory where it has it, else by message. */
 export function jobPool(options: JobPoolOptions): Jobs {
   return host().sharedMemory() ? new JobPool(options) : new MessageJobPool(options);
-}
-
-interface MessageThread {
-  index: number;
-  port: WorkerPort;
-  ready: boolean;
-  /** The job it runs, or null when idle. */
-  job: Job | null;
-}
-
-/**
- * A job pool without shared memory (a browser page that is not cross-origin isolated):
- * the caller keeps the queue (by priority, no starvation, as JobPool's workers take) and
- * posts each job to an idle worker; the worker answers by message (pool/serve.ts,
- * serveByMessage). Abort, timeout, grace, death, streams and progress behave as in
- * JobPool, except that a running task's signal aborts only once its worker reads the
- * 'cancel' message — when the task awaits — so a CPU loop is stopped by the grace timer.
- */
-export class MessageJobPool {
-  readonly threads: number;
-  readonly #options: JobPoolOptions;
-  #threads: MessageThread[] = [];
-  readonly #queue: Job[][] = PRIORITIES.map(() => []);
-  #queued = 0;
-  #takes = 0;
-  readonly #setups: unknown[] = [];
-  #nextId = 1;
-  #pending = 0;
-  #busy = false;
-  #state: 'open' | 'closed' | 'destroyed' = 'open';
-  #broken: Error | null = null;
-  #idle: (() => void)[] = [];
-  readonly #counts = { completed: 0, failed: 0, cancelled: 0, replaced: 0 };
-  onBusy: (busy: boolean) => void = () => {};
-  onReply: (body: unknown) => void = () => {};
-
-  constructor(options: JobPoolOptions) {
-    this.#options = options;
-    this.threads = options.threads;
-  }
-
-  setup(body: unknown): void {
-    this.#setups.push(body);
-    for (const t of this.#threads) t.port.post({ type: 'setup', body } satisfies ToWorker);
-  }
-
-  run(fn: number, args: unknown[], options: JobOptions): Promise<unknown> {
-    if (this.#state !== 'open') return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
-    if (this.#broken) return Promise.reject(this.#broken);
-    if (options.signal?.aborted) {
-      return Promise.reject(makeError('ERR_ABORTED', 'The operation was aborted', options.signal.reason));
-    }
-    if (this.#queued >= this.#options.maxQueue) {
-      return Promise.reject(makeError('ERR_QUEUE_FULL', `the pool already holds ${this.#queued} queued jobs`));
-    }
-    const bad = options.transfer ? null : findUncloneable(args, 'args');
-    if (bad) return Promise.reject(makeError('ERR_TASK_DATA', `an argument cannot cross to a worker: ${bad}`));
-    if (this.#threads.length === 0) for (let i = 0; i < this.threads; i++) this.#threads.push(this.#spawn(i));
-    const job: Job = {
-      id: this.#nextId++,
-      fn,
-      args,
-      transfer: options.transfer,
-      priority: options.priority === undefined ? 1 : PRIORITIES.indexOf(options.priority),
-      slot: -1,
-      resolve: noop,
-      reject: noop,
-      stop: noop,
-      settled: false,
-      onProgress: options.onProgress,
-    };
-    const promise = new Promise<unknown>((resolve, reject) => {
-      job.resolve = resolve;
-      job.reject = reject;
-    });
-    if (options.signal || options.timeout !== undefined) job.stop = watchCall(options, (err) => this.#abort(job, err));
-    this.#pending++;
-    this.#updateBusy();
-    (this.#queue[job.priority] as Job[]).push(job);
-    this.#queued++;
-    this.#dispatch();
-    return promise;
-  }
-
-  stats(): TaskStats {
-    let running = 0;
-    for (const t of this.#threads) if (t.job) running++;
-    return { threads: this.threads, queued: this.#queued, running, ...this.#counts };
-  }
-
-  close(): Promise<void> {
-    if (this.#state === 'open') this.#state = 'closed';
-    if (this.#pending === 0 && !this.#threads.some((t) => t.job)) {
-      this.#stopAll();
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#idle.push(resolve));
-  }
-
-  destroy(): void {
-    this.#state = 'destroyed';
-    // A pool whose workers cannot start fails its pending calls with why, as its later ones.
-    const err = this.#broken ?? makeError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished');
-    for (const list of this.#queue) for (const job of list.splice(0)) this.#settle(job, err);
-    this.#queued = 0;
-    for (const t of this.#threads) if (t.job) this.#settle(t.job, err);
-    this.#stopAll();
-    for (const done of this.#idle.splice(0)) done();
-  }
-
-  sleep(): boolean {
-    if (this.#state === 'open' && this.#pending === 0 && !this.#threads.some((t) => t.job)) this.#stopAll();
-    return true;
-  }
-
-  #spawn(index: number): MessageThread {
-    const port = host().spawnWorker(`offthread-task-${index}`, {
-      script: this.#options.script,
-      resourceLimits: this.#options.resourceLimits,
-    });
-    const thread: MessageThread = { index, port, ready: false, job: null };
-    const self = new WeakRef(this);
-    port.onMessage((msg) => {
-      const pool = self.deref();
-      if (pool) pool.#onMessage(thread, msg as FromWorker);
-    });
-    port.onError((message) => {
-      const pool = self.deref();
-      if (pool) pool.#onDeath(thread, message);
-    });
-    port.ref(this.#busy);
-    const init: ToWorker = { type: 'init', buffer: null, index, workers: this.threads, nice: this.#options.nice };
-    port.post(init);
-    for (const body of this.#setups) port.post({ type: 'setup', body } satisfies ToWorker);
-    return thread;
-  }
-
-  /** The next queued job: high first, but every 4th take prefers normal and every 16th low. */
-  #take(): Job | undefined {
-    const n = this.#takes++;
-    const first = (n & 15) === 15 ? 2 : (n & 3) === 3 ? 1 : 0;
-    for (const p of [first, ...[0, 1, 2].filter((q) => q !== first)]) {
-      const job = (this.#queue[p] as Job[]).shift();
-      if (job) {
-        this.#queued--;
-        return job;
-      }
-    }
-    return undefined;
-  }
-
-  #dispatch(): void {
-    for (const t of this.#threads) {
-      if (t.job || this.#queued === 0) continue;
-      const job = this.#take() as Job;
-      t.job = job;
-      job.slot = t.index;
-      try {
-        t.port.post({ type: 'job', slot: t.index, id: job.id, fn: job.fn, args: job.args }, job.transfer);
-      } catch (err) {
-        t.job = null;
-        this.#counts.failed++;
-        this.#settle(
-          job,
-          makeError('ERR_TASK_DATA', `an argument cannot cross to a worker: ${(err as Error).message}`),
-        );
-      }
-    }
-  }
-
-  #onMessage(thread: MessageThread, msg: FromWorker): void {
-    if (msg.type === 'ready') {
-      thread.ready = true;
-      return;
-    }
-    if (msg.type === 'reply') {
-      this.onReply(msg.body);
-      return;
-    }
-    const job = thread.job;
-    if (!job || job.id !== msg.id) return;
-    switch (msg.type) {
-      case 'progress':
-        if (!job.settled) job.onProgress?.(msg.value);
-        return;
-      case 'stream': {
-        const stream = new JobStream(
-          (n) => thread.port.post({ type: 'pull', slot: thread.index, id: job.id, n } satisfies ToWorker),
-          () => this.#abort(job, makeError('ERR_ABORTED', 'the stream was returned by its consumer')),
-        );
-        job.stream = new WeakRef(stream);
-        job.resolve(stream);
-        return;
-      }
-      case 'item':
-        job.stream?.deref()?.push(msg.value);
-        return;
-      case 'result':
-        if (!job.settled) this.#counts.completed++;
-        job.stream?.deref()?.end(msg.value);
-        this.#settle(job, null, msg.value);
-        break;
-      default: {
-        if (!job.settled) this.#counts.failed++;
-        const err = fromWire(msg.error);
-        job.stream?.deref()?.fail(err);
-        this.#settle(job, err);
-      }
-    }
-    thread.job = null;
-    this.#dispatch();
-    this.#updateBusy(); // an aborted job's worker let go: the last use may be over
-    this.#maybeIdle();
-  }
-
-  #settle(job: Job, err: unknown, value?: unknown): void {
-    if (job.settled) return;
-    job.settled = true;
-    job.stop();
-    if (err !== null) job.reject(err);
-    else job.resolve(value);
-    this.#pending--;
-    this.#updateBusy();
-    this.#maybeIdle();
-  }
-
-  #abort(job: Job, err: Error): void {
-    if (job.settled) return;
-    this.#counts.cancelled++;
-    job.stream?.deref()?.fail(err);
-    this.#settle(job, err);
-    const thread = this.#threads.find((t) => t.job === job);
-    if (!thread) {
-      const list = this.#queue[job.priority] as Job[];
-      const at = list.indexOf(job);
-      if (at >= 0) {
-        list.splice(at, 1);
-        this.#queued--;
-      }
-      return;
-    }
-    thread.port.post({ type: 'cancel', slot: thread.index, id: job.id } satisfies ToWorker);
-    const check = (): void => {
-      if (thread.job !== job || !this.#threads.includes(thread)) return;
-      // A worker still starting has not run the job (its 'cancel' will drop it): wait, not kill.
-      if (!thread.ready) {
-        later();
-        return;
-      }
-      this.#onDeath(thread, `its task did not stop within ${this.#options.grace} ms of its abort`);
-    };
-    const later = (): void => {
-      const timer = setTimeout(check, this.#options.grace);
-      (timer as { unref?: () => void }).unref?.();
-    };
-    later();
-  }
-
-  #onDeath(thread: MessageThread, message: string): void {
-    if (!this.#threads.includes(thread) || this.#state === 'destroyed') return;
-    if (!thread.ready && this.#counts.completed === 0 && this.#counts.failed === 0) {
-      this.#broken = makeError('ERR_BACKEND_UNAVAILABLE', `a task worker failed to start: ${message}`);
-      this.destroy();
-      return;
-    }
-    thread.port.terminate();
-    const job = thread.job;
-    thread.job = null;
-    if (job && !job.settled) {
-      this.#counts.failed++;
-      const err = makeError('ERR_WORKER_DIED', `the worker running this task died: ${message}`);
-      job.stream?.deref()?.fail(err);
-      this.#settle(job, err);
-    }
-    this.#counts.replaced++;
-    this.#threads[this.#threads.indexOf(thread)] = this.#spawn(thread.index);
-    this.#dispatch();
-    this.#updateBusy();
-    this.#maybeIdle();
-  }
-
-  #maybeIdle(): void {
-    if (this.#state === 'open' || this.#pending > 0 || this.#threads.some((t) => t.job)) return;
-    this.#stopAll();
-    for (const done of this.#idle.splice(0)) done();
-  }
-
-  #updateBusy(): void {
-    const on = this.#pending > 0 || this.#threads.some((t) => t.job);
-    if (on === this.#busy) return;
-    this.#busy = on;
-    for (const t of this.#threads) t.port.ref(on);
-    this.onBusy(on);
-  }
-
-  #stopAll(): void {
-    const threads = this.#threads;
-    this.#threads = [];
-    for (const t of threads) t.port.terminate();
-    this.#updateBusy();
-  }
 }

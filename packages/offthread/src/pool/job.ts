@@ -1,0 +1,150 @@
+/**
+ * What both job pools share (jobs.ts over shared memory, message-jobs.ts by message):
+ * their options, a job and its promise, the checks before one is taken, and what a
+ * worker's message about a job does to it.
+ */
+import { makeError } from '../errors.js';
+import type { Transferable } from '../host.js';
+import { type RunOptions, watchCall } from './call.js';
+import { PRIORITIES, type Priority } from './layout.js';
+import type { FromWorker } from './serve.js';
+import { JobStream } from './streams.js';
+import { fromWire } from './wire.js';
+
+/** Node's worker resource limits (MB), applied to each worker. */
+export interface ResourceLimits {
+  maxOldGenerationSizeMb?: number;
+  maxYoungGenerationSizeMb?: number;
+  codeRangeSizeMb?: number;
+  stackSizeMb?: number;
+}
+
+export interface JobPoolOptions {
+  threads: number;
+  /** Most jobs waiting to start; past it calls reject with ERR_QUEUE_FULL. */
+  maxQueue: number;
+  /** The worker script (host-specific; the feature names it). */
+  script: string;
+  resourceLimits?: ResourceLimits | undefined;
+  /** ms a running job has to stop after its abort before its worker is replaced. */
+  grace: number;
+  /** The workers' scheduling niceness (where the host can set a thread's). */
+  nice: number;
+}
+
+export interface JobOptions extends RunOptions {
+  /** Moved to the worker, not copied (ArrayBuffers, MessagePorts, …). */
+  transfer?: Transferable[] | undefined;
+  priority?: Priority | undefined;
+  onProgress?: ((value: unknown) => void) | undefined;
+}
+
+export interface Job {
+  id: number;
+  fn: number;
+  args: unknown[];
+  transfer: Transferable[] | undefined;
+  priority: number;
+  slot: number;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+  stop(): void;
+  settled: boolean;
+  onProgress: ((value: unknown) => void) | undefined;
+  /** The job streams its result (pool/streams.ts): weak, so a dropped stream can be collected and cancel itself. */
+  stream?: WeakRef<JobStream>;
+}
+
+/** Why `run` cannot take a job now, as its rejection; null when it can. */
+export function refusal(
+  state: string,
+  broken: Error | null,
+  options: JobOptions,
+  queued: number,
+  maxQueue: number,
+): Promise<never> | null {
+  if (state !== 'open') return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${state}`));
+  if (broken) return Promise.reject(broken);
+  if (options.signal?.aborted) {
+    return Promise.reject(makeError('ERR_ABORTED', 'The operation was aborted', options.signal.reason));
+  }
+  if (queued >= maxQueue) {
+    return Promise.reject(makeError('ERR_QUEUE_FULL', `the pool already holds ${queued} queued jobs`));
+  }
+  return null;
+}
+
+/** A new job of `run`, the promise its caller gets, and its abort/timeout watch calling `abort`. */
+export function newJob(
+  id: number,
+  fn: number,
+  args: unknown[],
+  options: JobOptions,
+  abort: (job: Job, err: Error) => void,
+): [Job, Promise<unknown>] {
+  const job: Job = {
+    id,
+    fn,
+    args,
+    transfer: options.transfer,
+    priority: options.priority === undefined ? 1 : PRIORITIES.indexOf(options.priority),
+    slot: -1,
+    resolve: noop,
+    reject: noop,
+    stop: noop,
+    settled: false,
+    onProgress: options.onProgress,
+  };
+  const promise = new Promise<unknown>((resolve, reject) => {
+    job.resolve = resolve;
+    job.reject = reject;
+  });
+  if (options.signal || options.timeout !== undefined) job.stop = watchCall(options, (err) => abort(job, err));
+  return [job, promise];
+}
+
+/** A finished job's outcome: the error, or null and the value. */
+export type Outcome = { err: unknown; value?: unknown };
+
+/**
+ * What both pools do with a job's message from its worker: progress, a stream's start
+ * (`pull` asks the worker for more items, `abort` cancels the job) and its items, the
+ * result or the error, counted in `counts`. Returns the outcome once the job is finished
+ * (the caller settles it and frees the worker), else null.
+ */
+export function jobMessage(
+  job: Job,
+  msg: FromWorker & { type: 'progress' | 'stream' | 'item' | 'result' | 'error' },
+  counts: { completed: number; failed: number },
+  pull: (n: number) => void,
+  abort: (err: Error) => void,
+): Outcome | null {
+  switch (msg.type) {
+    case 'progress':
+      if (!job.settled) job.onProgress?.(msg.value);
+      return null;
+    case 'stream': {
+      const stream = new JobStream(pull, () =>
+        abort(makeError('ERR_ABORTED', 'the stream was returned by its consumer')),
+      );
+      job.stream = new WeakRef(stream);
+      job.resolve(stream); // the call resolves now; the job settles when the stream ends
+      return null;
+    }
+    case 'item':
+      job.stream?.deref()?.push(msg.value);
+      return null;
+    case 'result':
+      if (!job.settled) counts.completed++;
+      job.stream?.deref()?.end(msg.value);
+      return { err: null, value: msg.value };
+    default: {
+      if (!job.settled) counts.failed++;
+      const err = fromWire(msg.error);
+      job.stream?.deref()?.fail(err);
+      return { err };
+    }
+  }
+}
+
+export function noop(): void {}
