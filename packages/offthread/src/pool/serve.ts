@@ -11,6 +11,7 @@
  * and when there is nothing to do: it then waits on W_SIGNAL with Atomics.waitAsync,
  * after a brief spin when the last job was a lone call (the next one usually follows).
  */
+import type { Transferable } from '../host.js';
 import { decode, encode, NO_FIT, type Region, region } from './codec.js';
 import {
   CLAIMED,
