@@ -14,6 +14,25 @@ const MiB = 1 << 20;
 // interop cases are skipped and our pair is checked against itself only.
 const NODE_ZSTD = typeof zlib.zstdDecompressSync === 'function';
 const NO_NODE_ZSTD = NODE_ZSTD ? false : `Node ${process.version} has no zlib zstd (22.15+/23.8+)`;
+// Node 22's zlib stops after the first zstd frame when it ends before the output buffer
+// is full, dropping the rest (nodejs/node#64741; Node 24 and 26 read them all): there
+// it is no oracle for concatenated frames.
+const twoFrames = () => {
+  const one = zlib.zstdCompressSync(Buffer.from('frame '));
+  return zlib.zstdDecompressSync(Buffer.concat([one, one])).length === 12;
+};
+const NODE_ZSTD_FRAMES = NODE_ZSTD && twoFrames();
+
+/**
+ * Buffers equal, or a short message: assert.deepEqual's diff of two large buffers that
+ * differ took Node 22 past 3 GB before it printed anything.
+ */
+function sameBytes(actual, expected, message = 'bytes differ') {
+  if (Buffer.compare(actual, expected) === 0) return;
+  let at = 0;
+  while (at < actual.length && at < expected.length && actual[at] === expected[at]) at++;
+  assert.fail(`${message}: ${actual.length} bytes, ${expected.length} expected; first difference at byte ${at}`);
+}
 
 /** ~2.5 MiB of varied text: three 1 MiB zstd frames and a partial one. */
 function corpus(n) {
@@ -61,11 +80,11 @@ for (const [name, engine] of [
       for (const size of [64 * 1024, 1000]) {
         const packed = await through(filters.zstdCompress({ pool }), chunked(TEXT, size));
         assert.ok(packed.length < TEXT.length / 2, `compressed to ${packed.length}`);
-        assert.deepEqual(await through(filters.zstdDecompress({ pool }), chunked(packed, size)), TEXT);
+        sameBytes(await through(filters.zstdDecompress({ pool }), chunked(packed, size)), TEXT);
       }
       // 1-byte chunks both ways (a smaller text: one push per byte).
       const packed = await through(filters.zstdCompress({ pool }), chunked(SMALL, 1));
-      assert.deepEqual(await through(filters.zstdDecompress({ pool }), chunked(packed, 1)), SMALL);
+      sameBytes(await through(filters.zstdDecompress({ pool }), chunked(packed, 1)), SMALL);
     }),
   );
 
@@ -74,13 +93,13 @@ for (const [name, engine] of [
     { skip: NO_NODE_ZSTD },
     withPool(async (pool) => {
       const packed = await through(filters.zstdCompress({ pool }), chunked(TEXT, 65536));
-      assert.deepEqual(zlib.zstdDecompressSync(packed), TEXT, 'Node reads our multi-frame output');
+      sameBytes(zlib.zstdDecompressSync(packed), TEXT, 'Node reads our multi-frame output');
       const empty = await through(filters.zstdCompress({ pool }), []);
       assert.equal(zlib.zstdDecompressSync(empty).length, 0, 'an empty stream is one empty frame');
 
       for (const level of [1, 3, 19]) {
         const node = zlib.zstdCompressSync(TEXT, { params: { [zlib.constants.ZSTD_c_compressionLevel]: level } });
-        assert.deepEqual(await through(filters.zstdDecompress({ pool }), chunked(node, 4096)), TEXT, `level ${level}`);
+        sameBytes(await through(filters.zstdDecompress({ pool }), chunked(node, 4096)), TEXT, `level ${level}`);
       }
       // Concatenated frames with a skippable frame between them, fed a byte at a time.
       const skippable = Buffer.alloc(8 + 5);
@@ -88,8 +107,8 @@ for (const [name, engine] of [
       skippable.writeUInt32LE(5, 4);
       const multi = Buffer.concat([zlib.zstdCompressSync(SMALL), skippable, zlib.zstdCompressSync(SMALL.subarray(7))]);
       const want = Buffer.concat([SMALL, SMALL.subarray(7)]);
-      assert.deepEqual(zlib.zstdDecompressSync(multi), want, 'Node reads it too');
-      assert.deepEqual(await through(filters.zstdDecompress({ pool }), chunked(multi, 1)), want);
+      if (NODE_ZSTD_FRAMES) sameBytes(zlib.zstdDecompressSync(multi), want, 'Node reads it too');
+      sameBytes(await through(filters.zstdDecompress({ pool }), chunked(multi, 1)), want);
       // Node's streaming compressor (a frame flushed in several writes).
       const streamed = await new Promise((resolve, reject) => {
         const parts = [];
@@ -100,7 +119,7 @@ for (const [name, engine] of [
         for (const c of chunked(TEXT, 100_000)) z.write(c);
         z.end();
       });
-      assert.deepEqual(await through(filters.zstdDecompress({ pool }), chunked(streamed, 70_000)), TEXT);
+      sameBytes(await through(filters.zstdDecompress({ pool }), chunked(streamed, 70_000)), TEXT);
     }),
   );
 
@@ -109,18 +128,18 @@ for (const [name, engine] of [
     withPool(async (pool) => {
       const ours = await through(filters.brotliCompress({ pool, quality: 5 }), chunked(TEXT, 65536));
       assert.ok(ours.length < TEXT.length / 2);
-      assert.deepEqual(zlib.brotliDecompressSync(ours), TEXT, 'Node reads ours');
-      assert.deepEqual(await through(filters.brotliDecompress({ pool }), chunked(ours, 5000)), TEXT);
+      sameBytes(zlib.brotliDecompressSync(ours), TEXT, 'Node reads ours');
+      sameBytes(await through(filters.brotliDecompress({ pool }), chunked(ours, 5000)), TEXT);
       // The default quality (11, Node's) and a small window, on a smaller input.
       const q11 = await through(filters.brotliCompress({ pool, window: 16 }), chunked(SMALL, 1));
-      assert.deepEqual(zlib.brotliDecompressSync(q11), SMALL);
+      sameBytes(zlib.brotliDecompressSync(q11), SMALL);
       const empty = await through(filters.brotliCompress({ pool }), []);
       assert.equal(zlib.brotliDecompressSync(empty).length, 0);
 
       const node = zlib.brotliCompressSync(TEXT, BROTLI_Q5);
-      assert.deepEqual(await through(filters.brotliDecompress({ pool }), chunked(node, 65536)), TEXT);
+      sameBytes(await through(filters.brotliDecompress({ pool }), chunked(node, 65536)), TEXT);
       const nodeSmall = zlib.brotliCompressSync(SMALL);
-      assert.deepEqual(await through(filters.brotliDecompress({ pool }), chunked(nodeSmall, 1)), SMALL);
+      sameBytes(await through(filters.brotliDecompress({ pool }), chunked(nodeSmall, 1)), SMALL);
     }),
   );
 
@@ -165,7 +184,7 @@ for (const [name, engine] of [
         await assert.rejects(through(filters.zstdDecompress({ pool, windowLogMax: 20 }), [wide]), {
           code: 'ERR_FILTER_WINDOW_TOO_LARGE',
         });
-        assert.deepEqual(await through(filters.zstdDecompress({ pool, windowLogMax: 23 }), [wide]), TEXT);
+        sameBytes(await through(filters.zstdDecompress({ pool, windowLogMax: 23 }), [wide]), TEXT);
       }
     }),
   );
@@ -222,11 +241,11 @@ test('WHATWG TransformStreams: web.zstd* and web.brotli* give the same bytes', a
     return Buffer.concat(parts);
   };
   const zst = await read(ReadableStream.from(chunked(TEXT, 50_000)).pipeThrough(filters.web.zstdCompress()));
-  assert.deepEqual(await read(ReadableStream.from(chunked(zst, 777)).pipeThrough(filters.web.zstdDecompress())), TEXT);
-  if (NODE_ZSTD) assert.deepEqual(zlib.zstdDecompressSync(zst), TEXT);
+  sameBytes(await read(ReadableStream.from(chunked(zst, 777)).pipeThrough(filters.web.zstdDecompress())), TEXT);
+  if (NODE_ZSTD) sameBytes(zlib.zstdDecompressSync(zst), TEXT);
   const br = await read(
     ReadableStream.from(chunked(SMALL, 3000)).pipeThrough(filters.web.brotliCompress({ quality: 4 })),
   );
-  assert.deepEqual(zlib.brotliDecompressSync(br), SMALL);
-  assert.deepEqual(await read(ReadableStream.from([br]).pipeThrough(filters.web.brotliDecompress())), SMALL);
+  sameBytes(zlib.brotliDecompressSync(br), SMALL);
+  sameBytes(await read(ReadableStream.from([br]).pipeThrough(filters.web.brotliDecompress())), SMALL);
 });
