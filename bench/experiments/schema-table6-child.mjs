@@ -115,14 +115,18 @@ export async function inWasm({ wasm, data, readers, minTimeMs }) {
     }
     return out;
   };
-  // How many units make one sample of ≥ sampleMs (doubling from 1).
+  // How many units make one sample of ≥ sampleMs, doubling from 1. Judged by the fastest
+  // per-unit time seen so far, not by the last run alone: a run that was descheduled
+  // halfway would otherwise stop the doubling early, and the samples of that size would
+  // be too short for the timer (a 5 µs clock read a 10,000-reading sample as 0).
   const calibrate = (run) => {
-    let units = 1;
-    for (;;) {
+    let perUnit = Number.POSITIVE_INFINITY;
+    for (let units = 1; ; units *= 2) {
       const s = performance.now();
       run(units);
-      if (performance.now() - s >= sampleMs || units >= 2 ** 30) return units;
-      units *= 2;
+      const ms = performance.now() - s;
+      if (ms >= 0.05) perUnit = Math.min(perUnit, ms / units);
+      if ((perUnit < Number.POSITIVE_INFINITY && units * perUnit >= sampleMs) || units >= 2 ** 30) return units;
     }
   };
   // A host loop of k export calls. Each loop is its own function (new Function), so its
