@@ -18,11 +18,31 @@ export const WASM_PATH = `${TARGET}wasm32-unknown-unknown/release/table6_wasm.wa
 
 /** The module's readers: export prefix, row label, which bytes it reads. */
 export const READERS = [
-  { name: 'ours', impl: 'offthread generated Rust reader', input: 'ours' },
-  { name: 'fb_struct', impl: 'FlatBuffers crate, struct vector, verified', input: 'fbStruct' },
-  { name: 'fb_struct_unchecked', impl: 'FlatBuffers crate, struct vector, unchecked', input: 'fbStruct' },
-  { name: 'fb_table', impl: 'FlatBuffers crate, table per reading, verified', input: 'fbTable' },
-  { name: 'fb_table_unchecked', impl: 'FlatBuffers crate, table per reading, unchecked', input: 'fbTable' },
+  { name: 'ours', impl: 'offthread generated Rust reader', short: 'ours', input: 'ours' },
+  {
+    name: 'fb_struct',
+    impl: 'FlatBuffers crate, struct vector, verified',
+    short: 'FB struct ✓',
+    input: 'fbStruct',
+  },
+  {
+    name: 'fb_struct_unchecked',
+    impl: 'FlatBuffers crate, struct vector, unchecked',
+    short: 'FB struct',
+    input: 'fbStruct',
+  },
+  {
+    name: 'fb_table',
+    impl: 'FlatBuffers crate, table per reading, verified',
+    short: 'FB tables ✓',
+    input: 'fbTable',
+  },
+  {
+    name: 'fb_table_unchecked',
+    impl: 'FlatBuffers crate, table per reading, unchecked',
+    short: 'FB tables',
+    input: 'fbTable',
+  },
 ];
 
 /**
