@@ -118,6 +118,7 @@ export async function inWasm({ wasm, data, readers, minTimeMs }) {
   const bytesOf = (b) => (typeof b === 'string' ? Uint8Array.from(atob(b), (c) => c.charCodeAt(0)) : b);
   const { instance } = await WebAssembly.instantiate(bytesOf(wasm), {});
   const x = instance.exports;
+  const least = (xs) => xs.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -136,9 +137,9 @@ export async function inWasm({ wasm, data, readers, minTimeMs }) {
     return out;
   };
   // How many units make one sample of ≥ sampleMs, doubling from 1. Judged by the fastest
-  // per-unit time seen so far, not by the last run alone: a run that was descheduled
-  // halfway would otherwise stop the doubling early, and the samples of that size would
-  // be too short for the timer (a 5 µs clock read a 10,000-reading sample as 0).
+  // per-unit time seen so far too, not by the last run alone: a run that was descheduled
+  // would otherwise stop the doubling early, and the samples of that size would be too
+  // short for the timer (a 5 µs clock read a 10,000-reading sample as 0).
   const calibrate = (run) => {
     let perUnit = Number.POSITIVE_INFINITY;
     for (let units = 1; ; units *= 2) {
@@ -146,7 +147,9 @@ export async function inWasm({ wasm, data, readers, minTimeMs }) {
       run(units);
       const ms = performance.now() - s;
       if (ms >= 0.05) perUnit = Math.min(perUnit, ms / units);
-      if ((perUnit < Number.POSITIVE_INFINITY && units * perUnit >= sampleMs) || units >= 2 ** 30) return units;
+      // Both: this run lasted sampleMs, and so would the fastest pace seen (a run
+      // descheduled at units = 1 must not end the doubling there either).
+      if ((ms >= sampleMs && units * perUnit >= sampleMs) || units >= 2 ** 30) return units;
     }
   };
   // A host loop of k export calls. Each loop is its own function (new Function), so its
@@ -206,16 +209,16 @@ export async function inWasm({ wasm, data, readers, minTimeMs }) {
       timed[i].call.push(...sampleUnits(() => c.call(calls), calls));
     });
   }
-  const emptyNs = Math.min(...emptySamples);
+  const emptyNs = least(emptySamples);
   const rows = cases.map((c, i) => {
     const { loop, call } = timed[i];
     return {
       reader: c.reader,
       items: c.items,
       bytes: c.bytes,
-      loopNs: Math.min(...loop),
-      callNs: Math.min(...call),
-      netCallNs: Math.min(...call) - emptyNs,
+      loopNs: least(loop),
+      callNs: least(call),
+      netCallNs: least(call) - emptyNs,
       loopMedianNs: median(loop),
       callMedianNs: median(call),
       samples: loop.length + call.length,
