@@ -136,20 +136,19 @@ export async function inWasm({ wasm, data, readers, minTimeMs }) {
     }
     return out;
   };
-  // How many units make one sample of ≥ sampleMs, doubling from 1. Judged by the fastest
-  // per-unit time seen so far too, not by the last run alone: a run that was descheduled
-  // would otherwise stop the doubling early, and the samples of that size would be too
-  // short for the timer (a 5 µs clock read a 10,000-reading sample as 0).
+  // How many units make one sample of ≥ sampleMs, doubling from 1. A size counts only
+  // when the fastest of 5 runs of it lasts sampleMs: one run descheduled midway would
+  // otherwise end the doubling early (at 1 unit, even), and samples of that size would
+  // be too short for the timer (Chromium's 5 µs clock read one as 0 ns).
   const calibrate = (run) => {
-    let perUnit = Number.POSITIVE_INFINITY;
     for (let units = 1; ; units *= 2) {
-      const s = performance.now();
-      run(units);
-      const ms = performance.now() - s;
-      if (ms >= 0.05) perUnit = Math.min(perUnit, ms / units);
-      // Both: this run lasted sampleMs, and so would the fastest pace seen (a run
-      // descheduled at units = 1 must not end the doubling there either).
-      if ((ms >= sampleMs && units * perUnit >= sampleMs) || units >= 2 ** 30) return units;
+      let fastest = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 5 && fastest >= sampleMs; i++) {
+        const s = performance.now();
+        run(units);
+        fastest = Math.min(fastest, performance.now() - s);
+      }
+      if (fastest >= sampleMs || units >= 2 ** 30) return units;
     }
   };
   // A host loop of k export calls. Each loop is its own function (new Function), so its
