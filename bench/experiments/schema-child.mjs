@@ -6,7 +6,7 @@ import { schema, stats } from 'offthread';
 import { wasmKernels } from 'offthread/internal';
 import { progress, timeFn } from '../lib/measure.mjs';
 
-function source(n) {
+export function source(n) {
   return Array.from({ length: n }, (_, i) => ({
     timestamp: 1_700_000_000_000 + i * 1000,
     value: 15 + ((i * 7919) % 200) / 10,
@@ -16,7 +16,7 @@ function source(n) {
 // FlatBuffers, written as flatc would generate it for:
 //   struct Reading { timestamp: long; value: float; }   table Batch { readings: [Reading]; }
 // (a struct vector: 16 bytes per reading, 8-aligned, the layout closest to ours).
-function flatbuffersWrite(builder, readings) {
+export function flatbuffersWrite(builder, readings) {
   builder.clear();
   builder.startVector(16, readings.length, 8);
   for (let i = readings.length - 1; i >= 0; i--) {
@@ -32,7 +32,7 @@ function flatbuffersWrite(builder, readings) {
   return builder.asUint8Array();
 }
 
-function flatbuffersAnalyse(bytes) {
+export function flatbuffersAnalyse(bytes) {
   const bb = new flatbuffers.ByteBuffer(bytes);
   const root = bb.readInt32(bb.position()) + bb.position();
   const o = bb.__offset(root, 4);
@@ -55,7 +55,7 @@ function flatbuffersAnalyse(bytes) {
 const { TemperatureBatchReader } = schema;
 
 /** The generated TS reader's `value` column (a Float32Array view, no copy), one indexed loop. */
-function offthreadAnalyse(bytes) {
+export function offthreadAnalyse(bytes) {
   const values = TemperatureBatchReader.fromBytes(bytes).readings().value();
   let sum = 0;
   let min = Number.POSITIVE_INFINITY;
@@ -87,7 +87,7 @@ function jsonAnalyse(text) {
  * builder reused: JS number timestamps go straight into the i64 column (two u32 halves
  * each, no BigInt).
  */
-function offthreadWrite(builder, readings) {
+export function offthreadWrite(builder, readings) {
   builder.reset();
   return schema.TemperatureBatchWriter.alloc(builder).fill({ readings }).finish();
 }
