@@ -267,4 +267,19 @@ export function tasks<M = Record<string, AnyFunction>>(module: string | URL, opt
   });
 }
 
+/**
+ * @internal A feature's own call of a task export (filters.task() runs its stream driver
+ * so): the pool's job options as they are (JobOptions.keepAlive, which task calls do
+ * not offer), already checked by the feature.
+ */
+export function runTask(pool: Pool, url: string, name: string, args: unknown[], options: JobOptions): Promise<unknown> {
+  try {
+    if (pool.closed) return Promise.reject(makeError('ERR_POOL_CLOSED', 'the pool is closed'));
+    const t = poolTasks(pool);
+    return t.jobs.run(functionId(t, url, name), args, options);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
 export { type CurrentTask, currentTask, exposeTasks } from './context.js';
