@@ -63,6 +63,19 @@ console.log(await read());
     assert.equal(r.status, 0, r.err);
   });
 
+  test('a web task filter (TransformStream) left open lets the process exit too', () => {
+    const r = child(`
+const ts = filters.web.task(work.echo);
+const writer = ts.writable.getWriter();
+const reader = ts.readable.getReader();
+await writer.write('hi');
+console.log('read', new TextDecoder().decode((await reader.read()).value));
+`);
+    assert.equal(r.signal, null, `the child did not exit (${r.err})`);
+    assert.equal(r.out, 'read hi', r.err);
+    assert.equal(r.status, 0, r.err);
+  });
+
   test('a write in flight keeps the process alive until it is answered; then it exits', () => {
     const r = child(`
 const t = filters.task(work.late, { args: [400] });
