@@ -204,6 +204,12 @@ describe('filters.web.task()', () => {
     );
   });
 
+  test('a module that names its functions by side effect (exposeTasks, as Vite bundles) works as a filter', async () => {
+    const exposed = tasks(new URL('../test-fixtures/tasks/exposed-a.mjs', import.meta.url), { pool });
+    const out = await through(filters.web.task(exposed.twice, { objectMode: true }), [1, 2, 3]);
+    assert.deepEqual(out, [2, 4, 6]);
+  });
+
   test('the driver as a data: URL (what browsers import) runs the same', async () => {
     const channel = require('../dist/filters/task-channel.js');
     const fileUrl = channel.driverModule();

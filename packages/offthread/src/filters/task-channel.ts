@@ -14,7 +14,7 @@
 import { describe, makeError } from '../errors.js';
 import type { Transferable } from '../host.js';
 import { defaultPool, Pool } from '../pool/pool.js';
-import { runTask } from '../tasks/index.js';
+import { registerTask, runTask } from '../tasks/index.js';
 import { taskRef } from '../tasks/ref.js';
 import { type DriverPort, type FromDriver, streamDriver, type ToDriver } from '../tasks/stream-driver.js';
 import { isArray, isInstance, toOptions } from '../validate.js';
@@ -185,6 +185,11 @@ export class TaskChannel {
     const { pool, url, name, args } = this.setup;
     this.#release = pool.hold();
     port.onmessage = ({ data }) => this.#onMessage(data as FromDriver);
+    try {
+      registerTask(pool, url, name);
+    } catch {
+      // A closed pool: runTask says so.
+    }
     runTask(pool, driverModule(), 'drive', [port2 as unknown as DriverPort, url, name, args], {
       signal: this.#controller.signal,
       transfer: [port2 as unknown as Transferable],

@@ -58,12 +58,20 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
 
   /** The export `name` of the module at `url`, as tasks/runner.ts finds it (CommonJS's on `default`). */
   async function findExport(url: string, name: string): Promise<(...args: unknown[]) => unknown> {
-    let ns: Record<string, unknown>;
-    try {
-      ns = await load(url);
-    } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
-      throw coded('ERR_TASK_MODULE', `cannot load the task module ${url}: ${why}`);
+    // The worker's runner loaded the module (the filter registered it first), with the
+    // functions it exposed (exposeTasks); imported here, those would be missing.
+    const loaded = (globalThis as { [k: symbol]: Map<string, Promise<unknown>> | undefined })[
+      Symbol.for('offthread.taskModules')
+    ];
+    const known = loaded ? loaded.get(url) : undefined;
+    let ns = (known ? await known : undefined) as Record<string, unknown> | undefined;
+    if (!ns) {
+      try {
+        ns = await load(url);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        throw coded('ERR_TASK_MODULE', `cannot load the task module ${url}: ${why}`);
+      }
     }
     let value = ns[name];
     const fallback = ns.default as Record<string, unknown> | undefined;
