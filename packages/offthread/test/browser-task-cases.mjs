@@ -96,6 +96,30 @@ export async function portableCases(o, url) {
       }
       return seen;
     });
+    // A task export as a stream filter: filters.web.task() in Node, filters.task() in a
+    // browser entry (its filters are TransformStreams) — one job on one worker.
+    const task = (o.filters.web ?? o.filters).task;
+    const pipe = async (ts, chunks) => {
+      const items = [];
+      const src = new ReadableStream({
+        start(c) {
+          for (const x of chunks) c.enqueue(x);
+          c.close();
+        },
+      });
+      const reader = src.pipeThrough(ts).getReader();
+      try {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) items.push(r.value);
+      } catch (err) {
+        items.push({ failed: canonErr(err) });
+      }
+      return items;
+    };
+    await settle('task filter, bytes', () => pipe(task(work.echo, { pool }), ['ab', new Uint8Array([99])]));
+    await settle('task filter, objects', () =>
+      pipe(task(work.typeOf, { pool, objectMode: true }), [new Map(), 1, 'x', null]),
+    );
+    await settle('task filter, failing', () => pipe(task(work.fail, { pool, objectMode: true }), [1]));
     const stats = pool.stats().tasks;
     out.stats = { threads: stats.threads, queued: stats.queued, replaced: stats.replaced };
   } finally {

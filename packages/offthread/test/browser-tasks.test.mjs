@@ -48,6 +48,16 @@ test("Node's own results are what the module computes (the oracle is sane)", () 
   assert.equal(nodeResults.returnFunction.err.code, 'ERR_TASK_DATA');
   assert.equal(nodeResults['no such export'].err.code, 'ERR_TASK_EXPORT');
   assert.deepEqual(nodeResults['rows, break'], { ok: [0, 1, 2] });
+  assert.deepEqual(nodeResults['task filter, objects'], {
+    ok: ['[object Map]', '[object Number]', '[object String]', '[object Null]'],
+  });
+  assert.deepEqual(nodeResults['task filter, bytes'], {
+    ok: [
+      ['[object Uint8Array]', ['97', '98']],
+      ['[object Uint8Array]', ['99']],
+    ],
+  });
+  assert.match(JSON.stringify(nodeResults['task filter, failing']), /"failed".*"code","E_TASK"/);
 });
 
 for (const [name, launch] of [

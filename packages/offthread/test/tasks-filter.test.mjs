@@ -149,6 +149,11 @@ describe('filters.task()', () => {
     });
   });
 
+  test('a module that names its functions by side effect (exposeTasks) works as a filter', async () => {
+    const exposed = tasks(new URL('../test-fixtures/tasks/exposed-a.mjs', import.meta.url), { pool });
+    assert.deepEqual(await through(filters.task(exposed.twice, { objectMode: true }), [1, 2, 3], true), [2, 4, 6]);
+  });
+
   test('bad arguments are typed errors', () => {
     assert.throws(() => filters.task((c) => c), { code: 'ERR_INVALID_ARG' });
     assert.throws(() => filters.task(work.upper, { args: 1 }), { code: 'ERR_INVALID_ARG' });

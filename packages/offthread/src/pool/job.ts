@@ -37,6 +37,14 @@ export interface JobOptions extends RunOptions {
   transfer?: Transferable[] | undefined;
   priority?: Priority | undefined;
   onProgress?: ((value: unknown) => void) | undefined;
+  /**
+   * For a long job that waits on its caller between bursts of work (a stream parked
+   * between chunks): called once, at once, with the job's switch. `ref(false)` says the
+   * job now only waits on its caller: it alone no longer keeps the process alive (its
+   * worker is unref'd unless other work is in flight); `ref(true)` says it works again.
+   * The pool's busy state (and so its idle sleep) does not change.
+   */
+  keepAlive?: ((ref: (on: boolean) => void) => void) | undefined;
 }
 
 export interface Job {
@@ -51,6 +59,8 @@ export interface Job {
   stop(): void;
   settled: boolean;
   onProgress: ((value: unknown) => void) | undefined;
+  /** Switched off by its caller (JobOptions.keepAlive): waiting on it, not keeping the process alive. */
+  parked: boolean;
   /** The job streams its result (pool/streams.ts): weak, so a dropped stream can be collected and cancel itself. */
   stream?: WeakRef<JobStream>;
 }
@@ -81,6 +91,7 @@ export function newJob(
   args: unknown[],
   options: JobOptions,
   abort: (job: Job, err: Error) => void,
+  park: (job: Job, parked: boolean) => void = noop,
 ): [Job, Promise<unknown>] {
   const job: Job = {
     id,
@@ -93,6 +104,7 @@ export function newJob(
     reject: noop,
     stop: noop,
     settled: false,
+    parked: false,
     onProgress: options.onProgress,
   };
   const promise = new Promise<unknown>((resolve, reject) => {
@@ -100,6 +112,9 @@ export function newJob(
     job.reject = reject;
   });
   if (options.signal || options.timeout !== undefined) job.stop = watchCall(options, (err) => abort(job, err));
+  options.keepAlive?.((on) => {
+    if (!job.settled && job.parked === on) park(job, !on);
+  });
   return [job, promise];
 }
 

@@ -86,6 +86,10 @@ export class JobPool {
   #pending = 0;
   #inSlots = 0;
   #busy = false;
+  /** The workers keep the process alive (JobOptions.keepAlive: jobs their callers parked do not). */
+  #ref = false;
+  /** Pending jobs parked by their callers. */
+  #parked = 0;
   #toWake = 0;
   #flushQueued = false;
   #waiting = false;
@@ -121,7 +125,14 @@ export class JobPool {
     const refused = refusal(this.#state, this.#broken, options, this.#queued(), this.#options.maxQueue);
     if (refused) return refused;
     this.#start();
-    const [job, promise] = newJob(this.#nextId++, fn, args, options, (j, err) => this.#abort(j, err));
+    const [job, promise] = newJob(
+      this.#nextId++,
+      fn,
+      args,
+      options,
+      (j, err) => this.#abort(j, err),
+      (j, parked) => this.#park(j, parked),
+    );
     this.#pending++;
     this.#updateBusy();
     if (this.#free.length > 0) this.#place(job);
@@ -201,7 +212,7 @@ export class JobPool {
       const pool = self.deref();
       if (pool) pool.#onDeath(thread, message);
     });
-    port.ref(this.#busy);
+    port.ref(this.#ref);
     const L = this.#L as Layout;
     this.#post(thread, { type: 'init', buffer: L.buffer, index, workers: this.threads, nice: this.#options.nice });
     for (const body of this.#setups) this.#post(thread, { type: 'setup', body });
@@ -443,6 +454,10 @@ export class JobPool {
   #settle(job: Job, err: unknown, value?: unknown): void {
     if (job.settled) return;
     job.settled = true;
+    if (job.parked) {
+      job.parked = false;
+      this.#parked--;
+    }
     job.stop();
     if (err !== null) job.reject(err);
     else job.resolve(value);
@@ -575,10 +590,29 @@ export class JobPool {
    */
   #updateBusy(): void {
     const on = this.#pending > 0 || this.#inSlots > 0;
+    this.#updateRef(on);
     if (on === this.#busy) return;
     this.#busy = on;
-    for (const t of this.#threads) t.port.ref(on);
     this.onBusy(on);
+  }
+
+  #park(job: Job, parked: boolean): void {
+    job.parked = parked;
+    this.#parked += parked ? 1 : -1;
+    this.#updateRef(this.#busy);
+  }
+
+  /**
+   * Busy, less the jobs their callers parked (JobOptions.keepAlive): a stream left open
+   * between chunks holds its worker and slot but not the process, as Node's own streams.
+   * A slot held past its job's settling (an aborted task still running) still counts.
+   */
+  #updateRef(busy: boolean): void {
+    const on =
+      busy && (this.#parked === 0 || this.#pending > this.#parked || this.#bySlot.some((job) => job?.settled === true));
+    if (on === this.#ref) return;
+    this.#ref = on;
+    for (const t of this.#threads) t.port.ref(on);
   }
 
   #stopAll(): void {

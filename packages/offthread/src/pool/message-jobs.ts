@@ -38,6 +38,10 @@ export class MessageJobPool {
   #nextId = 1;
   #pending = 0;
   #busy = false;
+  /** The workers keep the process alive (JobOptions.keepAlive: jobs their callers parked do not). */
+  #ref = false;
+  /** Pending jobs parked by their callers. */
+  #parked = 0;
   #state: 'open' | 'closed' | 'destroyed' = 'open';
   #broken: Error | null = null;
   #idle: (() => void)[] = [];
@@ -61,7 +65,14 @@ export class MessageJobPool {
     const bad = options.transfer ? null : findUncloneable(args, 'args');
     if (bad) return Promise.reject(makeError('ERR_TASK_DATA', `an argument cannot cross to a worker: ${bad}`));
     if (this.#threads.length === 0) for (let i = 0; i < this.threads; i++) this.#threads.push(this.#spawn(i));
-    const [job, promise] = newJob(this.#nextId++, fn, args, options, (j, err) => this.#abort(j, err));
+    const [job, promise] = newJob(
+      this.#nextId++,
+      fn,
+      args,
+      options,
+      (j, err) => this.#abort(j, err),
+      (j, parked) => this.#park(j, parked),
+    );
     this.#pending++;
     this.#updateBusy();
     (this.#queue[job.priority] as Job[]).push(job);
@@ -116,7 +127,7 @@ export class MessageJobPool {
       const pool = self.deref();
       if (pool) pool.#onDeath(thread, message);
     });
-    port.ref(this.#busy);
+    port.ref(this.#ref);
     const init: ToWorker = { type: 'init', buffer: null, index, workers: this.threads, nice: this.#options.nice };
     port.post(init);
     for (const body of this.#setups) port.post({ type: 'setup', body } satisfies ToWorker);
@@ -185,6 +196,10 @@ export class MessageJobPool {
   #settle(job: Job, err: unknown, value?: unknown): void {
     if (job.settled) return;
     job.settled = true;
+    if (job.parked) {
+      job.parked = false;
+      this.#parked--;
+    }
     job.stop();
     if (err !== null) job.reject(err);
     else job.resolve(value);
@@ -256,10 +271,26 @@ export class MessageJobPool {
 
   #updateBusy(): void {
     const on = this.#pending > 0 || this.#threads.some((t) => t.job);
+    this.#updateRef(on);
     if (on === this.#busy) return;
     this.#busy = on;
-    for (const t of this.#threads) t.port.ref(on);
     this.onBusy(on);
+  }
+
+  #park(job: Job, parked: boolean): void {
+    job.parked = parked;
+    this.#parked += parked ? 1 : -1;
+    this.#updateRef(this.#busy);
+  }
+
+  /** Busy, less the jobs their callers parked, as JobPool's (a worker still on a settled job counts). */
+  #updateRef(busy: boolean): void {
+    const on =
+      busy &&
+      (this.#parked === 0 || this.#pending > this.#parked || this.#threads.some((t) => t.job?.settled === true));
+    if (on === this.#ref) return;
+    this.#ref = on;
+    for (const t of this.#threads) t.port.ref(on);
   }
 
   #stopAll(): void {

@@ -267,4 +267,28 @@ export function tasks<M = Record<string, AnyFunction>>(module: string | URL, opt
   });
 }
 
+/**
+ * @internal Registers export `name` of `url` with the pool's workers, as its first call
+ * would: each worker imports the module (taking what it exposes, exposeTasks). A task
+ * filter does so before its driver runs, which then finds the export there.
+ */
+export function registerTask(pool: Pool, url: string, name: string): void {
+  functionId(poolTasks(pool), url, name);
+}
+
+/**
+ * @internal A feature's own call of a task export (filters.task() runs its stream driver
+ * so): the pool's job options as they are (JobOptions.keepAlive, which task calls do
+ * not offer), already checked by the feature.
+ */
+export function runTask(pool: Pool, url: string, name: string, args: unknown[], options: JobOptions): Promise<unknown> {
+  try {
+    if (pool.closed) return Promise.reject(makeError('ERR_POOL_CLOSED', 'the pool is closed'));
+    const t = poolTasks(pool);
+    return t.jobs.run(functionId(t, url, name), args, options);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
 export { type CurrentTask, currentTask, exposeTasks } from './context.js';

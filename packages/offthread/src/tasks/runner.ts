@@ -33,6 +33,8 @@ interface LoadedModule {
   error?: unknown;
 }
 
+const LOADED = Symbol.for('offthread.taskModules');
+
 export function taskRunner(load: (url: string) => Promise<unknown>): JobRunner {
   const modules = new Map<number, LoadedModule>();
   // One import at a time: a module that exposes its functions (exposeTasks) hands them over
@@ -92,6 +94,14 @@ export function taskRunner(load: (url: string) => Promise<unknown>): JobRunner {
           },
         );
         modules.set(s.mod, m);
+        // A task filter's driver (tasks/stream-driver.ts) finds its export here: a module
+        // that named its functions by side effect (exposeTasks) has them only in this namespace.
+        const g = globalThis as { [LOADED]?: Map<string, Promise<unknown>> };
+        g[LOADED] ??= new Map();
+        g[LOADED].set(
+          s.url,
+          m.loading.then(() => m.namespace),
+        );
       } else {
         exports[s.fn] = { mod: s.mod, name: s.name };
       }

@@ -1,0 +1,293 @@
+/**
+ * What both task filters share (filters/task.ts's Node Transform, filters/web.ts's
+ * TransformStream): the stream as one job on one worker running tasks/stream-driver.ts,
+ * and the MessagePort of its own that carries chunks both ways by credit. Host-neutral.
+ *
+ * At most IN_WINDOW chunks or IN_BYTES are on their way in (a writer waits beyond), at
+ * most OUT_WINDOW outputs are sent ahead of what the reader took (the transform pauses
+ * beyond that). While the transform waits on this side with nothing sent it has not
+ * seen (parked: nothing written and unanswered, no read it could answer), the job and the
+ * port stop keeping the process alive — an open filter nobody ends does not hold a
+ * process, as Node's own streams do not — and anything sent makes them hold it again. The
+ * job stays on its worker throughout, and the pool keeps its threads (`hold()`).
+ */
+import { describe, makeError } from '../errors.js';
+import type { Transferable } from '../host.js';
+import { defaultPool, Pool } from '../pool/pool.js';
+import { registerTask, runTask } from '../tasks/index.js';
+import { taskRef } from '../tasks/ref.js';
+import { type DriverPort, type FromDriver, streamDriver, type ToDriver } from '../tasks/stream-driver.js';
+import { isArray, isInstance, toOptions } from '../validate.js';
+
+export interface TaskFilterOptions {
+  /** More arguments for the export: after the chunks (a generator) or after `state` (per chunk). */
+  args?: unknown[] | undefined;
+  /**
+   * Any structured-cloneable value per chunk, both ways. Default: bytes — Buffers,
+   * Uint8Arrays or strings written, Uint8Arrays seen by the transform, bytes read (it
+   * may pass Uint8Arrays or strings on; strings become UTF-8).
+   */
+  objectMode?: boolean | undefined;
+  /** The pool whose worker runs the transform (default: the module's, else the default pool). */
+  pool?: Pool | undefined;
+  /** Aborting fails the stream with ERR_ABORTED and ends the transform on its worker. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Bytes only: a written chunk that is its whole ArrayBuffer moves to the worker instead
+   * of being copied (the writer must not touch a chunk after writing it; a Buffer from
+   * Node's shared pool, or any view into a larger buffer, is still copied). Default false.
+   */
+  transfer?: boolean | undefined;
+}
+
+const KEYS = ['args', 'objectMode', 'pool', 'signal', 'transfer'] as const;
+/**
+ * Chunks written and not yet taken by the transform, at most, and their bytes: a writer
+ * waits beyond either. Wide enough that a worker the OS keeps off its core for a few ms
+ * (a shared machine) still has work queued: throughput is about window / round trip.
+ */
+const IN_WINDOW = 16;
+const IN_BYTES = 4 * 1024 * 1024;
+/** Outputs the worker may send ahead of what the reader took. */
+export const OUT_WINDOW = 16;
+
+/** A task filter's checked options, and its export. */
+export interface TaskFilterSetup {
+  url: string;
+  name: string;
+  pool: Pool;
+  args: unknown[];
+  bytes: boolean;
+  signal: AbortSignal | undefined;
+  transfer: boolean;
+}
+
+/** Checks `filters.task(fn, options)`'s arguments (ERR_INVALID_ARG), as both forms take them. */
+export function taskFilterSetup(fn: unknown, options: unknown, what: string): TaskFilterSetup {
+  const o = toOptions<TaskFilterOptions>(options, KEYS, 'task filter options');
+  const ref = taskRef(fn);
+  if (!ref) {
+    throw makeError('ERR_INVALID_ARG', `${what}() takes a task module's export (tasks(url).name), got ${describe(fn)}`);
+  }
+  if (o.args !== undefined && !isArray(o.args)) {
+    throw makeError('ERR_INVALID_ARG', `options.args must be an array, got ${describe(o.args)}`);
+  }
+  if (o.objectMode !== undefined && typeof o.objectMode !== 'boolean') {
+    throw makeError('ERR_INVALID_ARG', `options.objectMode must be a boolean, got ${describe(o.objectMode)}`);
+  }
+  if (o.transfer !== undefined && typeof o.transfer !== 'boolean') {
+    throw makeError('ERR_INVALID_ARG', `options.transfer must be a boolean, got ${describe(o.transfer)}`);
+  }
+  if (o.pool !== undefined && !isInstance(o.pool, Pool)) {
+    throw makeError('ERR_INVALID_ARG', 'options.pool must be an offthread Pool');
+  }
+  if (o.signal !== undefined && !isInstance(o.signal, AbortSignal)) {
+    throw makeError('ERR_INVALID_ARG', `options.signal must be an AbortSignal, got ${describe(o.signal)}`);
+  }
+  return {
+    url: ref.url,
+    name: ref.name,
+    pool: o.pool ?? ref.pool ?? defaultPool(),
+    args: o.args ?? [],
+    bytes: o.objectMode !== true,
+    signal: o.signal,
+    transfer: o.transfer === true,
+  };
+}
+
+let driverUrl: string | undefined;
+/** @internal The driver module's URL where the package's files can be imported (Node: filters/task.ts sets it). */
+export function setDriverUrl(url: string | undefined): void {
+  driverUrl = url;
+}
+/**
+ * The driver's module: the package's file where there is one, else its source as a
+ * data: URL (a browser's task workers, wherever the bundler put this package).
+ */
+export function driverModule(): string {
+  driverUrl ??= `data:text/javascript,${encodeURIComponent(
+    `export const drive = (${streamDriver.toString()})((url) => import(url));\n`,
+  )}`;
+  return driverUrl;
+}
+
+/** A chunk that is all of its own ArrayBuffer (not a view into Node's Buffer pool or a larger buffer). */
+const isWholeBuffer = (bytes: Uint8Array): boolean =>
+  bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+
+/** A MessagePort as both hosts have it; Node's also has ref()/unref(). */
+interface CallerPort {
+  postMessage(message: unknown, transfer?: Transferable[]): void;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  close(): void;
+  ref?(): void;
+  unref?(): void;
+}
+
+/** What a channel tells its stream. */
+export interface ChannelEvents {
+  /** An output arrived (as the worker sent it); returns whether the reader has room for more. */
+  out(value: unknown): boolean;
+  /** The transform took chunks: a writer held back may go on (see `roomIn`). */
+  room(): void;
+  /** The transform has ended; every output was received. */
+  ended(): void;
+  /** The job failed (the task's error, typed) or could not start. */
+  failed(err: Error): void;
+}
+
+/** One task filter's job and port (see the file's comment). */
+export class TaskChannel {
+  readonly setup: TaskFilterSetup;
+  readonly #events: ChannelEvents;
+  readonly #controller = new AbortController();
+  #port: CallerPort | null = null;
+  #release: (() => void) | null = null;
+  /** Chunks sent and not yet reported taken, and their sizes (bytes; 0 in object mode). */
+  #inFlight = 0;
+  #inBytes = 0;
+  readonly #sizes: number[] = [];
+  /** Outputs granted and not yet received. */
+  #granted = 0;
+  /** Messages sent to the driver; a 'wait' that had seen them all parks the stream. */
+  #sent = 0;
+  #parked = false;
+  /** The job's keep-alive switch (JobOptions.keepAlive). */
+  #jobRef: ((on: boolean) => void) | null = null;
+  /** The transform has ended (every output received), or the channel was closed. */
+  #over = false;
+
+  constructor(setup: TaskFilterSetup, events: ChannelEvents) {
+    this.setup = setup;
+    this.#events = events;
+  }
+
+  get started(): boolean {
+    return this.#port !== null;
+  }
+
+  /** The transform has ended: later input is dropped. */
+  get ended(): boolean {
+    return this.#over;
+  }
+
+  /** Whether a writer may send more now. */
+  roomIn(): boolean {
+    return this.#inFlight < IN_WINDOW && this.#inBytes < IN_BYTES;
+  }
+
+  /** Starts the job on the first chunk (or the end): an unused filter holds no worker. */
+  start(): void {
+    if (this.#port || this.#over) return;
+    const { port1, port2 } = new MessageChannel();
+    const port = port1 as unknown as CallerPort;
+    this.#port = port;
+    const { pool, url, name, args } = this.setup;
+    this.#release = pool.hold();
+    port.onmessage = ({ data }) => this.#onMessage(data as FromDriver);
+    try {
+      registerTask(pool, url, name);
+    } catch {
+      // A closed pool: runTask says so.
+    }
+    runTask(pool, driverModule(), 'drive', [port2 as unknown as DriverPort, url, name, args], {
+      signal: this.#controller.signal,
+      transfer: [port2 as unknown as Transferable],
+      keepAlive: (ref) => {
+        this.#jobRef = ref;
+      },
+    }).then(
+      () => {},
+      (err: unknown) => {
+        if (this.#over) return;
+        this.close();
+        this.#events.failed(err as Error);
+      },
+    );
+    this.grant();
+  }
+
+  /** Sends one chunk (ERR_TASK_DATA if it cannot cross). */
+  write(chunk: unknown): void {
+    this.start();
+    const { bytes, transfer } = this.setup;
+    let size = 0;
+    try {
+      if (bytes) {
+        const data = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : (chunk as Uint8Array);
+        size = data.byteLength;
+        if (data !== chunk || (transfer && isWholeBuffer(data)))
+          this.#post({ t: 'chunk', v: data }, [data.buffer as ArrayBuffer]);
+        else {
+          // Its own copy, moved: the writer may reuse its chunk, and a view would clone its whole buffer.
+          const own = new Uint8Array(data.byteLength);
+          own.set(data);
+          this.#post({ t: 'chunk', v: own }, [own.buffer]);
+        }
+      } else this.#post({ t: 'chunk', v: chunk });
+    } catch (err) {
+      throw makeError('ERR_TASK_DATA', `a chunk cannot cross to the worker: ${(err as Error).message}`);
+    }
+    this.#inFlight++;
+    this.#inBytes += size;
+    this.#sizes.push(size);
+  }
+
+  /** The input ended: the transform ends once it has taken everything. */
+  end(): void {
+    this.start();
+    if (!this.#over) this.#post({ t: 'end' });
+  }
+
+  /** Lets the worker send more once half the window was read. */
+  grant(): void {
+    const want = OUT_WINDOW - this.#granted;
+    if (this.#port === null || this.#over || want < OUT_WINDOW / 2) return;
+    this.#granted += want;
+    this.#post({ t: 'credit', n: want });
+  }
+
+  /** The stream was destroyed or cancelled: the job aborts, which ends the transform on its worker. */
+  abort(reason: unknown): void {
+    if (this.#port !== null && !this.#over) this.#controller.abort(reason);
+    this.close();
+  }
+
+  /** The job is over or abandoned: the port closes, the pool may sleep again. */
+  close(): void {
+    this.#over = true;
+    this.#port?.close();
+    this.#release?.();
+    this.#release = null;
+  }
+
+  #post(msg: ToDriver, transfer?: ArrayBuffer[]): void {
+    (this.#port as CallerPort).postMessage(msg, transfer);
+    this.#sent++;
+    if (this.#parked) this.#park(false);
+  }
+
+  /** Parked: neither the job nor the port keeps the process alive; unparked, both do. */
+  #park(on: boolean): void {
+    this.#parked = on;
+    this.#jobRef?.(!on);
+    if (on) this.#port?.unref?.();
+    else this.#port?.ref?.();
+  }
+
+  #onMessage(msg: FromDriver): void {
+    if (this.#over) return;
+    if (msg.t === 'took' || msg.t === 'wait') {
+      this.#inFlight -= msg.n;
+      for (let i = 0; i < msg.n; i++) this.#inBytes -= this.#sizes.shift() ?? 0;
+      if (msg.t === 'wait' && msg.seen === this.#sent && !this.#parked) this.#park(true);
+      if (msg.n > 0) this.#events.room();
+    } else if (msg.t === 'out') {
+      this.#granted--;
+      if (this.#events.out(msg.v)) this.grant();
+    } else {
+      this.close();
+      this.#events.ended();
+    }
+  }
+}
