@@ -62,7 +62,10 @@ export async function startWasmThreads({ url, workers }) {
       if (r < 0) throw new Error(`pi_begin(${samples}, ${seed}, ${workers}) failed: ${r}`);
       Atomics.notify(words, GENERATION);
       if (done) await done;
-      else {
+      // The word, not the wake-up, says the job is done: a worker that set it for the
+      // last job may notify only after this job began (then found it already set), and
+      // that late notify wakes this waiter early.
+      while (Atomics.load(words, FINISHED) === 0) {
         const w = Atomics.waitAsync(words, FINISHED, 0);
         if (w.async) await w.value;
       }

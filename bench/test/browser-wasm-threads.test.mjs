@@ -53,7 +53,7 @@ test('wasm threads count what the single-thread kernels count, in Chromium', {
   const got = await page.evaluate(async (cases) => {
     const { startWasmThreads } = await import('./wasm-threads.mjs');
     const { piVariants } = globalThis.offthread;
-    const out = { isolated: globalThis.crossOriginIsolated, runs: [] };
+    const out = { isolated: globalThis.crossOriginIsolated, runs: [], repeatMismatches: [] };
     for (const workers of [1, 2]) {
       const threads = await startWasmThreads({
         url: new URL('./wasm-threads/pi_wasm_threads.wasm', location.href),
@@ -74,6 +74,14 @@ test('wasm threads count what the single-thread kernels count, in Chromium', {
           js: n <= 100_000 ? piVariants.estimateSync(n, 'js', { seed }).inside : null,
         });
       }
+      // Back-to-back calls, as the bench times them: a call must not return before its
+      // own job is done (a late wake-up from the last job once made one read 0).
+      const want = [100, 17, 20_000].map((n) => piVariants.estimateSync(n, 'wasm', { seed: 1 }).inside);
+      for (let i = 0; i < 3000; i++) {
+        const k = i % 3;
+        const { inside } = await threads.estimate([100, 17, 20_000][k], 1);
+        if (inside !== want[k]) out.repeatMismatches.push(`${workers} thread(s), call ${i}: ${inside} ≠ ${want[k]}`);
+      }
       out.badSamples = await threads.estimate(-1, 1).then(
         () => 'resolved',
         (e) => e.message,
@@ -87,6 +95,7 @@ test('wasm threads count what the single-thread kernels count, in Chromium', {
   assert.equal(got.shared, true, 'the threads share one SharedArrayBuffer-backed memory');
   assert.match(got.wake, /^(waitAsync|message)$/);
   assert.equal(got.runs.length, 2 * cases.length);
+  assert.deepEqual(got.repeatMismatches.slice(0, 5), []);
   for (const r of got.runs) {
     const at = `${r.workers} thread(s), seed ${r.seed}, ${r.n} samples`;
     assert.equal(r.threads, r.wasm, at);
