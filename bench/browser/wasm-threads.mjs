@@ -56,6 +56,8 @@ export async function startWasmThreads({ url, workers }) {
     memory,
     /** How many workers counted a chunk of the last call. */
     lastCountedBy: 0,
+    /** The Int32Array index of the `finished` word (a test wakes its waiter early with it). */
+    finishedWord: FINISHED,
     async estimate(samples, seed) {
       const done = wake === 'message' ? new Promise((r) => (onDone = r)) : null;
       const r = e.pi_begin(samples, seed, workers);
