@@ -34,7 +34,8 @@ async function openPage(browser, server) {
 
 test('wasm threads count what the single-thread kernels count, in Chromium', {
   skip: missing ?? false,
-  timeout: 600_000,
+  // The first build compiles std (-Z build-std): minutes on a loaded machine.
+  timeout: 1_800_000,
 }, async (t) => {
   const built = buildWasmThreads(() => {});
   assert.ok(!('error' in built), built.error);

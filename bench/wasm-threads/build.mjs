@@ -35,7 +35,7 @@ const RUSTFLAGS = [
 export function toolchainMissing() {
   const sysroot = spawnSync('rustc', [`+${TOOLCHAIN}`, '--print', 'sysroot'], { encoding: 'utf8' });
   if (sysroot.status !== 0) {
-    return `no ${TOOLCHAIN} Rust toolchain (\`rustup toolchain install ${TOOLCHAIN}\`): ${sysroot.stderr.trim()}`;
+    return `no ${TOOLCHAIN} Rust toolchain (\`rustup toolchain install ${TOOLCHAIN}\`): ${(sysroot.stderr || sysroot.error?.message || '').trim()}`;
   }
   const src = join(sysroot.stdout.trim(), 'lib/rustlib/src/rust/library/std');
   if (!existsSync(src)) {
