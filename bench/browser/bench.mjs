@@ -1,26 +1,46 @@
 // The browser π benchmark (docs/experiments.md `browser`, the paper's Figures 9–10): ops/s of
-// `js`, `jsBitwise`, `wasm` (sync, on this page's thread) and `wasmWorkers` (async, every
-// worker) at 10^1…10^8 samples, a log–log chart, and the results as JSON.
+// `js`, `jsBitwise`, `wasm` (sync, on this page's thread), `wasmWorkers` (async, every
+// worker) and, when the page is served with the module, `wasmThreads1`/`wasmThreads2`
+// (the same wasm kernel on 1 or 2 WebAssembly threads over one shared memory:
+// wasm-threads.mjs) at 10^1…10^8 samples, a log–log chart, and the results as JSON.
 // Scripting: `window.runBench(options)` resolves the results object; `window.offthread`
 // is the library. `?run=1` starts a run on load (`variants`, `min`, `max`, `minTime` too).
 // The variants are research, not the public API: the page loads offthread/internal's
 // browser bundle (dist/browser/offthread-internal.js: the entry plus `piVariants`).
 import * as offthread from 'offthread/internal';
+import { startWasmThreads } from './wasm-threads.mjs';
 
 const { piVariants, backendInfo, defaultPool } = offthread;
 export const VARIANTS = ['js', 'jsBitwise', 'wasm', 'wasmWorkers'];
-const COLORS = { js: '#d62728', jsBitwise: '#ff7f0e', wasm: '#1f77b4', wasmWorkers: '#2ca02c' };
+/** WebAssembly threads on one shared memory, by thread count: opt-in (the module is bench-only). */
+export const THREAD_VARIANTS = ['wasmThreads1', 'wasmThreads2'];
+const COLORS = {
+  js: '#d62728',
+  jsBitwise: '#ff7f0e',
+  wasm: '#1f77b4',
+  wasmWorkers: '#2ca02c',
+  wasmThreads1: '#9467bd',
+  wasmThreads2: '#8c564b',
+};
 const SEED = 1;
+/** Where the experiment serves bench/wasm-threads' module (bench/experiments/browser.mjs). */
+const WASM_THREADS_URL = './wasm-threads/pi_wasm_threads.wasm';
+/** The running wasm-threads set for the variant being measured. */
+let threads = null;
 
 const $ = (id) => document.getElementById(id);
 const pause = () => new Promise((r) => setTimeout(r, 0));
 let last = null;
 
 function call(variant, n) {
+  if (THREAD_VARIANTS.includes(variant)) return threads.estimate(n, SEED);
   return variant === 'wasmWorkers'
     ? piVariants.estimate(n, variant, { seed: SEED })
     : Promise.resolve(piVariants.estimateSync(n, variant, { seed: SEED }));
 }
+
+/** The thread count of a wasmThreads variant. */
+const threadCount = (variant) => Number(variant.slice('wasmThreads'.length));
 
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -75,10 +95,18 @@ async function measure(variant, n, minTime) {
 
 /**
  * Runs the benchmark. Options: variants, minExp (1), maxExp (8), minTime (ms, 300),
- * maxCallMs (skip a variant's larger sizes once one call would exceed it; 30 000).
+ * maxCallMs (skip a variant's larger sizes once one call would exceed it; 30 000),
+ * wasmThreadsUrl (the wasm-threads module, for the wasmThreads variants).
  */
 export async function runBench(options = {}) {
-  const { variants = VARIANTS, minExp = 1, maxExp = 8, minTime = 300, maxCallMs = 30_000 } = options;
+  const {
+    variants = VARIANTS,
+    minExp = 1,
+    maxExp = 8,
+    minTime = 300,
+    maxCallMs = 30_000,
+    wasmThreadsUrl = WASM_THREADS_URL,
+  } = options;
   const info = backendInfo();
   const result = {
     page: location.href,
@@ -92,6 +120,9 @@ export async function runBench(options = {}) {
     params: { variants, minExp, maxExp, minTime, maxCallMs, seed: SEED },
     rows: [],
     skipped: [],
+    // Per wasmThreads variant: how its workers learn a job finished, and how many of them
+    // counted a chunk of the last call at each size (the split, seen from the memory).
+    wasmThreads: {},
   };
   last = result;
   $('download').disabled = false;
@@ -101,21 +132,44 @@ export async function runBench(options = {}) {
     result.threads = defaultPool().threads;
   }
   for (const variant of variants) {
-    for (let e = minExp; e <= maxExp; e++) {
-      const n = 10 ** e;
-      const prev = result.rows.findLast((r) => r.variant === variant);
-      if (prev && prev.medianMs * (n / prev.samples) > maxCallMs) {
-        result.skipped.push({ variant, samples: n, reason: `one call would take > ${maxCallMs} ms` });
+    if (THREAD_VARIANTS.includes(variant)) {
+      try {
+        threads = await startWasmThreads({
+          url: new URL(wasmThreadsUrl, location.href),
+          workers: threadCount(variant),
+        });
+      } catch (err) {
+        result.skipped.push({ variant, reason: err.message });
         continue;
       }
-      status(`${variant} at 10^${e}…`);
-      await pause();
-      result.rows.push(await measure(variant, n, minTime));
-      render(result);
+      result.wasmThreads[variant] = { workers: threads.workers, wake: threads.wake, countedBy: {} };
+    }
+    try {
+      await measureSizes(result, variant, { minExp, maxExp, minTime, maxCallMs });
+    } finally {
+      threads?.close();
+      threads = null;
     }
   }
   status(`done: ${result.rows.length} points`);
   return result;
+}
+
+/** Times `variant` at 10^minExp…10^maxExp (after the larger sizes a call would take too long: skipped). */
+async function measureSizes(result, variant, { minExp, maxExp, minTime, maxCallMs }) {
+  for (let e = minExp; e <= maxExp; e++) {
+    const n = 10 ** e;
+    const prev = result.rows.findLast((r) => r.variant === variant);
+    if (prev && prev.medianMs * (n / prev.samples) > maxCallMs) {
+      result.skipped.push({ variant, samples: n, reason: `one call would take > ${maxCallMs} ms` });
+      continue;
+    }
+    status(`${variant} at 10^${e}…`);
+    await pause();
+    result.rows.push(await measure(variant, n, minTime));
+    if (threads) result.wasmThreads[variant].countedBy[n] = threads.lastCountedBy;
+    render(result);
+  }
 }
 
 function status(text) {
@@ -239,9 +293,9 @@ function setup() {
     `transport ${info.sharedMemory ? 'shared' : 'message'}`;
   const q = new URLSearchParams(location.search);
   const chosen = q.get('variants')?.split(',') ?? VARIANTS;
-  $('variant-boxes').innerHTML = VARIANTS.map(
-    (v) => `<label><input type="checkbox" value="${v}" ${chosen.includes(v) ? 'checked' : ''}/> ${v}</label>`,
-  ).join('');
+  $('variant-boxes').innerHTML = [...VARIANTS, ...THREAD_VARIANTS]
+    .map((v) => `<label><input type="checkbox" value="${v}" ${chosen.includes(v) ? 'checked' : ''}/> ${v}</label>`)
+    .join('');
   if (q.has('min')) $('min-exp').value = q.get('min');
   if (q.has('max')) $('max-exp').value = q.get('max');
   if (q.has('minTime')) $('min-time').value = q.get('minTime');

@@ -1,17 +1,25 @@
 // Experiment `browser` (docs/experiments.md `browser`; the paper's Figure 9): the
 // benchmark page bench/browser/ in headless Chromium (js, jsBitwise, wasm on the page's
-// thread, wasmWorkers on every worker) and, in the same run, Node's nativeBitwise, wasm
-// and jsBitwise single-thread for the ratios.
-//   npm run bench -- browser [--quick] [--no-isolation]
-// --no-isolation serves the page without COOP/COEP (no SharedArrayBuffer; timers 100 µs).
+// thread, wasmWorkers on every worker, wasmThreads1/2 on WebAssembly threads over one
+// shared memory) and, in the same run, Node's nativeBitwise, wasm and jsBitwise
+// single-thread for the ratios.
+//   npm run bench -- browser [--quick] [--no-isolation] [--no-firefox]
+// --no-isolation serves the page without COOP/COEP (no SharedArrayBuffer; timers 100 µs;
+// no wasmThreads rows). The wasmThreads module is built here (bench/wasm-threads/build.mjs,
+// nightly Rust); without the toolchain those rows are skipped with the reason in the notes.
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchChromium, startServer } from '../../scripts/browser-server.mjs';
 import { firefoxPath, runPageInFirefox } from '../lib/firefox.mjs';
 import { runInChild } from '../lib/measure.mjs';
 import { opsRatio } from '../lib/report.mjs';
 import { ensureApt } from '../lib/tools.mjs';
+import { buildWasmThreads } from '../wasm-threads/build.mjs';
 
 const BROWSER_VARIANTS = ['js', 'jsBitwise', 'wasm', 'wasmWorkers'];
+/** WebAssembly threads (the seed 000 mechanism): 1 and 2 workers on one shared memory. */
+const THREAD_VARIANTS = ['wasmThreads1', 'wasmThreads2'];
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Node rows: pi variant, series label, environment of the child that runs it. */
 const NODE_ROWS = [
   { variant: 'nativeBitwise', name: 'nativeBitwise', env: {} },
@@ -35,8 +43,20 @@ export async function run(ctx) {
   const isolated = !ctx.argv.includes('--no-isolation');
   const maxExp = ctx.full ? 9 : 8;
   const sizes = Array.from({ length: maxExp }, (_, i) => 10 ** (i + 1));
+  // A shared memory needs cross-origin isolation; the module needs nightly Rust.
+  const wasmThreads = isolated
+    ? buildWasmThreads(ctx.progress)
+    : { error: 'the page is not cross-origin isolated (--no-isolation): no shared memory' };
+  if ('error' in wasmThreads) ctx.progress(`wasmThreads rows skipped: ${wasmThreads.error}`);
+  const browserVariants = 'error' in wasmThreads ? BROWSER_VARIANTS : [...BROWSER_VARIANTS, ...THREAD_VARIANTS];
+  // The page and the library as scripts/browser-server.mjs serves them, plus the module.
+  const mounts = [
+    ['/offthread/', join(ROOT, 'packages/offthread/dist/browser')],
+    ...('error' in wasmThreads ? [] : [['/wasm-threads/', wasmThreads.dir]]),
+    ['/', join(ROOT, 'bench/browser')],
+  ];
   const pageOptions = {
-    variants: BROWSER_VARIANTS,
+    variants: browserVariants,
     minExp: 1,
     maxExp,
     minTime: ctx.quick ? 150 : 500,
@@ -45,7 +65,7 @@ export async function run(ctx) {
   };
 
   ctx.progress(`chromium: serving bench/browser ${isolated ? 'with' : 'without'} COOP/COEP`);
-  const server = await startServer({ isolated });
+  const server = await startServer({ isolated, mounts });
   const browser = await launchChromium();
   let page;
   let pageResult;
@@ -80,7 +100,7 @@ export async function run(ctx) {
   let firefox = null;
   if (!ctx.argv.includes('--no-firefox') && (firefoxPath() || ensureApt('firefox-esr', 'firefox-esr', ctx.progress))) {
     ctx.progress('firefox: serving bench/browser again');
-    const ffServer = await startServer({ isolated });
+    const ffServer = await startServer({ isolated, mounts });
     try {
       firefox = await runPageInFirefox(ffServer.url, pageOptions, ctx.progress);
     } finally {
@@ -150,6 +170,18 @@ export async function run(ctx) {
     ),
     ratio(rows, 'Chromium wasmWorkers / wasm at 10^7', 'chromium wasmWorkers', 'chromium wasm', 1e7, 1.8),
     ratio(rows, 'Chromium wasmWorkers / wasm at 10^8', 'chromium wasmWorkers', 'chromium wasm', 1e8, 1.8),
+    // The seed's mechanism beside ours: wasm threads on one shared memory vs one instance per worker.
+    ...[1e4, 1e6, 1e8].map((n) =>
+      ratio(
+        rows,
+        `Chromium wasmThreads2 / wasmWorkers at 10^${Math.log10(n)}: shared-memory threads vs instances by message`,
+        'chromium wasmThreads2',
+        'chromium wasmWorkers',
+        n,
+      ),
+    ),
+    ratio(rows, 'Chromium wasmThreads2 / wasmThreads1 at 10^8', 'chromium wasmThreads2', 'chromium wasmThreads1', 1e8),
+    ratio(rows, 'Chromium wasmThreads1 / wasm (page thread) at 10^8', 'chromium wasmThreads1', 'chromium wasm', 1e8),
     ratio(rows, 'Chromium wasm / Node wasm at 10^7', 'chromium wasm', 'node wasm', 1e7),
     // The paper's 93.5 % is browser wasm against the native addon (addonBwSync) at 10^6.
     ratio(
@@ -169,6 +201,15 @@ export async function run(ctx) {
         n,
       ),
     ),
+    ...[1e7, 1e8].map((n) =>
+      ratio(
+        rows,
+        `Chromium wasmThreads2 / Node parallelAsync at 10^${Math.log10(n)}, paper (seed 000, Fig. 9 text: Chromium wasm multi-thread / addonBwWsAsync): 0.6786`,
+        'chromium wasmThreads2',
+        'node parallelAsync',
+        n,
+      ),
+    ),
     ...(firefox
       ? [
           ratio(
@@ -182,6 +223,15 @@ export async function run(ctx) {
           ratio(rows, 'Firefox wasmWorkers / wasm at 10^7', 'firefox wasmWorkers', 'firefox wasm', 1e7),
           ratio(rows, 'Firefox wasmWorkers / wasm at 10^8', 'firefox wasmWorkers', 'firefox wasm', 1e8),
           ratio(rows, 'Firefox wasm / Chromium wasm at 10^7', 'firefox wasm', 'chromium wasm', 1e7),
+          ...[1e4, 1e8].map((n) =>
+            ratio(
+              rows,
+              `Firefox wasmThreads2 / wasmWorkers at 10^${Math.log10(n)}`,
+              'firefox wasmThreads2',
+              'firefox wasmWorkers',
+              n,
+            ),
+          ),
           ratio(rows, 'Firefox wasm / Node wasm at 10^7', 'firefox wasm', 'node wasm', 1e7),
           ...[1e7, 1e8].map((n) =>
             ratio(
@@ -197,8 +247,8 @@ export async function run(ctx) {
   ].filter(Boolean);
 
   const series = [
-    ...BROWSER_VARIANTS.map((v) => `chromium ${v}`),
-    ...(firefox ? BROWSER_VARIANTS.map((v) => `firefox ${v}`) : []),
+    ...browserVariants.map((v) => `chromium ${v}`),
+    ...(firefox ? browserVariants.map((v) => `firefox ${v}`) : []),
     ...NODE_ROWS.map((r) => `node ${r.name}`),
   ];
   const table = (metric, title, format) => ({
@@ -213,7 +263,8 @@ export async function run(ctx) {
   });
 
   return {
-    title: 'Monte Carlo π in Chromium and Firefox: JS vs WebAssembly vs WebAssembly on every worker',
+    title:
+      'Monte Carlo π in Chromium and Firefox: JS vs WebAssembly vs WebAssembly on every worker, by message and as wasm threads',
     params: {
       sizes,
       page: pageOptions,
@@ -224,6 +275,15 @@ export async function run(ctx) {
       chromium: version,
       firefox: firefox?.version ?? null,
       firefoxCrossOriginIsolated: firefox?.result.crossOriginIsolated ?? null,
+      wasmThreads:
+        'error' in wasmThreads
+          ? { skipped: wasmThreads.error }
+          : {
+              module: 'bench/wasm-threads (pi_wasm_threads.wasm)',
+              rustc: wasmThreads.rustc,
+              chromiumWake: pageResult.wasmThreads?.wasmThreads2?.wake ?? null,
+              firefoxWake: firefox?.result.wasmThreads?.wasmThreads2?.wake ?? null,
+            },
       userAgent: pageResult.userAgent,
       quick: ctx.quick,
       seed: 1,
@@ -235,6 +295,13 @@ export async function run(ctx) {
       firefox
         ? `Firefox rows: the same page and options in headless ${firefox.version} (the system firefox-esr, driven over WebDriver BiDi by puppeteer-core), after Chromium, in the same run.`
         : 'Firefox rows: skipped (no firefox-esr, or --no-firefox).',
+      'error' in wasmThreads
+        ? `wasmThreads rows: skipped (${wasmThreads.error.split('\n')[0]}).`
+        : "wasmThreads1/wasmThreads2 (the seed 000 mechanism): bench/wasm-threads, the wasm rows' own f64x2 kernel (offthread-wasm pi_simd.rs, included verbatim) built with " +
+          '+atomics,+bulk-memory (nightly -Z build-std) against one imported shared WebAssembly.Memory, instantiated once on the page and once per Web Worker (1 or 2) on that memory. ' +
+          'A call writes the job into the memory and Atomics.notify wakes the workers; they claim chunks (≈ samples / 4·workers, 2^14 to 2^21) with an atomic counter and add their counts into the memory; ' +
+          `the last to leave sets a word the page awaits (${pageResult.wasmThreads?.wasmThreads2?.wake === 'message' ? 'a message: no Atomics.waitAsync' : 'Atomics.waitAsync'}). No count travels by message. ` +
+          'wasmWorkers, ours: one offthread.wasm instance per pool worker, chunks by message.',
       "Node parallelAsync: the native kernel on the offthread pool (every core), for the paper's 67.86 % (Chromium wasmWorkers vs Node addonBwWsAsync).",
       'Node rows: the same run, bench/experiments/pi-child.mjs in a child process (single-thread variants). "nativeBitwise SSE2" is the same kernel with OFFTHREAD_PI_SIMD=sse2: 128-bit vectors, the width of WASM SIMD, where the default picks AVX-512 on this CPU.',
       pageResult.skipped.length

@@ -19,22 +19,32 @@ export async function runPageInFirefox(url, options, progress) {
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(url);
     await page.waitForFunction(() => globalThis.benchReady === true, null, { timeout: 60_000 });
+    // Started here, polled below: one WebDriver BiDi call awaiting the whole run would
+    // pass puppeteer's 180 s protocol timeout on a loaded machine (it did, once the page
+    // had the wasmThreads variants).
+    await page.evaluate((o) => {
+      globalThis.runBench(o).then(
+        (r) => (globalThis.benchOutcome = { result: r }),
+        (e) => (globalThis.benchOutcome = { error: String(e?.stack ?? e) }),
+      );
+    }, options);
     let shown = '';
-    const timer = setInterval(async () => {
-      const s = await page.evaluate(() => document.getElementById('status')?.textContent ?? '').catch(() => '');
-      if (s && s !== shown) {
-        shown = s;
-        progress(`firefox: ${s}`);
+    let outcome = null;
+    while (!outcome) {
+      await new Promise((r) => setTimeout(r, 2000));
+      const poll = await page.evaluate(() => ({
+        status: document.getElementById('status')?.textContent ?? '',
+        outcome: globalThis.benchOutcome ?? null,
+      }));
+      if (poll.status && poll.status !== shown) {
+        shown = poll.status;
+        progress(`firefox: ${poll.status}`);
       }
-    }, 2000);
-    let result;
-    try {
-      result = await page.evaluate((o) => globalThis.runBench(o), options);
-    } finally {
-      clearInterval(timer);
+      outcome = poll.outcome;
     }
+    if (outcome.error) throw new Error(`runBench failed in Firefox: ${outcome.error}`);
     if (errors.length) throw new Error(`page errors in Firefox: ${errors.join('; ')}`);
-    return { result, version };
+    return { result: outcome.result, version };
   } finally {
     await firefox.close();
   }
