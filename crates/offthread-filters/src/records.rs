@@ -432,7 +432,8 @@ impl RecordParser {
         let rows = self.options.infer_rows;
         // Only a newline can complete a line of the sample.
         let grew = memchr::memchr(b'\n', input).is_some() || pending.len() >= INFER_BYTES;
-        if !end && !(grew && crate::ndjson::sample_complete(pending, rows, INFER_BYTES)) {
+        let complete = end || (grew && crate::ndjson::sample_complete(pending, rows, INFER_BYTES));
+        if !complete {
             return Some(Vec::new());
         }
         let held = self.infer.take().unwrap_or_default();

@@ -93,6 +93,8 @@ test('inferRows is checked as for CSV; a schema layout still needs its columns',
     assert.throws(() => filters.ndjson({ inferRows }), { code: 'ERR_FILTER_INVALID_SPEC' }, String(inferRows));
   assert.doesNotThrow(() => filters.ndjson({ inferRows: 100_000 }).destroy());
   assert.doesNotThrow(() => filters.ndjson().destroy());
+  // A column array is the schema layout: it is the columns, and none is no batch.
+  assert.throws(() => filters.ndjson({ columns: [] }), { code: 'ERR_FILTER_INVALID_SPEC' });
 });
 
 test('inferred NDJSON on a worker pool (offthread.wasm): the same columns and rows', async () => {
