@@ -538,9 +538,11 @@ fn sample(input: &[u8], limit: usize, end: bool) -> impl Iterator<Item = &[u8]> 
 }
 
 /// Enough of the stream is in `input` to infer its columns from: `limit` lines, or
-/// `max_bytes` (a stream of few, long lines is typed from what fits).
+/// `max_bytes` and a whole line (a stream of few, long lines is typed from what fits,
+/// but never from no line at all).
 pub(crate) fn sample_complete(input: &[u8], limit: usize, max_bytes: usize) -> bool {
-    input.len() >= max_bytes || sample(input, limit, false).count() >= limit
+    (input.len() >= max_bytes && memchr::memchr(b'\n', input).is_some())
+        || sample(input, limit, false).count() >= limit
 }
 
 /// The columns of an NDJSON stream, typed from its first `limit` lines in `input`

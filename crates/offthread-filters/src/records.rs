@@ -862,12 +862,15 @@ impl RecordParser {
 pub(crate) const INFER_BYTES: usize = 4 << 20;
 
 /// The columns of an NDJSON stream whose first bytes are `held` (all of it when `end`),
-/// typed from the whole lines in the first INFER_BYTES (ndjson.rs, `infer_columns`).
+/// typed from the whole lines in the first INFER_BYTES, or the first line when it is
+/// longer (ndjson.rs, `infer_columns`).
 pub(crate) fn infer_ndjson(held: &[u8], rows: usize, end: bool) -> Vec<RecordColumn> {
-    let prefix = &held[..held.len().min(INFER_BYTES)];
+    // The first line counts whatever its length: a stream is never typed from nothing.
+    let first = memchr::memchr(b'\n', held).map_or(held.len(), |nl| nl + 1);
+    let cut = INFER_BYTES.max(first).min(held.len());
     // Each inferred column is nullable: a value column and a validity column.
     let max = offthread_schema_rt::ReadOptions::DEFAULT.max_soa_columns as usize / 2;
-    crate::ndjson::infer_columns(prefix, rows, end && held.len() <= INFER_BYTES, max)
+    crate::ndjson::infer_columns(&held[..cut], rows, end && cut == held.len(), max)
 }
 
 /// The columns' field paths hash apart (validity columns included), so each reads back

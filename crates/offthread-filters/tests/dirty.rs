@@ -474,6 +474,23 @@ fn ndjson_columns_are_inferred_from_the_first_lines() {
             "cut at {at}"
         );
     }
+    // A first line longer than the 4 MiB held for the sample is still typed from.
+    let big = format!(
+        "{{\"s\":\"{}\",\"n\":1}}\n{{\"n\":2}}\n",
+        "x".repeat(5 << 20)
+    );
+    for at in [0, 1 << 20, (4 << 20) + 3, big.len() - 3] {
+        let (rows, reports) = run(spec, big.as_bytes(), &[at], &["string?", "f64?"]).unwrap();
+        assert_eq!(
+            announced(&reports[0]),
+            vec![named("s", "string"), named("n", "f64")]
+        );
+        assert_eq!(rows.len(), 2, "cut at {at}");
+        assert_eq!(
+            (rows[0][0].len(), &rows[1][..]),
+            (5 << 20, &["null".to_owned(), "2".to_owned()][..])
+        );
+    }
     // Nothing at all: no output.
     assert_eq!(run(spec, b"", &[], &[]).unwrap().0, Table::new());
 }
