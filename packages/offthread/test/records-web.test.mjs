@@ -85,9 +85,12 @@ const gz: ReadableStream<Uint8Array> = filters.web.gzip().readable;
 const wrong: ReadableStream<Uint8Array> = csv.readable;
 // @ts-expect-error: a gzip stream has no stats()
 filters.web.gzip().stats();
+// Options of either kind, known only at run time: either stream.
+declare const either: Parameters<typeof filters.web.csv>[0];
+const some: RecordStream<RecordBatch> | RecordStream<Uint8Array> = filters.web.csv(either);
 const node = filters.ndjson({ inferRows: 10 });
 const nodeStats = node.stats();
-export { batches, stats, inferred, nd, ndStats, messages, gz, wrong, nodeStats };
+export { batches, stats, inferred, nd, ndStats, messages, gz, wrong, some, nodeStats };
 `,
     );
     writeFileSync(

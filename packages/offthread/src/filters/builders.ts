@@ -125,12 +125,15 @@ export interface FilterBuilders<S, B = S, M = S> {
    */
   csv(options?: CsvFilterOptions<DeclaredRecordOptions> & StreamOptions): B;
   csv(options: CsvFilterOptions<SchemaRecordOptions> & StreamOptions): M;
+  /** Options whose kind is only known at run time: either stream. */
+  csv(options?: CsvFilterOptions & StreamOptions): B | M;
   /**
    * NDJSON → record batches; `columns` and `schema` as for csv(). Without `columns`,
    * inferred from the keys of the first `inferRows` lines (docs/streams.md).
    */
   ndjson(options?: NdjsonFilterOptions<DeclaredRecordOptions> & StreamOptions): B;
   ndjson(options: NdjsonFilterOptions<SchemaRecordOptions> & StreamOptions): M;
+  ndjson(options?: NdjsonFilterOptions & StreamOptions): B | M;
   /** Zstandard, as Node's zlib.createZstdCompress reads it (frames of 1 MiB input each). */
   zstdCompress(options?: ZstdCompressOptions & StreamOptions): S;
   /** Zstandard (concatenated and skippable frames too), as zlib.createZstdDecompress. */
