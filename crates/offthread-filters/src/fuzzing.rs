@@ -32,6 +32,7 @@ pub const SPECS: &[&str] = &[
     r#"{"kind":"csv","layout":"records","report":true,"inferRows":2}"#,
     r#"{"kind":"ndjson","layout":"records","report":true,"onError":"skip","columns":[{"name":"a","type":"i8","nullable":true},{"name":"b","type":"bool","default":true}]}"#,
     r#"{"kind":"ndjson","columns":[{"name":"x","type":"f32"},{"name":"y","type":"i8"},{"name":"","type":"string"}]}"#,
+    r#"{"kind":"ndjson","layout":"records","report":true,"onError":"skip","inferRows":2}"#,
 ];
 
 fn run(spec: &str, chunks: &[&[u8]]) -> Result<Vec<u8>, FilterError> {

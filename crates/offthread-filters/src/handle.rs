@@ -10,7 +10,10 @@ use crate::compress::{Compressor, Decompressor};
 use crate::csv_split::{CsvCutter, CsvMark, CsvStep, QuoteScan};
 use crate::digest::Digest;
 use crate::error::{BUSY, CLOSED, FilterError, FilterResult, TOO_LARGE};
-use crate::records::{CsvOptions, RecordFormat, RecordOptions, RecordParser};
+use crate::ndjson::sample_complete;
+use crate::records::{
+    CsvOptions, INFER_BYTES, RecordFormat, RecordOptions, RecordParser, infer_ndjson,
+};
 use crate::spec::FilterSpec;
 use crate::transcode::{Conversion, Spares, Transcoder, give_back, recycle, take_spare};
 use crate::zstd::{ZstdCompressor, ZstdDecompressor};
@@ -136,6 +139,10 @@ enum State {
 /// on any thread (its batch holds that piece's rows; the host keeps the batches in order).
 struct LineCutter {
     columns: Vec<RecordColumn>,
+    /// Columns still to be inferred: the stream's first lines are held in the carry
+    /// until the sample is complete, then typed once, here on the caller's thread, so
+    /// every piece parses with the same columns.
+    infer: bool,
     options: RecordOptions,
     /// The unfinished line: the start of the next piece.
     carry: Vec<u8>,
@@ -148,6 +155,25 @@ impl LineCutter {
     /// lines before it; `None` (the end): the carry, a last line without a newline.
     fn cut(&mut self, chunk: Option<&[u8]>) -> (Vec<u8>, u64) {
         let before = self.lines;
+        if self.infer {
+            let rows = self.options.infer_rows;
+            if let Some(chunk) = chunk {
+                self.carry.extend_from_slice(chunk);
+                let grew =
+                    memchr::memchr(b'\n', chunk).is_some() || self.carry.len() >= INFER_BYTES;
+                if !(grew && sample_complete(&self.carry, rows, INFER_BYTES)) {
+                    return (Vec::new(), before);
+                }
+            }
+            // A push the host takes back after this keeps the columns: it must push the
+            // same chunk again, which completes the same sample.
+            self.columns = infer_ndjson(&self.carry, rows, chunk.is_none());
+            self.infer = false;
+            if chunk.is_some() {
+                let held = std::mem::take(&mut self.carry);
+                return self.cut(Some(&held));
+            }
+        }
         let Some(chunk) = chunk else {
             return (std::mem::take(&mut self.carry), before);
         };
@@ -223,6 +249,7 @@ impl FilterHandle {
                 // Checks the columns once; each piece then gets a parser of its own.
                 RecordParser::with_options(columns.clone(), RecordFormat::Ndjson, options.clone())?;
                 State::Lines(LineCutter {
+                    infer: columns.is_empty(),
                     columns,
                     options,
                     carry: Vec::new(),
@@ -409,7 +436,7 @@ impl FilterHandle {
                     if piece.is_empty() {
                         return Ok(Vec::new());
                     }
-                    let parser = RecordParser::with_options(columns, RecordFormat::Ndjson, options)
+                    let parser = RecordParser::with_columns(columns, RecordFormat::Ndjson, options)
                         .map(|p| p.starting_after_line(before));
                     let out = parser.and_then(|mut p| {
                         if end {

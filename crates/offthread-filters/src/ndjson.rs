@@ -499,6 +499,164 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// What a key held in the lines columns are inferred from (bits: a key may hold several).
+const NULL: u8 = 1;
+const BOOL: u8 = 2;
+const NUMBER: u8 = 4;
+const STRING: u8 = 8;
+/// An object or an array: no column holds one.
+const NESTED: u8 = 16;
+
+/// The lines columns are inferred from: the first `limit` non-blank lines of `input`
+/// that are whole (ended by a newline, or by the end of the input when `end`), each
+/// without its CR and the first without a BOM.
+fn sample(input: &[u8], limit: usize, end: bool) -> impl Iterator<Item = &[u8]> {
+    let whole = match memchr::memrchr(b'\n', input) {
+        _ if end => input,
+        Some(nl) => &input[..nl],
+        None => &[][..],
+    };
+    let lines = if whole.is_empty() {
+        None
+    } else {
+        Some(whole.split(|&b| b == b'\n'))
+    };
+    lines
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, line)| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if i == 0 {
+                line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+            } else {
+                line
+            }
+        })
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+        .take(limit)
+}
+
+/// Enough of the stream is in `input` to infer its columns from: `limit` lines, or
+/// `max_bytes` and a whole line (a stream of few, long lines is typed from what fits,
+/// but never from no line at all).
+pub(crate) fn sample_complete(input: &[u8], limit: usize, max_bytes: usize) -> bool {
+    (input.len() >= max_bytes && memchr::memchr(b'\n', input).is_some())
+        || sample(input, limit, false).count() >= limit
+}
+
+/// The columns of an NDJSON stream, typed from its first `limit` lines in `input`
+/// (only whole ones, unless `end`: then the last line needs no newline), as CSV's are
+/// from its first rows: each top-level key, in the order keys first appear, is `bool`
+/// when every non-null value of it is `true`/`false`, `f64` when every one is a
+/// number, `string` when every one is a string (or all are null); a key that holds
+/// objects or arrays, or values of two kinds, is no column (declare it to read it).
+/// Every inferred column is nullable: a missing key or `null`, here or later, is a null.
+/// Lines that are not JSON objects are not typed from (they are bad rows later).
+/// At most `max` columns (what a batch's readers take).
+pub(crate) fn infer_columns(
+    input: &[u8],
+    limit: usize,
+    end: bool,
+    max: usize,
+) -> Vec<RecordColumn> {
+    use std::collections::HashMap;
+    let mut keys: Vec<(Vec<u8>, u8)> = Vec::new();
+    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut line_keys: Vec<(Vec<u8>, u8)> = Vec::new();
+    let mut line_index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut stack = Vec::new();
+    for line in sample(input, limit, end) {
+        line_keys.clear();
+        line_index.clear();
+        if object_kinds(line, &mut line_keys, &mut line_index, &mut stack).is_err() {
+            continue;
+        }
+        for (key, kind) in line_keys.drain(..) {
+            match index.get(&key) {
+                Some(&at) => keys[at].1 |= kind,
+                None => {
+                    index.insert(key.clone(), keys.len());
+                    keys.push((key, kind));
+                }
+            }
+        }
+    }
+    keys.into_iter()
+        .filter_map(|(key, kinds)| {
+            let ty = match kinds & !NULL {
+                0 | STRING => ColumnType::String,
+                BOOL => ColumnType::Bool,
+                NUMBER => ColumnType::F64,
+                _ => return None,
+            };
+            Some((String::from_utf8_lossy(&key).into_owned(), ty))
+        })
+        .take(max)
+        .enumerate()
+        .map(|(i, (name, ty))| {
+            let mut column = RecordColumn::new(name, ty, i as u32);
+            column.nullable = true;
+            column
+        })
+        .collect()
+}
+
+/// The top-level keys of the JSON object `line` and what each holds (a duplicate key:
+/// its last value, as the row reader takes it), in the order they first appear.
+fn object_kinds(
+    line: &[u8],
+    out: &mut Vec<(Vec<u8>, u8)>,
+    index: &mut std::collections::HashMap<Vec<u8>, usize>,
+    stack: &mut Vec<bool>,
+) -> Scan<()> {
+    let mut cur = Cursor { b: line, i: 0 };
+    cur.ws();
+    cur.eat(b'{')?;
+    cur.ws();
+    if cur.peek() == Some(b'}') {
+        cur.i += 1;
+        return cur.end();
+    }
+    loop {
+        if cur.peek() != Some(b'"') {
+            return Err(cur.err("expected a key"));
+        }
+        let mut key = Vec::new();
+        cur.string(Some(&mut key))?;
+        cur.ws();
+        cur.eat(b':')?;
+        cur.ws();
+        let kind = match cur.peek() {
+            Some(b'"') => STRING,
+            Some(b'-' | b'0'..=b'9') => NUMBER,
+            Some(b't' | b'f') => BOOL,
+            Some(b'n') => NULL,
+            _ => NESTED,
+        };
+        cur.skip_value(stack)?;
+        match index.get(&key) {
+            Some(&at) => out[at].1 = kind,
+            None => {
+                index.insert(key.clone(), out.len());
+                out.push((key, kind));
+            }
+        }
+        cur.ws();
+        match cur.peek() {
+            Some(b',') => {
+                cur.i += 1;
+                cur.ws();
+            }
+            Some(b'}') => {
+                cur.i += 1;
+                return cur.end();
+            }
+            _ => return Err(cur.err("expected , or }")),
+        }
+    }
+}
+
 /// A value's text for a message, cut short when long.
 fn shown(text: &[u8]) -> String {
     const MAX: usize = 60;

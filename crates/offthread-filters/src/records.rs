@@ -163,15 +163,39 @@ impl RecordParser {
         format: RecordFormat,
         options: RecordOptions,
     ) -> FilterResult<Self> {
+        // Records-layout CSV with a header, and NDJSON, type columns left out from the
+        // first rows.
         let infer = columns.is_empty()
             && options.layout == Layout::Records
-            && matches!(&format, RecordFormat::Csv(o) if o.header);
+            && match &format {
+                RecordFormat::Csv(o) => o.header,
+                RecordFormat::Ndjson => true,
+            };
         if columns.is_empty() && !infer {
             return Err(FilterError::new(
                 INVALID_SPEC,
                 "a record filter needs columns",
             ));
         }
+        Self::build(columns, format, options, infer)
+    }
+
+    /// A parser of columns already known — inferred by another parser of the stream,
+    /// possibly none — that never infers them again.
+    pub fn with_columns(
+        columns: Vec<RecordColumn>,
+        format: RecordFormat,
+        options: RecordOptions,
+    ) -> FilterResult<Self> {
+        Self::build(columns, format, options, false)
+    }
+
+    fn build(
+        columns: Vec<RecordColumn>,
+        format: RecordFormat,
+        options: RecordOptions,
+        infer: bool,
+    ) -> FilterResult<Self> {
         check_columns(&columns, options.layout)?;
         let parser = match format {
             RecordFormat::Csv(o) => Parser::Csv {
@@ -247,6 +271,7 @@ impl RecordParser {
 
     /// The batch of the rows so far, with the report when asked for.
     fn take_output(&mut self) -> FilterResult<Vec<u8>> {
+        let rows = self.rows;
         let mut out = self.take_batch()?;
         if !self.options.report {
             return Ok(out);
@@ -268,6 +293,11 @@ impl RecordParser {
                 })
                 .collect();
             report.insert("columns".into(), serde_json::Value::Array(columns));
+        }
+        // Rows of no columns (NDJSON whose sample had no key to type): the message has
+        // no SoA table to count them (a reader refuses one without columns, R0009).
+        if self.columns.is_empty() && rows > 0 {
+            report.insert("rows".into(), rows.into());
         }
         if self.skipped > 0 {
             report.insert("skipped".into(), self.skipped.into());
@@ -379,13 +409,37 @@ impl RecordParser {
             Parser::Csv { .. } => self.parse_csv(input, end),
             Parser::Ndjson(state) => {
                 let mut state = std::mem::take(state);
-                let result = self.parse_ndjson(&mut state, input, end);
+                let result = match self.ndjson_inference(input, end) {
+                    None => self.parse_ndjson(&mut state, input, end),
+                    Some(held) if held.is_empty() => Ok(()),
+                    Some(held) => self.parse_ndjson(&mut state, &held, end),
+                };
                 if let Parser::Ndjson(kept) = &mut self.parser {
                     *kept = state;
                 }
                 result
             }
         }
+    }
+
+    /// NDJSON whose columns are still to be inferred: `input` held back until the first
+    /// `infer_rows` lines are in (or INFER_BYTES, or the end), then the columns typed
+    /// from them and every byte held given back to parse (an empty Vec: still holding).
+    /// None once the columns are known.
+    fn ndjson_inference(&mut self, input: &[u8], end: bool) -> Option<Vec<u8>> {
+        let pending = self.infer.as_mut()?;
+        pending.extend_from_slice(input);
+        let rows = self.options.infer_rows;
+        // Only a newline can complete a line of the sample.
+        let grew = memchr::memchr(b'\n', input).is_some() || pending.len() >= INFER_BYTES;
+        let complete = end || (grew && crate::ndjson::sample_complete(pending, rows, INFER_BYTES));
+        if !complete {
+            return Some(Vec::new());
+        }
+        let held = self.infer.take().unwrap_or_default();
+        self.set_columns(infer_ndjson(&held, rows, end));
+        // A stream that ends while it is held back, with no bytes: nothing to parse.
+        Some(if held.is_empty() { Vec::new() } else { held })
     }
 
     fn parse_csv(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
@@ -777,7 +831,9 @@ impl RecordParser {
         let mut b = Builder::with_capacity(payload + 64 * (2 * specs.len() + 4));
         // The batch struct: header word, then `rows` (a pointer) at +4; USED = 8.
         let at = b.dynamic_struct(8)?;
-        let Some(cols) = b.soa_columns(self.rows, &specs)? else {
+        // No columns: an empty slice (the report counts the rows, see take_output).
+        let count = if specs.is_empty() { 0 } else { self.rows };
+        let Some(cols) = b.soa_columns(count, &specs)? else {
             return Ok(b.finish());
         };
         for (i, d) in self.data.iter().enumerate() {
@@ -803,7 +859,19 @@ impl RecordParser {
 
 /// Most bytes held back to infer columns from (a header and rows longer than this are
 /// typed from what fits).
-const INFER_BYTES: usize = 4 << 20;
+pub(crate) const INFER_BYTES: usize = 4 << 20;
+
+/// The columns of an NDJSON stream whose first bytes are `held` (all of it when `end`),
+/// typed from the whole lines in the first INFER_BYTES, or the first line when it is
+/// longer (ndjson.rs, `infer_columns`).
+pub(crate) fn infer_ndjson(held: &[u8], rows: usize, end: bool) -> Vec<RecordColumn> {
+    // The first line counts whatever its length: a stream is never typed from nothing.
+    let first = memchr::memchr(b'\n', held).map_or(held.len(), |nl| nl + 1);
+    let cut = INFER_BYTES.max(first).min(held.len());
+    // Each inferred column is nullable: a value column and a validity column.
+    let max = offthread_schema_rt::ReadOptions::DEFAULT.max_soa_columns as usize / 2;
+    crate::ndjson::infer_columns(&held[..cut], rows, end && cut == held.len(), max)
+}
 
 /// The columns' field paths hash apart (validity columns included), so each reads back
 /// as itself; a validity column needs the records layout.

@@ -112,7 +112,7 @@ fn one_byte(o: &Map<String, Value>, key: &str, default: u8) -> FilterResult<u8> 
 const MAX_FIELDS: usize = offthread_schema_rt::ReadOptions::DEFAULT.max_soa_columns as usize;
 
 fn columns(o: &Map<String, Value>, layout: Layout) -> FilterResult<Vec<RecordColumn>> {
-    // Without columns a records-layout CSV filter infers them (RecordOptions::infer).
+    // Without columns a records-layout filter infers them (RecordOptions::infer_rows).
     if o.get("columns").is_none() && layout == Layout::Records {
         return Ok(Vec::new());
     }
@@ -307,10 +307,23 @@ impl FilterSpec {
                 }
             }
             "ndjson" => {
-                let o = keys(&o, &["kind", "columns", "onError", "report", "layout"])?;
+                let o = keys(
+                    &o,
+                    &[
+                        "kind",
+                        "columns",
+                        "onError",
+                        "report",
+                        "layout",
+                        "inferRows",
+                    ],
+                )?;
                 let options = record_options(o)?;
-                if o.get("columns").is_none() {
-                    return Err(invalid("an NDJSON filter needs \"columns\""));
+                // Without columns a records-layout filter infers them (ndjson.rs).
+                if o.get("columns").is_none() && options.layout != Layout::Records {
+                    return Err(invalid(
+                        "an NDJSON filter of the schema layout needs \"columns\"",
+                    ));
                 }
                 FilterSpec::Records {
                     columns: columns(o, options.layout)?,

@@ -305,9 +305,10 @@ fn bad_options_are_refused_when_the_filter_opens() {
             "with \"header\": false give",
         ),
         (r#"{"kind":"csv"}"#, "\"columns\" must be an array"),
+        (r#"{"kind":"ndjson"}"#, "needs \"columns\""),
         (
-            r#"{"kind":"ndjson","layout":"records"}"#,
-            "needs \"columns\"",
+            r#"{"kind":"ndjson","layout":"records","inferRows":0}"#,
+            "\"inferRows\" must be 1–100000",
         ),
     ] {
         let e = FilterHandle::from_json(spec).err().expect(spec);
@@ -326,7 +327,7 @@ fn dirty_specs_hold_the_fuzz_property() {
         .filter(|&i| SPECS[i].contains("\"report\":true"))
         .map(|i| i as u8)
         .collect();
-    assert_eq!(picks.len(), 3);
+    assert_eq!(picks.len(), 4);
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
         x ^= x << 13;
@@ -340,4 +341,156 @@ fn dirty_specs_hold_the_fuzz_property() {
         data.extend((0..len).map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize]));
         check_chunking(&data);
     }
+}
+
+/// The columns a report announces, as (name, type, nullable).
+fn announced(report: &serde_json::Value) -> Vec<(String, String, bool)> {
+    report["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["type"].as_str().unwrap().to_owned(),
+                c["nullable"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// NDJSON without columns: typed from the first `inferRows` lines as CSV's are from
+/// its first rows, every column nullable; keys holding objects, arrays or values of two
+/// kinds are no column. The same columns and rows at every split, one parser or pieces.
+#[test]
+fn ndjson_columns_are_inferred_from_the_first_lines() {
+    let spec = r#"{"kind":"ndjson","layout":"records","report":true,"inferRows":4}"#;
+    let text = "\u{feff}{\"id\":1,\"name\":\"a\",\"ok\":true,\"meta\":{\"x\":[1]},\"mixed\":1}\r\n\
+                \n\
+                {\"name\":null,\"id\":2.5,\"mixed\":\"one\",\"late\":null}\n\
+                not json\n\
+                {\"ok\":false,\"id\":-3e2,\"name\":\"c\\u00e9\",\"ok\":null}\n\
+                {\"id\":4}\n\
+                {\"id\":5,\"name\":\"e\",\"later\":1}\n";
+    let types = ["f64?", "string?", "bool?", "string?"];
+    let want = strings(&[
+        &["1", "a", "true", "null"],
+        &["2.5", "null", "null", "null"],
+        &["-300", "cé", "null", "null"],
+        &["4", "null", "null", "null"],
+        &["5", "e", "null", "null"],
+    ]);
+    let named = |n: &str, t: &str| (n.to_owned(), t.to_owned(), true);
+    let columns = vec![
+        named("id", "f64"),
+        named("name", "string"),
+        named("ok", "bool"),
+        named("late", "string"),
+    ];
+    let skip = spec.replace("\"report\"", "\"onError\":\"skip\",\"report\"");
+    let bytes = text.as_bytes();
+    for at in 0..=bytes.len() {
+        for b in (at..=bytes.len()).step_by(11) {
+            let (rows, reports) = run(&skip, bytes, &[at, b], &types).unwrap();
+            assert_eq!(rows, want, "cut at {at}, {b}");
+            assert_eq!(announced(&reports[0]), columns, "cut at {at}, {b}");
+            let lines: Vec<u64> = reports
+                .iter()
+                .filter_map(|r| r["lines"].as_array())
+                .flatten()
+                .map(|l| l.as_u64().unwrap())
+                .collect();
+            assert_eq!(lines, vec![4], "cut at {at}, {b}");
+        }
+        // One parser, a push per chunk: the same rows.
+        let offthread_filters::FilterSpec::Records {
+            columns,
+            format,
+            options,
+        } = offthread_filters::FilterSpec::from_json(&skip).unwrap()
+        else {
+            unreachable!()
+        };
+        let mut one =
+            offthread_filters::RecordParser::with_options(columns, format, options).unwrap();
+        let mut rows = Vec::new();
+        for out in [one.push(&bytes[..at]), one.push(&bytes[at..]), one.finish()] {
+            let out = out.unwrap();
+            if !out.is_empty() {
+                let (msg, _) = split_report(&out);
+                if !msg.is_empty() {
+                    rows.extend(read(msg, &types));
+                }
+            }
+        }
+        assert_eq!(rows, want, "one parser, cut at {at}");
+    }
+    // A later value that does not fit fails by line (skipped with onError: 'skip').
+    let e = run(spec, text.as_bytes(), &[], &types).unwrap_err();
+    assert_eq!(
+        e,
+        format!("{BAD_RECORD}: line 4: not JSON: expected a value at column 1")
+    );
+    // Both lines are the sample: "a" holds two kinds, so it is no column. Rows of no
+    // columns are counted by the report (a SoA table of none cannot be read, R0009).
+    let (_, reports) = run(spec, b"{\"a\":1}\n{\"a\":\"x\"}\n", &[], &[]).unwrap();
+    assert_eq!(announced(&reports[0]), vec![]);
+    assert_eq!(
+        reports
+            .iter()
+            .filter_map(|r| r["rows"].as_u64())
+            .sum::<u64>(),
+        2
+    );
+    let one = spec.replace("\"inferRows\":4", "\"inferRows\":1");
+    let e = run(&one, b"{\"a\":1}\n{\"a\":\"x\"}\n", &[], &["f64?"]).unwrap_err();
+    assert_eq!(
+        e,
+        format!("{BAD_RECORD}: line 2: column \"a\": \"x\" is not a number")
+    );
+    // Only null seen: text. A last line without a newline is typed from at the end.
+    let (rows, reports) = run(
+        spec,
+        b"{\"a\":null,\"b\":true}",
+        &[5],
+        &["string?", "bool?"],
+    )
+    .unwrap();
+    assert_eq!(rows, strings(&[&["null", "true"]]));
+    assert_eq!(
+        announced(&reports[0]),
+        vec![named("a", "string"), named("b", "bool")]
+    );
+    // No key to type (only nested values, or no objects): rows of no columns.
+    for at in 0..=12 {
+        let (_, reports) = run(spec, b"{\"a\":[]}\n{}\n", &[at], &[]).unwrap();
+        assert_eq!(announced(&reports[0]), vec![], "cut at {at}");
+        assert_eq!(
+            reports
+                .iter()
+                .filter_map(|r| r["rows"].as_u64())
+                .sum::<u64>(),
+            2,
+            "cut at {at}"
+        );
+    }
+    // A first line longer than the 4 MiB held for the sample is still typed from.
+    let big = format!(
+        "{{\"s\":\"{}\",\"n\":1}}\n{{\"n\":2}}\n",
+        "x".repeat(5 << 20)
+    );
+    for at in [0, 1 << 20, (4 << 20) + 3, big.len() - 3] {
+        let (rows, reports) = run(spec, big.as_bytes(), &[at], &["string?", "f64?"]).unwrap();
+        assert_eq!(
+            announced(&reports[0]),
+            vec![named("s", "string"), named("n", "f64")]
+        );
+        assert_eq!(rows.len(), 2, "cut at {at}");
+        assert_eq!(
+            (rows[0][0].len(), &rows[1][..]),
+            (5 << 20, &["null".to_owned(), "2".to_owned()][..])
+        );
+    }
+    // Nothing at all: no output.
+    assert_eq!(run(spec, b"", &[], &[]).unwrap().0, Table::new());
 }

@@ -24,6 +24,7 @@ export {
   RecordBatch,
   type RecordColumnInfo,
   type RecordStats,
+  type RecordStream,
   StringColumn,
 } from './filters/records.js';
 export type { ColumnDecl, ColumnDefault, OnError } from './filters/spec.js';

@@ -12,11 +12,13 @@ import type {
   ColumnDefault,
   ColumnType,
   CsvOptions,
+  DeclaredRecordOptions,
   DeflateOptions,
   FilterSpec,
   NdjsonOptions,
   RecordColumn,
   RecordOptions,
+  SchemaRecordOptions,
   TextEncodingName,
   TranscodeOptions,
   ZstdCompressOptions,
@@ -24,9 +26,9 @@ import type {
 } from './spec.js';
 
 /** csv()'s options: the CSV ones, and either `columns` alone or the batch's `schema`. */
-export type CsvFilterOptions = Omit<CsvOptions, 'columns'> & RecordOptions;
-/** ndjson()'s options: `columns` alone, or the batch's `schema`. */
-export type NdjsonFilterOptions = Omit<NdjsonOptions, 'columns'> & RecordOptions;
+export type CsvFilterOptions<R extends RecordOptions = RecordOptions> = Omit<CsvOptions, 'columns'> & R;
+/** ndjson()'s options: `columns` alone (or none: inferred), or the batch's `schema`. */
+export type NdjsonFilterOptions<R extends RecordOptions = RecordOptions> = Omit<NdjsonOptions, 'columns'> & R;
 
 const TYPES: ReadonlySet<string> = new Set([
   'bool',
@@ -65,7 +67,7 @@ const isDeclared = (columns: unknown): columns is Readonly<Record<string, Column
 
 /**
  * The spec of a record filter: `columns: { … }` or none → the records layout (batches as
- * RecordBatch objects, nulls allowed, CSV columns inferred when none are given); with
+ * RecordBatch objects, nulls allowed, columns inferred when none are given); with
  * `schema` the columns checked against its row struct (each with its field index);
  * a column array alone as it is. Every output carries a report (core.ts splits it off).
  */
@@ -94,7 +96,12 @@ function recordColumns<T extends { schema?: unknown; columns?: unknown }>(
 
 export type StreamOptions = FilterRunOptions;
 
-export interface FilterBuilders<S> {
+/**
+ * The filters of one stream shape `S`; record filters are `B` when they emit
+ * RecordBatch objects (columns declared or inferred) and `M` when they emit a schema's
+ * batch messages (the Node Transform is all three; the web form's types differ).
+ */
+export interface FilterBuilders<S, B = S, M = S> {
   /** `from` → `to` (utf8, utf16le, latin1); chunks may be cut anywhere, even inside a character. */
   transcode(from: TextEncodingName, to: TextEncodingName, options?: TranscodeOptions & StreamOptions): S;
   /** Passes UTF-8 through; fails with ERR_FILTER_INVALID_UTF8 at the first invalid byte. */
@@ -116,9 +123,17 @@ export interface FilterBuilders<S> {
    * RecordBatch objects; `schema` (a generated batch reader) gives its messages, the
    * columns checked against its row struct, by name and type, when the filter is made.
    */
-  csv(options?: CsvFilterOptions & StreamOptions): S;
-  /** NDJSON → record batches; `columns` and `schema` as for csv() (no inference: name the columns). */
-  ndjson(options: NdjsonFilterOptions & StreamOptions): S;
+  csv(options?: CsvFilterOptions<DeclaredRecordOptions> & StreamOptions): B;
+  csv(options: CsvFilterOptions<SchemaRecordOptions> & StreamOptions): M;
+  /** Options whose kind is only known at run time: either stream. */
+  csv(options?: CsvFilterOptions & StreamOptions): B | M;
+  /**
+   * NDJSON → record batches; `columns` and `schema` as for csv(). Without `columns`,
+   * inferred from the keys of the first `inferRows` lines (docs/streams.md).
+   */
+  ndjson(options?: NdjsonFilterOptions<DeclaredRecordOptions> & StreamOptions): B;
+  ndjson(options: NdjsonFilterOptions<SchemaRecordOptions> & StreamOptions): M;
+  ndjson(options?: NdjsonFilterOptions & StreamOptions): B | M;
   /** Zstandard, as Node's zlib.createZstdCompress reads it (frames of 1 MiB input each). */
   zstdCompress(options?: ZstdCompressOptions & StreamOptions): S;
   /** Zstandard (concatenated and skippable frames too), as zlib.createZstdDecompress. */
@@ -153,7 +168,14 @@ function compressors<S>(
   };
 }
 
-export function builders<S>(make: (spec: FilterSpec, run: StreamOptions) => S): FilterBuilders<S> {
+/**
+ * The builders over `make`; `records` makes the record filters (default: `make`), whose
+ * stream type may differ (the web form's has `stats()`).
+ */
+export function builders<S, B = S, M = S>(
+  make: (spec: FilterSpec, run: StreamOptions) => S,
+  records: (spec: FilterSpec, run: StreamOptions) => B | M = make as never,
+): FilterBuilders<S, B, M> {
   const simple =
     (kind: 'gunzip' | 'inflate' | 'inflateRaw' | 'sha256' | 'md5') =>
     (options?: StreamOptions): S => {
@@ -190,14 +212,15 @@ export function builders<S>(make: (spec: FilterSpec, run: StreamOptions) => S): 
     inflateRaw: simple('inflateRaw'),
     sha256: simple('sha256'),
     md5: simple('md5'),
-    csv: (options) => {
+    // One function for both overloads: the options decide which stream comes out.
+    csv: ((options?: CsvFilterOptions & StreamOptions) => {
       const [rest, run] = split<CsvFilterOptions>(options);
-      return make({ kind: 'csv', ...recordColumns(rest) }, run);
-    },
-    ndjson: (options) => {
+      return records({ kind: 'csv', ...recordColumns(rest) }, run);
+    }) as FilterBuilders<S, B, M>['csv'],
+    ndjson: ((options?: NdjsonFilterOptions & StreamOptions) => {
       const [rest, run] = split<NdjsonFilterOptions>(options);
-      return make({ kind: 'ndjson', ...recordColumns(rest) }, run);
-    },
+      return records({ kind: 'ndjson', ...recordColumns(rest) }, run);
+    }) as FilterBuilders<S, B, M>['ndjson'],
     ...compressors(make),
   };
 }

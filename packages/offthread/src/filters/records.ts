@@ -102,10 +102,11 @@ export class RecordBatch {
   readonly #byName: Map<string, Resolved>;
   readonly #cache = new Map<string, NumericColumn | StringColumn>();
 
-  constructor(bytes: Uint8Array, columns: readonly Resolved[]) {
+  /** `rows`: the count of a batch of no columns, whose message cannot hold it (from its report). */
+  constructor(bytes: Uint8Array, columns: readonly Resolved[], rows?: number) {
     this.bytes = bytes;
     this.#soa = StructView.rootDynamic(bytes).soa(4);
-    this.length = this.#soa.length;
+    this.length = columns.length === 0 && rows !== undefined ? rows : this.#soa.length;
     this.columns = columns.map(({ name, type, nullable }) => ({ name, type, nullable }));
     this.#byName = new Map();
     for (const c of columns) if (!this.#byName.has(c.name)) this.#byName.set(c.name, c);
@@ -212,6 +213,15 @@ export interface RecordStats {
   skippedLines: number[];
 }
 
+/**
+ * A record filter as a WHATWG TransformStream (`filters.web.csv()` / `ndjson()`, and
+ * `filters` in browsers): bytes in, `O` out — RecordBatch objects, or a schema's batch
+ * messages — and the stream's counts so far, as `FilterTransform.stats()` gives them.
+ */
+export interface RecordStream<O = RecordBatch> extends TransformStream<Uint8Array, O> {
+  stats(): RecordStats;
+}
+
 /** Skipped lines a stream keeps (the count goes on past it): bounded memory on any input. */
 export const MAX_SKIPPED_LINES = 1000;
 
@@ -222,6 +232,8 @@ interface Report {
   columns?: Resolved[];
   skipped?: number;
   lines?: number[];
+  /** Rows of a batch of no columns (NDJSON whose first lines had no key to type). */
+  rows?: number;
 }
 
 /**
@@ -247,8 +259,10 @@ export class RecordOutput {
     const jsonLen = dv.getUint32(n - 8, true);
     const msgLen = dv.getUint32(n - 12, true);
     if (msgLen + jsonLen + 12 !== n) throw makeError('ERR_FILTER_CORRUPT_DATA', 'a record filter report is malformed');
+    let rows: number | undefined;
     if (jsonLen > 2) {
       const report = JSON.parse(decoder.decode(out.subarray(msgLen, msgLen + jsonLen))) as Report;
+      rows = report.rows;
       if (report.columns) this.#columns = report.columns;
       if (report.skipped) {
         this.#stats.skipped += report.skipped;
@@ -264,7 +278,7 @@ export class RecordOutput {
       return bytes;
     }
     if (this.#columns === undefined) throw makeError('ERR_FILTER_CORRUPT_DATA', 'a batch came before its columns');
-    const batch = new RecordBatch(bytes, this.#columns);
+    const batch = new RecordBatch(bytes, this.#columns, rows);
     this.#stats.rows += batch.length;
     return batch;
   }

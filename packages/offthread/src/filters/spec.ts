@@ -84,16 +84,21 @@ export type BatchSchema = abstract new (view: never) => object;
 
 /**
  * Which columns a record filter reads, three ways:
- * - `columns: { name: type, … }` (or none: CSV infers them from the header and the
- *   first `inferRows` rows): batches come out as `RecordBatch` objects;
+ * - `columns: { name: type, … }` (or none: inferred from the CSV header / NDJSON keys
+ *   and the first `inferRows` rows): batches come out as `RecordBatch` objects;
  * - `schema` (a generated batch reader), optionally with `columns` naming its fields:
  *   batches are the schema's messages, the columns checked against it;
  * - `columns: [{ name, type, field? }, …]` alone: the schema's messages, unchecked.
  */
-export type RecordOptions =
+export type RecordOptions = DeclaredRecordOptions | SchemaRecordOptions;
+
+/** Columns declared in JS or inferred: the filter emits `RecordBatch` objects. */
+export type DeclaredRecordOptions = { columns?: Readonly<Record<string, ColumnDecl>>; schema?: undefined };
+
+/** A schema's columns: the filter emits the batch messages' bytes, for the generated reader. */
+export type SchemaRecordOptions =
   | { columns: readonly RecordColumn[]; schema?: undefined }
-  | { schema: BatchSchema; columns?: readonly SchemaColumn[] | Readonly<Record<string, ColumnDecl>> }
-  | { columns?: Readonly<Record<string, ColumnDecl>>; schema?: undefined };
+  | { schema: BatchSchema; columns?: readonly SchemaColumn[] | Readonly<Record<string, ColumnDecl>> };
 
 /** Options of every record filter (docs/streams.md, "Dirty data"). */
 export interface DirtyDataOptions {
@@ -114,6 +119,8 @@ export interface CsvOptions extends DirtyDataOptions {
 
 export interface NdjsonOptions extends DirtyDataOptions {
   columns?: readonly RecordColumn[];
+  /** Non-blank lines that inferred columns are typed from (default 100). */
+  inferRows?: number;
 }
 
 /** What the builders add to a record spec: the batch layout and the per-output report. */

@@ -10,6 +10,7 @@ import type { TaskFunction } from '../tasks/index.js';
 import { builders, type FilterBuilders, type StreamOptions } from './builders.js';
 import { type FilterCore, OrderedPushes, openFilter } from './core.js';
 import { type GuestFilterOptions, guestFilter } from './guest.js';
+import type { RecordBatch, RecordStats, RecordStream } from './records.js';
 import type { FilterSpec } from './spec.js';
 import { TaskChannel, type TaskFilterOptions, taskFilterSetup } from './task-channel.js';
 
@@ -221,13 +222,38 @@ export interface WebTaskFilter {
   ): TransformStream<Uint8Array | string, Uint8Array>;
 }
 
-/** `web.gzip()`, `web.transcode('utf8', 'utf16le')`, …, `web.guest(host, …)`, `web.task(work.fn)`: TransformStreams. */
-export const web: FilterBuilders<TransformStream<Uint8Array, Uint8Array>> & {
+const NO_STATS: RecordStats = { rows: 0, batches: 0, skipped: 0, skippedLines: [] };
+
+/**
+ * A record filter's TransformStream, with `stats()`: rows and batches emitted so far,
+ * rows skipped and their lines (the Node Transform's `stats()`; a TransformStream has
+ * no place of its own for them).
+ */
+function recordStream<O>(spec: FilterSpec, run: StreamOptions): RecordStream<O> {
+  const core = openFilter(spec, run);
+  const stream = filterStream(spec, run, core) as unknown as RecordStream<O>;
+  return Object.assign(stream, { stats: () => core.stats?.() ?? { ...NO_STATS, skippedLines: [] } });
+}
+
+/**
+ * `web.gzip()`, `web.transcode('utf8', 'utf16le')`, …, `web.guest(host, …)`, `web.task(work.fn)`:
+ * TransformStreams. `web.csv()` / `web.ndjson()` are `RecordStream`s: RecordBatch objects
+ * out (a schema's batch messages with `schema` or a column array), and `stats()`.
+ */
+export const web: FilterBuilders<
+  TransformStream<Uint8Array, Uint8Array>,
+  RecordStream<RecordBatch>,
+  RecordStream<Uint8Array>
+> & {
   guest(host: GuestHost, options: GuestFilterOptions): TransformStream<Uint8Array, Uint8Array>;
   /** A task module's export run over the stream on one worker (filters/task.ts's, as a TransformStream). */
   task: WebTaskFilter;
 } = {
-  ...builders((spec, run) => filterStream(spec, run)),
+  ...builders<TransformStream<Uint8Array, Uint8Array>, RecordStream<RecordBatch>, RecordStream<Uint8Array>>(
+    (spec, run) => filterStream(spec, run),
+    // Batches or messages, as the spec's layout says; the overloads type each.
+    (spec, run) => recordStream<RecordBatch>(spec, run),
+  ),
   guest(guestHost, options) {
     const [spec, core] = guestFilter(guestHost, options);
     return filterStream(spec, {}, core);
