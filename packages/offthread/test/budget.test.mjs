@@ -5,9 +5,11 @@
 // both in one synchronous step, during which no slot can change hands (slots move only
 // on this thread), so every sample is an exact upper bound: no timing in the assertions.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { afterEach, describe, test } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
-import { md5, Pool, pi, tasks } from 'offthread';
+import { guests, md5, Pool, pi, tasks } from 'offthread';
 
 const fixture = new URL('../test-fixtures/tasks/budget.mjs', import.meta.url);
 const shared = (n) => new Int32Array(new SharedArrayBuffer(4 * n));
@@ -189,5 +191,29 @@ describe('one run budget per pool', {
       Array.from({ length: 500 }, (_, i) => i),
     );
     assert.deepEqual(pool.stats().budget, { size: 2, used: 0, waiting: 0 });
+  });
+
+  test('guest hosts share the default pool budget: a guest call waits for a slot', async () => {
+    const wasm = new URL('../../../target/wasm32-unknown-unknown/release/guest_basic.wasm', import.meta.url);
+    const host = await guests.load([{ name: 'a', bytes: readFileSync(wasm) }], { threads: 1 });
+    try {
+      const work = tasks(fixture); // the default pool
+      const live = shared(2);
+      await work.busy(live, 0);
+      const cores = Math.min(availableParallelism(), 1024);
+      let holding = cores;
+      const holders = Array.from({ length: cores }, (_, i) =>
+        work.busy(live, 150, i).then(() => {
+          holding--;
+        }),
+      );
+      await untilRunning(live, cores); // every slot of the default budget is a task's
+      const answer = await host.call('echo', 'empty');
+      assert.equal(answer.length, 0);
+      assert.ok(holding < cores, 'the guest call ran while every slot was held by a task');
+      await Promise.all(holders);
+    } finally {
+      await host.close();
+    }
   });
 });
