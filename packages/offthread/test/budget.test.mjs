@@ -89,6 +89,29 @@ describe('one run budget per pool', {
     assert.deepEqual(pool.stats().budget, { size: 2, used: 0, waiting: 0 });
   });
 
+  test('the worker engine (wasm) and task jobs together never run more than 2 at once', async () => {
+    const pool = track(new Pool({ engine: 'wasm', threads: 2 }));
+    const work = tasks(fixture, { pool });
+    const live = shared(2);
+    await work.busy(live, 0);
+    await md5.iterate('warm', 1, { pool }); // the engine's workers are up too
+    const calls = [];
+    for (let i = 0; i < 20; i++) {
+      calls.push(md5.iterate(`x${i}`, ROUNDS, { pool }));
+      calls.push(work.busy(live, 3, i));
+    }
+    const all = Promise.all(calls);
+    // The worker engine's `running`: jobs handed to a worker and not yet answered.
+    const { worst } = await sampleWhile(pool, live, all);
+    const results = await all;
+    assert.ok(worst <= 2, `${worst} threads ran work at once on a pool of 2`);
+    for (let i = 0; i < 20; i++) {
+      assert.equal(results[2 * i], md5Of(i));
+      assert.equal(results[2 * i + 1], i);
+    }
+    assert.deepEqual(pool.stats().budget, { size: 2, used: 0, waiting: 0 });
+  });
+
   test('a π job the Rust pool shares out weighs every thread: no task runs beside it', async () => {
     const pool = track(new Pool({ threads: 2 }));
     const work = tasks(fixture, { pool });
