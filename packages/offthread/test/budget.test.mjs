@@ -6,10 +6,17 @@
 // on this thread), so every sample is an exact upper bound: no timing in the assertions.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { afterEach, describe, test } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
 import { guests, md5, Pool, pi, tasks } from 'offthread';
+
+const require = createRequire(import.meta.url);
+// The pool's internals (not exported by the package): the Node build's own files.
+const { Budget } = require('../dist/pool/budget.js');
+const { JobPool } = require('../dist/pool/jobs.js');
+const { MessageJobPool } = require('../dist/pool/message-jobs.js');
 
 const fixture = new URL('../test-fixtures/tasks/budget.mjs', import.meta.url);
 const shared = (n) => new Int32Array(new SharedArrayBuffer(4 * n));
@@ -237,6 +244,31 @@ describe('one run budget per pool', {
       await Promise.all(holders);
     } finally {
       await host.close();
+    }
+  });
+
+  test('both job transports (shared memory, messages) keep to one budget they share', async () => {
+    const budget = new Budget(2);
+    const options = { threads: 2, maxQueue: 1000, script: 'tasks', grace: 200, nice: 0, budget };
+    const pools = [new JobPool(options), new MessageJobPool(options)];
+    const live = shared(2);
+    try {
+      for (const p of pools) {
+        p.setup({ kind: 'module', mod: 0, url: fixture.href });
+        p.setup({ kind: 'export', fn: 0, mod: 0, name: 'busy' });
+        await p.run(0, [live, 0], {});
+      }
+      const calls = [];
+      for (let i = 0; i < 30; i++) for (const p of pools) calls.push(p.run(0, [live, 2, i], {}));
+      const results = await Promise.all(calls);
+      assert.ok(Atomics.load(live, 1) <= 2, `${Atomics.load(live, 1)} jobs ran at once on a budget of 2`);
+      assert.deepEqual(
+        results,
+        Array.from({ length: 60 }, (_, k) => k >> 1),
+      );
+      assert.deepEqual(budget.stats(), { size: 2, used: 0, waiting: 0 });
+    } finally {
+      await Promise.all(pools.map((p) => p.close()));
     }
   });
 });
