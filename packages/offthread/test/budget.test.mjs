@@ -172,6 +172,21 @@ describe('one run budget per pool', {
     assert.equal(Atomics.load(live, 1), 1);
   });
 
+  test('a low-priority job behind a stream of high ones is not starved', async () => {
+    const pool = track(new Pool({ threads: 1 }));
+    const work = tasks(fixture, { pool });
+    const live = shared(2);
+    const log = shared(64);
+    await work.busy(live, 0);
+    const holder = md5.iterate('h', 4 * ROUNDS, { pool }); // the native engine holds the slot
+    const low = work.busy.with({ priority: 'low' })(live, 1, 99, log);
+    const highs = Array.from({ length: 40 }, (_, i) => work.busy.with({ priority: 'high' })(live, 1, i + 1, log));
+    await Promise.all([holder, low, ...highs]);
+    const order = [...log.slice(1, 42)];
+    assert.equal(order.length, 41);
+    assert.ok(order.indexOf(99) < 40, `the low job ran last: ${order}`);
+  });
+
   test('a job waiting for a slot can be aborted or time out; the rest still run', async () => {
     const pool = track(new Pool({ threads: 1 }));
     const work = tasks(fixture, { pool });
