@@ -201,6 +201,7 @@ describe('one run budget per pool', {
     const after = md5.iterate('b', ROUNDS, { pool });
     const afterTask = work.busy(live, 1, 9);
     assert.equal(pool.stats().budget.waiting, 5);
+    assert.equal(pool.stats().queued, 3, 'the native jobs waiting for a slot are queued');
     ac.abort();
     await rejectsWith(aborted, 'ERR_ABORTED');
     await rejectsWith(nativeAborted, 'ERR_ABORTED');

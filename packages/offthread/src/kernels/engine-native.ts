@@ -302,7 +302,9 @@ export class NativeEngine implements Engine {
   }
 
   stats(): PoolStats {
-    return { engine: 'native', ...this.#figures(), pending: this.#pending };
+    const figures = this.#figures();
+    // Jobs waiting for the budget are accepted and not started: queued, as the Rust pool's.
+    return { engine: 'native', ...figures, queued: figures.queued + this.#waiters, pending: this.#pending };
   }
 
   /** The live pool's figures, counting those of the pools let go before it. */
