@@ -9,6 +9,7 @@
 import { describe, makeError } from '../errors.js';
 import { host } from '../host.js';
 import { checkRunOptions, type RunOptions } from '../pool/call.js';
+import { defaultBudget } from '../pool/pool.js';
 import { WorkerEngine } from '../pool/workers.js';
 import { toOptions } from '../validate.js';
 import {
@@ -151,7 +152,12 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
     names.add(s.name);
   }
 
-  const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER, { mailbox: opts.mailbox ?? true });
+  // Guest calls share the default pool's run budget: by default the pool's kernels, tasks
+  // and every guest host together run at most the host's cores at once.
+  const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER, {
+    mailbox: opts.mailbox ?? true,
+    budget: defaultBudget(),
+  });
   try {
     const described = await prepare(engine, sources, 0, memoryPages, loadTimeout);
     const table = interfaceTable(described);

@@ -6,6 +6,7 @@
 import type { NativePool } from '../../native/binding';
 import { type ErrorCode, makeError, OffthreadError } from '../errors.js';
 import type { NativeBinding } from '../host.js';
+import { Budget, type BudgetWaiter, type Lease } from '../pool/budget.js';
 import { type RunOptions, watchCall } from '../pool/call.js';
 import type { Engine, JobArgs, JobName, JobResult, PoolStats } from '../pool/engine.js';
 import { type KernelName, kernels } from './kernels.js';
@@ -39,6 +40,23 @@ const setImmediateFn = (globalThis as { setImmediate?: (fn: () => void) => unkno
 
 type Figures = Omit<PoolStats, 'pending' | 'engine'>;
 
+/**
+ * Samples past which a π range is shared by every thread of the Rust pool (a rayon
+ * par_iter: MIN_SHARED_CHUNK in crates/offthread-kernels/src/pi/call.rs). Such a job
+ * may run on all of them, so it weighs the engine's width in the pool's run budget.
+ */
+const SHARED_PI = 1 << 16;
+
+/** Threads a job may run on at once: 1, or `width` for a π range the Rust pool shares out. */
+function weightOf(kernel: string, args: unknown, width: number): number {
+  if (kernel === 'pi') return (args as { count: number }).count > SHARED_PI ? width : 1;
+  if (kernel === 'registry') {
+    const a = args as { kernel: string; b?: number | undefined };
+    return a.kernel.startsWith('pi.range') && (a.b ?? 0) > SHARED_PI ? width : 1;
+  }
+  return 1;
+}
+
 function noFigures(threads: number): Figures {
   const none = { p50: 0, p99: 0, max: 0 };
   return { threads, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0, waitTime: none, runTime: none };
@@ -58,6 +76,15 @@ export class NativeEngine implements Engine {
   readonly #resolvers: (Resolve | undefined)[] = [];
   readonly #rejecters: (Reject | undefined)[] = [];
   readonly #converters: (((raw: unknown) => unknown) | undefined)[] = [];
+  /** Each submitted job's weight in the run budget, given back when its completion is drained. */
+  readonly #weights: number[] = [];
+  /** This engine's share of the pool's run budget (its own until the pool gives it one). */
+  #lease: Lease;
+  /** Jobs waiting for the budget (destroy() rejects them; `maxQueue` bounds them). */
+  #waiters = 0;
+  readonly #maxQueue: number;
+  /** Why the binding refused the last job `#submit` was given. */
+  #submitError: unknown = null;
   readonly #cleanups = new Map<number, () => void>();
   readonly #freeIds: number[] = [];
   #pending = 0;
@@ -79,13 +106,37 @@ export class NativeEngine implements Engine {
     this.#start = () => new binding.NativePool(threads, maxQueue, nice, () => self.deref()?.drain());
     this.#native = this.#start();
     this.threads = this.#native.threads;
+    this.#maxQueue = maxQueue === 0 ? Number.POSITIVE_INFINITY : maxQueue;
+    this.#lease = new Budget(this.threads).lease(this.threads);
+  }
+
+  /** The pool's run budget: a job enters the Rust pool only with its slots (budget.ts). */
+  useBudget(budget: Budget): void {
+    this.#lease = budget.lease(this.threads);
   }
 
   run<K extends JobName>(kernel: K, args: JobArgs<K>, call: RunOptions): Promise<JobResult<K>> {
     if (this.#state !== 'open') {
       return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
     }
-    const cancellable = call.signal !== undefined || call.timeout !== undefined;
+    // Slots of the pool's run budget first (pool/budget.ts): one per thread the job may use.
+    const weight = weightOf(kernel, args, Math.min(this.threads, this.#lease.budget.size));
+    if (!this.#lease.enter(weight)) return this.#wait(kernel, args, call, weight);
+    const id = this.#submit(kernel, args, call.signal !== undefined || call.timeout !== undefined, weight);
+    if (id < 0) return Promise.reject(this.#submitError);
+    const promise = new Promise<JobResult<K>>(captureResolvers);
+    this.#resolvers[id] = lastResolve;
+    this.#rejecters[id] = lastReject;
+    if (this.#pending++ === 0) this.#busy();
+    if (call.signal !== undefined || call.timeout !== undefined) this.#watch(id, call);
+    return promise;
+  }
+
+  /**
+   * Hands a job that is inside the budget to the Rust pool: its slot id, or -1 when the
+   * binding refused it (`#submitError`; its budget weight is given back).
+   */
+  #submit(kernel: string, args: unknown, cancellable: boolean, weight: number): number {
     const def = kernels[kernel as KernelName] as {
       native(p: NativePool, id: number, a: unknown, c: boolean): void;
       fromNative?: (raw: unknown) => unknown;
@@ -96,21 +147,77 @@ export class NativeEngine implements Engine {
       def.native(this.#native, id, args, cancellable);
     } catch (err) {
       this.#freeIds.push(id);
+      this.#lease.leave(weight);
       const code = (err as { code?: ErrorCode }).code;
-      return Promise.reject(code ? makeError(code, (err as Error).message) : err);
+      this.#submitError = code ? makeError(code, (err as Error).message) : err;
+      return -1;
     }
-    const promise = new Promise<JobResult<K>>(captureResolvers);
-    this.#resolvers[id] = lastResolve;
-    this.#rejecters[id] = lastReject;
     this.#converters[id] = def.fromNative;
+    this.#weights[id] = weight;
     this.#undrained++;
-    if (this.#pending++ === 0) {
-      this.#native.keepAlive(true);
-      this.onBusy(true);
-      this.#scheduleSpin();
+    return id;
+  }
+
+  #busy(): void {
+    this.#native ??= this.#start();
+    this.#native.keepAlive(true);
+    this.onBusy(true);
+    this.#scheduleSpin();
+  }
+
+  /**
+   * A job whose slots are taken (by the pool's other features, or by jobs waiting
+   * before it): it waits in the budget's queue, its abort and timeout watched from
+   * the call, and goes to the Rust pool once its slots are free.
+   */
+  #wait<K extends JobName>(kernel: K, args: JobArgs<K>, call: RunOptions, weight: number): Promise<JobResult<K>> {
+    if (this.#waiters >= this.#maxQueue) {
+      return Promise.reject(
+        makeError('ERR_QUEUE_FULL', `the pool already holds ${this.#waiters} jobs waiting for a thread (maxQueue)`),
+      );
     }
-    if (cancellable) this.#watch(id, call);
-    return promise;
+    return new Promise<JobResult<K>>((resolve, reject) => {
+      let id = -1;
+      const waiter: BudgetWaiter = {
+        priority: 1,
+        weight,
+        start: () => {
+          this.#waiters--;
+          id = this.#submit(kernel, args, true, weight);
+          if (id < 0) {
+            stop();
+            this.#unpend();
+            reject(this.#submitError);
+            return;
+          }
+          this.#resolvers[id] = resolve as Resolve;
+          this.#rejecters[id] = reject;
+          this.#cleanups.set(id, stop); // #settle stops the watch
+        },
+        fail: (err) => {
+          this.#waiters--;
+          stop();
+          this.#unpend();
+          reject(err);
+        },
+      };
+      const stop = watchCall(call, (err) => {
+        if (id < 0) {
+          if (!this.#lease.cancel(waiter)) return;
+          this.#waiters--;
+          this.#unpend();
+          reject(err);
+          return;
+        }
+        if (!this.#rejecters[id]) return;
+        this.#native?.cancel(id);
+        this.#settle(id);
+        reject(err);
+      });
+      if (this.#pending++ === 0) this.#busy();
+      this.#waiters++;
+      this.#lease.wait(waiter);
+    });
   }
 
   #scheduleSpin(): void {
@@ -150,6 +257,11 @@ export class NativeEngine implements Engine {
       this.#cleanups.get(id)?.();
       this.#cleanups.delete(id);
     }
+    this.#unpend();
+  }
+
+  /** One pending call fewer (settled, or dropped while waiting for the budget). */
+  #unpend(): void {
     if (--this.#pending === 0) {
       this.#native?.keepAlive(false);
       if (this.#state !== 'open') this.#release();
@@ -173,9 +285,11 @@ export class NativeEngine implements Engine {
         const resolve = this.#resolvers[id];
         const reject = this.#rejecters[id] as Reject;
         const convert = this.#converters[id];
+        if (resolve) this.#settle(id);
         this.#freeIds.push(id);
+        // Its thread is free: a job waiting for the budget may start now, in this very id.
+        this.#lease.leave(this.#weights[id] as number);
         if (!resolve) continue; // settled already (aborted, timed out or destroyed)
-        this.#settle(id);
         if (kind === 2) {
           const [code, message] = value as [ErrorCode, string];
           reject(makeError(code, message));
@@ -188,7 +302,9 @@ export class NativeEngine implements Engine {
   }
 
   stats(): PoolStats {
-    return { engine: 'native', ...this.#figures(), pending: this.#pending };
+    const figures = this.#figures();
+    // Jobs waiting for the budget are accepted and not started: queued, as the Rust pool's.
+    return { engine: 'native', ...figures, queued: figures.queued + this.#waiters, pending: this.#pending };
   }
 
   /** The live pool's figures, counting those of the pools let go before it. */
@@ -209,6 +325,8 @@ export class NativeEngine implements Engine {
   #release(): void {
     if (!this.#native) return;
     this.#carried = { ...this.#figures(), queued: 0, running: 0 };
+    // Jobs not drained (aborted, still stopping) end with the threads: their slots go back.
+    this.#lease.leave(this.#lease.load);
     this.#native.release();
     this.#native = null;
   }
@@ -234,6 +352,7 @@ export class NativeEngine implements Engine {
   destroy(): void {
     this.#state = 'destroyed';
     this.#native?.destroy();
+    this.#lease.clear(new OffthreadError('ERR_POOL_CLOSED', 'the pool was destroyed before the job started'));
     for (const [id, reject] of this.#rejecters.entries()) {
       if (!reject) continue;
       this.#settle(id);

@@ -5,6 +5,7 @@
  * and its jobs (kernels/kernels.ts).
  */
 import type { Transferable } from '../host.js';
+import type { Budget, BudgetStats } from './budget.js';
 import type { RunOptions } from './call.js';
 
 /**
@@ -52,6 +53,11 @@ export interface PoolStats {
   pending: number;
   /** The pool's task workers (`tasks()`), once a task has run on it. */
   tasks?: TaskStats;
+  /**
+   * The run budget every feature of the pool shares: `size` threads (the pool's `threads`)
+   * may run work at once; `used` are running or reserved, `waiting` jobs wait for one.
+   */
+  budget?: BudgetStats;
 }
 
 /** The figures of a pool's task workers. */
@@ -81,6 +87,8 @@ export interface Engine {
     transfer?: Transferable[],
   ): Promise<JobResult<K>>;
   stats(): PoolStats;
+  /** The pool's run budget: a job takes its slots before it runs (pool/budget.ts). */
+  useBudget(budget: Budget): void;
   /** Stop accepting; resolve once accepted work has settled, then free the threads. */
   close(): Promise<void>;
   /** Stop accepting; reject what is pending with ERR_POOL_CLOSED; free the threads. */

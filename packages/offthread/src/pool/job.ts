@@ -5,6 +5,7 @@
  */
 import { makeError } from '../errors.js';
 import type { Transferable } from '../host.js';
+import type { Budget, BudgetWaiter } from './budget.js';
 import { type RunOptions, watchCall } from './call.js';
 import { PRIORITIES, type Priority } from './layout.js';
 import type { FromWorker } from './serve.js';
@@ -30,6 +31,8 @@ export interface JobPoolOptions {
   grace: number;
   /** The workers' scheduling niceness (where the host can set a thread's). */
   nice: number;
+  /** The run budget its jobs take a slot of before a worker may take them (default: its own, `threads`). */
+  budget?: Budget | undefined;
 }
 
 export interface JobOptions extends RunOptions {
@@ -58,6 +61,10 @@ export interface Job {
   reject(err: unknown): void;
   stop(): void;
   settled: boolean;
+  /** Inside the run budget: from its admission until its worker let go of it. */
+  admitted: boolean;
+  /** Waiting for the run budget, until admitted. */
+  waiter?: BudgetWaiter | undefined;
   onProgress: ((value: unknown) => void) | undefined;
   /** Switched off by its caller (JobOptions.keepAlive): waiting on it, not keeping the process alive. */
   parked: boolean;
@@ -105,6 +112,7 @@ export function newJob(
     stop: noop,
     settled: false,
     parked: false,
+    admitted: false,
     onProgress: options.onProgress,
   };
   const promise = new Promise<unknown>((resolve, reject) => {

@@ -18,6 +18,7 @@
 
 import { makeError } from '../errors.js';
 import { host, type Transferable, type WorkerPort } from '../host.js';
+import { Budget, type Lease } from './budget.js';
 import { decode, encode, NO_FIT, type Region, region } from './codec.js';
 import type { TaskStats } from './engine.js';
 import { type Job, type JobOptions, type JobPoolOptions, jobMessage, newJob, refusal } from './job.js';
@@ -104,6 +105,8 @@ export class JobPool {
   #idle: (() => void)[] = [];
   readonly #counts = { completed: 0, failed: 0, cancelled: 0, replaced: 0 };
   readonly #next: [number] = [0];
+  /** This pool's share of the run budget: a job is written into a slot only with a slot of it. */
+  readonly #lease: Lease;
   /** Called with true when the first job is pending and false when the last settles. */
   onBusy: (busy: boolean) => void = () => {};
   /** A feature's answer to a setup message (its worker-side runner's `reply`). */
@@ -112,6 +115,7 @@ export class JobPool {
   constructor(options: JobPoolOptions) {
     this.#options = options;
     this.threads = options.threads;
+    this.#lease = (options.budget ?? new Budget(options.threads)).lease(options.threads);
   }
 
   /** Sends `body` to every worker, those started later included (a feature registering functions). */
@@ -135,12 +139,35 @@ export class JobPool {
     );
     this.#pending++;
     this.#updateBusy();
+    if (this.#lease.enter()) this.#admit(job);
+    else {
+      job.waiter = {
+        priority: job.priority,
+        weight: 1,
+        start: () => this.#admit(job),
+        fail: (err) => this.#settle(job, err),
+      };
+      this.#lease.wait(job.waiter);
+    }
+    return promise;
+  }
+
+  /** `job` is inside the run budget: into a slot, or behind the others when all 1,024 are taken. */
+  #admit(job: Job): void {
+    job.waiter = undefined;
+    job.admitted = true;
     if (this.#free.length > 0) this.#place(job);
     else {
       (this.#overflow[job.priority] as Job[]).push(job);
       this.#overflowCount++;
     }
-    return promise;
+  }
+
+  /** `job` left (its worker let go of it, or it never reached one): its budget slot goes back. */
+  #leave(job: Job | null | undefined): void {
+    if (!job?.admitted) return;
+    job.admitted = false;
+    this.#lease.leave();
   }
 
   stats(): TaskStats {
@@ -170,6 +197,7 @@ export class JobPool {
     this.#state = 'destroyed';
     // A pool whose workers cannot start fails its pending calls with why, as its later ones.
     const err = this.#broken ?? makeError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished');
+    this.#lease.clear(err); // jobs waiting for the budget fail too; every slot goes back
     for (const list of this.#overflow) for (const job of list.splice(0)) this.#settle(job, err);
     this.#overflowCount = 0;
     for (const job of this.#bySlot) if (job) this.#settle(job, err);
@@ -184,7 +212,7 @@ export class JobPool {
   }
 
   #queued(): number {
-    return this.#overflowCount + (this.#L ? this.#L.sharedQueued() : 0);
+    return this.#overflowCount + this.#lease.waiting + (this.#L ? this.#L.sharedQueued() : 0);
   }
 
   #start(): void {
@@ -474,12 +502,14 @@ export class JobPool {
 
   #freeSlot(slot: number): void {
     const L = this.#L as Layout;
-    if (this.#bySlot[slot] === null) return;
+    const job = this.#bySlot[slot];
+    if (job === null) return;
     this.#bySlot[slot] = null;
     Atomics.store(L.i32, L.s(slot, S_STATE), FREE);
     this.#free.push(slot);
     this.#inSlots--;
     this.#updateBusy();
+    this.#leave(job); // last: it may start a waiting job, here (into this slot) or elsewhere
     if (this.#overflowCount > 0 && this.#state !== 'destroyed') this.#placeOverflow();
     this.#maybeIdle();
   }
@@ -502,12 +532,17 @@ export class JobPool {
     this.#counts.cancelled++;
     job.stream?.deref()?.fail(err);
     this.#settle(job, err);
+    if (job.waiter) {
+      this.#lease.cancel(job.waiter);
+      return;
+    }
     if (job.slot < 0) {
       const list = this.#overflow[job.priority] as Job[];
       const at = list.indexOf(job);
       if (at >= 0) {
         list.splice(at, 1);
         this.#overflowCount--;
+        this.#leave(job);
       }
       return;
     }
@@ -567,8 +602,12 @@ export class JobPool {
       Atomics.store(L.i32, L.s(job.slot, S_STATE), FREE);
       this.#free.push(job.slot);
       this.#inSlots--;
-      if (job.settled) continue;
+      if (job.settled) {
+        this.#leave(job);
+        continue;
+      }
       if (job.transfer) {
+        this.#leave(job);
         this.#counts.failed++;
         this.#settle(
           job,

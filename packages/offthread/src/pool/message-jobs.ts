@@ -5,6 +5,7 @@
  */
 import { makeError } from '../errors.js';
 import { host, type WorkerPort } from '../host.js';
+import { Budget, type Lease } from './budget.js';
 import type { TaskStats } from './engine.js';
 import { type Job, type JobOptions, type JobPoolOptions, jobMessage, newJob, refusal } from './job.js';
 import { PRIORITIES } from './layout.js';
@@ -46,12 +47,15 @@ export class MessageJobPool {
   #broken: Error | null = null;
   #idle: (() => void)[] = [];
   readonly #counts = { completed: 0, failed: 0, cancelled: 0, replaced: 0 };
+  /** This pool's share of the run budget: a job joins the queue only with a slot of it. */
+  readonly #lease: Lease;
   onBusy: (busy: boolean) => void = () => {};
   onReply: (body: unknown) => void = () => {};
 
   constructor(options: JobPoolOptions) {
     this.#options = options;
     this.threads = options.threads;
+    this.#lease = (options.budget ?? new Budget(options.threads)).lease(options.threads);
   }
 
   setup(body: unknown): void {
@@ -60,7 +64,13 @@ export class MessageJobPool {
   }
 
   run(fn: number, args: unknown[], options: JobOptions): Promise<unknown> {
-    const refused = refusal(this.#state, this.#broken, options, this.#queued, this.#options.maxQueue);
+    const refused = refusal(
+      this.#state,
+      this.#broken,
+      options,
+      this.#queued + this.#lease.waiting,
+      this.#options.maxQueue,
+    );
     if (refused) return refused;
     const bad = options.transfer ? null : findUncloneable(args, 'args');
     if (bad) return Promise.reject(makeError('ERR_TASK_DATA', `an argument cannot cross to a worker: ${bad}`));
@@ -75,16 +85,39 @@ export class MessageJobPool {
     );
     this.#pending++;
     this.#updateBusy();
+    if (this.#lease.enter()) this.#admit(job);
+    else {
+      job.waiter = {
+        priority: job.priority,
+        weight: 1,
+        start: () => this.#admit(job),
+        fail: (err) => this.#settle(job, err),
+      };
+      this.#lease.wait(job.waiter);
+    }
+    return promise;
+  }
+
+  /** `job` is inside the run budget: it joins the queue. */
+  #admit(job: Job): void {
+    job.waiter = undefined;
+    job.admitted = true;
     (this.#queue[job.priority] as Job[]).push(job);
     this.#queued++;
     this.#dispatch();
-    return promise;
+  }
+
+  /** `job` left (its worker let go of it, or it never reached one): its budget slot goes back. */
+  #leave(job: Job | null): void {
+    if (!job?.admitted) return;
+    job.admitted = false;
+    this.#lease.leave();
   }
 
   stats(): TaskStats {
     let running = 0;
     for (const t of this.#threads) if (t.job) running++;
-    return { threads: this.threads, queued: this.#queued, running, ...this.#counts };
+    return { threads: this.threads, queued: this.#queued + this.#lease.waiting, running, ...this.#counts };
   }
 
   close(): Promise<void> {
@@ -100,6 +133,7 @@ export class MessageJobPool {
     this.#state = 'destroyed';
     // A pool whose workers cannot start fails its pending calls with why, as its later ones.
     const err = this.#broken ?? makeError('ERR_POOL_CLOSED', 'the pool was destroyed before the job finished');
+    this.#lease.clear(err); // jobs waiting for the budget fail too; every slot goes back
     for (const list of this.#queue) for (const job of list.splice(0)) this.#settle(job, err);
     this.#queued = 0;
     for (const t of this.#threads) if (t.job) this.#settle(t.job, err);
@@ -158,6 +192,7 @@ export class MessageJobPool {
         t.port.post({ type: 'job', slot: t.index, id: job.id, fn: job.fn, args: job.args }, job.transfer);
       } catch (err) {
         t.job = null;
+        this.#leave(job);
         this.#counts.failed++;
         this.#settle(
           job,
@@ -188,6 +223,7 @@ export class MessageJobPool {
     if (!outcome) return;
     this.#settle(job, outcome.err, outcome.value);
     thread.job = null;
+    this.#leave(job);
     this.#dispatch();
     this.#updateBusy(); // an aborted job's worker let go: the last use may be over
     this.#maybeIdle();
@@ -213,6 +249,10 @@ export class MessageJobPool {
     this.#counts.cancelled++;
     job.stream?.deref()?.fail(err);
     this.#settle(job, err);
+    if (job.waiter) {
+      this.#lease.cancel(job.waiter);
+      return;
+    }
     const thread = this.#threads.find((t) => t.job === job);
     if (!thread) {
       const list = this.#queue[job.priority] as Job[];
@@ -220,6 +260,7 @@ export class MessageJobPool {
       if (at >= 0) {
         list.splice(at, 1);
         this.#queued--;
+        this.#leave(job);
       }
       return;
     }
@@ -250,6 +291,7 @@ export class MessageJobPool {
     thread.port.terminate();
     const job = thread.job;
     thread.job = null;
+    this.#leave(job);
     if (job && !job.settled) {
       this.#counts.failed++;
       const err = makeError('ERR_WORKER_DIED', `the worker running this task died: ${message}`);

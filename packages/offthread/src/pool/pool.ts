@@ -9,6 +9,7 @@
 import { describe, makeError } from '../errors.js';
 import { host, warnFallbackOnce } from '../host.js';
 import { isInstance, toOptions } from '../validate.js';
+import { Budget } from './budget.js';
 import { checkRunOptions, type RunOptions, raceAbort } from './call.js';
 import type { Engine, EngineName, JobArgs, JobName, JobResult, PoolStats } from './engine.js';
 import type { ResourceLimits } from './jobs.js';
@@ -92,6 +93,8 @@ export interface PoolResource {
 /** @internal The pool's options as a feature's resource is made with them. */
 export interface ResourceOptions {
   threads: number;
+  /** The pool's run budget: the resource's jobs take a slot before they run. */
+  budget: Budget;
   maxQueue: number;
   resourceLimits: ResourceLimits | undefined;
   grace: number;
@@ -161,8 +164,24 @@ function defaultEngine(): EngineName {
   return last as EngineName;
 }
 
+/** The run budget of the default pool (and of its successors) and of guest hosts. */
+let sharedBudget: Budget | undefined;
+/** Set while `defaultPool` makes a pool: it takes the shared budget instead of its own. */
+let adopting: Budget | undefined;
+
+/**
+ * @internal The budget the default pool runs on, shared with `guests.load` hosts: so by
+ * default every feature together runs at most the host's cores at once.
+ */
+export function defaultBudget(): Budget {
+  sharedBudget ??= new Budget(host().defaultThreads());
+  return sharedBudget;
+}
+
 export class Pool {
   readonly #engine: Engine;
+  /** How many of its threads run work at once, across the engine and the resources. */
+  readonly #budget: Budget;
   readonly #maxQueue: number;
   readonly #resources = new Map<symbol, PoolResource>();
   readonly #resourceOptions: ResourceOptions;
@@ -193,8 +212,10 @@ export class Pool {
         : opts.idleTimeout === Number.POSITIVE_INFINITY
           ? Number.POSITIVE_INFINITY
           : checkPoolInt(opts.idleTimeout, 'idleTimeout', 0, 2 ** 31 - 1);
+    this.#budget = adopting ?? new Budget(threads);
     this.#resourceOptions = {
       threads,
+      budget: this.#budget,
       maxQueue: this.#maxQueue,
       resourceLimits: checkLimits(opts.resourceLimits),
       grace: cancelGrace,
@@ -203,6 +224,7 @@ export class Pool {
     const engine = opts.engine ?? defaultEngine();
     if (opts.engine === undefined && engine !== engines.keys().next().value) warnFallbackOnce();
     this.#engine = makeEngine(engine, threads, maxQueue, nice);
+    this.#engine.useBudget(this.#budget);
     this.#engine.onBusy = busyEdges(new WeakRef(this));
     finalizer.register(this, { engine: this.#engine, resources: this.#resources }, this);
   }
@@ -341,6 +363,7 @@ export class Pool {
   stats(): PoolStats {
     const stats = this.#engine.stats() as PoolStats & Record<string, unknown>;
     for (const r of this.#resources.values()) stats[r.name] = r.stats();
+    stats.budget = this.#budget.stats();
     return stats;
   }
 
@@ -406,7 +429,14 @@ export function defaultPool(): Pool {
   // A closed or destroyed default pool is replaced: one caller's `defaultPool().close()`
   // must not fail every later call in the process that relies on the default (issue 30).
   if (shared && !shared.closed) return shared;
-  const made = new Pool();
+  // Its successors share its budget: calls still finishing on a closed one count too.
+  adopting = defaultBudget();
+  let made: Pool;
+  try {
+    made = new Pool();
+  } finally {
+    adopting = undefined;
+  }
   shared = made;
   host()
     .loading()

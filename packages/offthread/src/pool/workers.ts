@@ -21,6 +21,7 @@
 
 import { type ErrorCode, errorRegistry, makeError } from '../errors.js';
 import { host, type WorkerPort } from '../host.js';
+import { Budget, type BudgetWaiter, type Lease } from './budget.js';
 import { type RunOptions, watchCall } from './call.js';
 import {
   type Engine,
@@ -66,6 +67,10 @@ interface Task {
   reject(err: unknown): void;
   stopWatching(): void;
   settled: boolean;
+  /** Inside the pool's run budget (from its admission until its worker let go of it). */
+  admitted: boolean;
+  /** Waiting for the budget, until admitted. */
+  waiter?: BudgetWaiter | undefined;
 }
 
 interface Slot {
@@ -132,6 +137,8 @@ export class WorkerEngine implements Engine {
   readonly #counts = { completed: 0, failed: 0, cancelled: 0, crashed: 0, replaced: 0 };
   readonly #wait = new LatencyWindow();
   readonly #run = new LatencyWindow();
+  /** This engine's share of the run budget (pool/budget.ts): a task takes a slot before it is queued for a worker. */
+  #lease: Lease;
   onBusy: (busy: boolean) => void = () => {};
 
   /**
@@ -142,7 +149,7 @@ export class WorkerEngine implements Engine {
     module: WebAssembly.Module | null,
     threads: number,
     maxQueue: number,
-    options?: { mailbox?: boolean | undefined },
+    options?: { mailbox?: boolean | undefined; budget?: Budget | undefined },
   ) {
     this.name = module ? 'wasm' : 'js';
     this.#module = module;
@@ -150,6 +157,12 @@ export class WorkerEngine implements Engine {
     this.#maxQueue = maxQueue;
     this.#shared = host().sharedMemory();
     this.#mailbox = this.#shared && options?.mailbox === true;
+    this.#lease = (options?.budget ?? new Budget(threads)).lease(threads);
+  }
+
+  /** The pool's run budget: a task runs on a worker only with a slot of it. */
+  useBudget(budget: Budget): void {
+    this.#lease = budget.lease(this.threads);
   }
 
   /** 'shared' (cancel flags in shared memory) or 'message' (cancel = replace the worker). */
@@ -187,7 +200,7 @@ export class WorkerEngine implements Engine {
   #submit(work: Pick<Task, 'kernel' | 'args' | 'guest' | 'target' | 'transfer'>, call: RunOptions): Promise<unknown> {
     if (this.#state !== 'open') return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
     if (this.#broken) return Promise.reject(this.#broken);
-    const full = this.#queue.length >= this.#maxQueue;
+    const full = this.#queue.length + this.#lease.waiting >= this.#maxQueue;
     const wait = work.target !== undefined && (full || this.#waiting.length > 0);
     if (full && !wait) {
       return Promise.reject(
@@ -205,6 +218,7 @@ export class WorkerEngine implements Engine {
         reject,
         stopWatching: () => {},
         settled: false,
+        admitted: false,
       };
       task.stopWatching = watchCall(call, (err) => {
         if (task.settled) return;
@@ -212,9 +226,25 @@ export class WorkerEngine implements Engine {
         this.#finish(task, err);
       });
       if (this.#pending++ === 0) this.#busy(true);
-      (wait ? this.#waiting : this.#queue).push(task);
-      this.#pump();
+      const admit = (): void => {
+        task.waiter = undefined;
+        task.admitted = true;
+        (wait ? this.#waiting : this.#queue).push(task);
+        this.#pump();
+      };
+      if (this.#lease.enter()) admit();
+      else {
+        task.waiter = { priority: 1, weight: 1, start: admit, fail: (err) => this.#finish(task, err) };
+        this.#lease.wait(task.waiter);
+      }
     });
+  }
+
+  /** `task` left its worker (or the queue): its slot of the budget goes back. */
+  #leave(task: Task | null): void {
+    if (!task?.admitted) return;
+    task.admitted = false;
+    this.#lease.leave();
   }
 
   /**
@@ -240,7 +270,7 @@ export class WorkerEngine implements Engine {
     return {
       engine: this.name,
       threads: this.threads,
-      queued: this.#queue.length + this.#waiting.length,
+      queued: this.#queue.length + this.#waiting.length + this.#lease.waiting,
       running,
       completed,
       failed,
@@ -307,6 +337,8 @@ export class WorkerEngine implements Engine {
     this.#queue = [];
     this.#waiting = [];
     this.#stopWorkers();
+    for (const t of queued) this.#leave(t);
+    this.#lease.clear(err); // tasks waiting for the budget fail with `err` too
     for (const t of queued) this.#finish(t, err);
     for (const t of running) if (t) this.#finish(t, err);
   }
@@ -314,7 +346,10 @@ export class WorkerEngine implements Engine {
   #stopWorkers(): void {
     const slots = this.#slots;
     this.#slots = [];
-    for (const s of slots) this.#stop(s);
+    for (const s of slots) {
+      this.#stop(s);
+      this.#leave(s.task); // an aborted task still stopping: its worker is gone now
+    }
   }
 
   /** Terminates a worker; a caller waiting on its mailbox (Atomics.waitAsync) is let go. */
@@ -390,6 +425,7 @@ export class WorkerEngine implements Engine {
       return;
     }
     slot.task = null;
+    this.#leave(task);
     this.#run.add(now() - task.started);
     if (msg.type === 'done') {
       this.#counts.completed++;
@@ -410,6 +446,7 @@ export class WorkerEngine implements Engine {
     const r = readResult(slot.box);
     if (r.id !== task.id) return;
     slot.task = null;
+    this.#leave(task);
     this.#run.add(now() - task.started);
     if (r.ok) {
       this.#counts.completed++;
@@ -508,6 +545,7 @@ export class WorkerEngine implements Engine {
     }
     this.#counts.crashed++;
     const task = slot.task;
+    this.#leave(task);
     this.#replace(slot);
     if (task) {
       this.#counts.failed++;
@@ -527,10 +565,15 @@ export class WorkerEngine implements Engine {
 
   /** A task whose call settled early: drop it if queued, stop it if running. */
   #cancel(task: Task): void {
+    if (task.waiter && this.#lease.cancel(task.waiter)) {
+      this.#counts.cancelled++;
+      return;
+    }
     const q = this.#queue.indexOf(task);
     if (q >= 0) {
       this.#queue.splice(q, 1);
       this.#counts.cancelled++;
+      this.#leave(task);
       return;
     }
     const slot = this.#slots.find((s) => s.task === task);
@@ -540,6 +583,7 @@ export class WorkerEngine implements Engine {
     } else {
       this.#counts.cancelled++;
       slot.task = null;
+      this.#leave(task);
       // Stop it now; start its successor after the caller has had its rejection (a
       // worker's start costs the calling thread milliseconds).
       this.#stop(slot);
@@ -570,6 +614,7 @@ export class WorkerEngine implements Engine {
         // fails, the worker and the calls behind it go on. Thrown here it would have
         // escaped from a message handler and ended the process.
         slot.task = null;
+        this.#leave(task);
         this.#finish(task, makeError('ERR_INVALID_ARG', `the job cannot be sent to a worker: ${messageOf(err)}`, err));
         this.#pump();
         return;
