@@ -188,7 +188,7 @@ step('C guests (zig cc, wasm32)', () => {
   ];
   if (mtime(wasm) >= Math.max(...inputs.map(mtime))) return;
   mkdirSync(dirname(wasm), { recursive: true });
-  buildCGuest(zig.command, [player], wasm);
+  buildCGuest(zig, [player], wasm);
 });
 
 step('typescript (Node build, browser bundle)', () => {

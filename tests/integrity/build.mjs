@@ -265,7 +265,7 @@ export function prepareCBatch(schemas, { log = () => {} } = {}) {
   mkdirSync(dirname(wasmPath), { recursive: true });
   log(`integrity: building the C consumer of ${schemas.length} schemas (zig cc) in ${relative(root, dir)}`);
   const sources = [...files.keys()].filter((f) => f.endsWith('.c'));
-  buildCGuest(zig.command, sources, `${wasmPath}.tmp`, { cwd: dir, opt: '-O1' });
+  buildCGuest(zig, sources, `${wasmPath}.tmp`, { cwd: dir, opt: '-O1' });
   renameSync(`${wasmPath}.tmp`, wasmPath);
   return { wasmPath, built: true };
 }
