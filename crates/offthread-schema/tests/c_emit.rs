@@ -108,6 +108,18 @@ fn the_game_header_has_owned_types_decoders_and_writers_where_c_can_write() {
     }
 }
 
+/// A hostile count times a wide item must not wrap wasm32's 32-bit `size_t` into a small
+/// block the decoder then writes past: every array goes through `ot_alloc_array`, which
+/// multiplies in 64 bits and refuses what does not fit.
+#[test]
+fn item_arrays_are_allocated_without_a_size_t_product() {
+    let src = std::fs::read_to_string(repo().join("tests/integrity/fixtures/v1/s0.km")).unwrap();
+    let h = emit_c(&compile(&src).unwrap(), "s0").unwrap();
+    assert!(h.contains("ot_alloc_array(c->arena, "), "{h}");
+    assert!(!h.contains("* sizeof("), "a product in size_t: {h}");
+    assert!(runtime().contains("if (size != 0 && bytes / size != count) return NULL;"));
+}
+
 #[test]
 fn c_keywords_and_runtime_names_are_escaped() {
     let schema = compile("struct int (dynamic) { default: u32; len: u8; ot_x: bool; }").unwrap();

@@ -83,7 +83,7 @@ OT_FN int cell_read_soa(const ot_soa *s, ot_ctx *c, cell **items, uint32_t *len)
     OT_TRY(ot_soa_column(s, 0x7c3c3420u, 1, 2, &c0));
     ot_column c1;
     OT_TRY(ot_soa_column(s, 0xcc687331u, 1, 2, &c1));
-    cell *it = (cell *)ot_alloc(c->arena, (size_t)s->count * sizeof(cell), _Alignof(cell));
+    cell *it = (cell *)ot_alloc_array(c->arena, s->count, sizeof(cell), _Alignof(cell));
     if (!it) return OT_ENOMEM;
     for (uint32_t i = 0; i < s->count; i++) {
         it[i].x = (uint16_t)(ot_col_get(&c0, i));
@@ -141,7 +141,7 @@ OT_FN int player_state_read_soa(const ot_soa *s, ot_ctx *c, player_state **items
     OT_TRY(ot_soa_column(s, 0xcb30fd30u, 1, 2, &c1));
     ot_column c2;
     OT_TRY(ot_soa_column(s, 0xcc687331u, 1, 4, &c2));
-    player_state *it = (player_state *)ot_alloc(c->arena, (size_t)s->count * sizeof(player_state), _Alignof(player_state));
+    player_state *it = (player_state *)ot_alloc_array(c->arena, s->count, sizeof(player_state), _Alignof(player_state));
     if (!it) return OT_ENOMEM;
     for (uint32_t i = 0; i < s->count; i++) {
         it[i].at.x = (uint16_t)(ot_col_get(&c0, i));

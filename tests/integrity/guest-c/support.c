@@ -126,14 +126,14 @@ int consumer_consume(const consumer_input *input, consumer_output *result, ot_ar
   if (input->schema >= ot_schema_count) return ot_guest_fail("no such schema in this batch");
   const ot_schema_fns *fns = &ot_schemas[input->schema];
   uint32_t n = input->messages.len, count = *fns->paths;
-  verdict *verdicts = (verdict *)ot_alloc(arena, (size_t)n * sizeof(verdict), _Alignof(verdict));
+  verdict *verdicts = (verdict *)ot_alloc_array(arena, n, sizeof(verdict), _Alignof(verdict));
   if (!verdicts) return OT_ENOMEM;
   for (uint32_t m = 0; m < n; m++) {
     const message *msg = &input->messages.items[m];
-    uint8_t *digests = (uint8_t *)ot_alloc(arena, (size_t)count * 32, 1);
+    uint8_t *digests = (uint8_t *)ot_alloc_array(arena, count, 32, 1);
     if (!digests) return OT_ENOMEM;
     size_t mark = arena->used; /* what one message's decode takes is freed after it */
-    ot_paths p = {(ot_sha256 *)ot_alloc(arena, (size_t)count * sizeof(ot_sha256), 8), count};
+    ot_paths p = {(ot_sha256 *)ot_alloc_array(arena, count, sizeof(ot_sha256), 8), count};
     if (!p.paths) return OT_ENOMEM;
     for (uint32_t i = 0; i < count; i++) ot_sha256_init(&p.paths[i]);
     int e = fns->consume(msg->bytes.items, msg->bytes.len, arena, &p);

@@ -115,7 +115,7 @@ OT_FN int produced_dec(const ot_view *v, ot_ctx *c, produced *out) {
         ot_column k;
         OT_TRY(ot_scalars(v, 4, 1, &k));
         OT_TRY(ot_spend(c, k.count));
-        out->message.items = (uint8_t *)ot_alloc(c->arena, (size_t)(k.count) * sizeof(uint8_t), _Alignof(uint8_t));
+        out->message.items = (uint8_t *)ot_alloc_array(c->arena, k.count, sizeof(uint8_t), _Alignof(uint8_t));
         if (!out->message.items) return OT_ENOMEM;
         for (uint32_t i = 0; i < k.count; i++) out->message.items[i] = (uint8_t)(ot_col_get(&k, i));
         out->message.len = k.count;
@@ -124,7 +124,7 @@ OT_FN int produced_dec(const ot_view *v, ot_ctx *c, produced *out) {
         ot_column k;
         OT_TRY(ot_scalars(v, 8, 1, &k));
         OT_TRY(ot_spend(c, k.count));
-        out->paths.items = (uint8_t *)ot_alloc(c->arena, (size_t)(k.count) * sizeof(uint8_t), _Alignof(uint8_t));
+        out->paths.items = (uint8_t *)ot_alloc_array(c->arena, k.count, sizeof(uint8_t), _Alignof(uint8_t));
         if (!out->paths.items) return OT_ENOMEM;
         for (uint32_t i = 0; i < k.count; i++) out->paths.items[i] = (uint8_t)(ot_col_get(&k, i));
         out->paths.len = k.count;
@@ -175,7 +175,7 @@ OT_FN int message_dec(const ot_view *v, ot_ctx *c, message *out) {
         ot_column k;
         OT_TRY(ot_scalars(v, 4, 1, &k));
         OT_TRY(ot_spend(c, k.count));
-        out->bytes.items = (uint8_t *)ot_alloc(c->arena, (size_t)(k.count) * sizeof(uint8_t), _Alignof(uint8_t));
+        out->bytes.items = (uint8_t *)ot_alloc_array(c->arena, k.count, sizeof(uint8_t), _Alignof(uint8_t));
         if (!out->bytes.items) return OT_ENOMEM;
         for (uint32_t i = 0; i < k.count; i++) out->bytes.items[i] = (uint8_t)(ot_col_get(&k, i));
         out->bytes.len = k.count;
@@ -223,7 +223,7 @@ OT_FN int consumer_input_dec(const ot_view *v, ot_ctx *c, consumer_input *out) {
         ot_aos a;
         OT_TRY(ot_aos_field(v, 12, 8, true, &a));
         OT_TRY(ot_spend(c, a.count));
-        out->messages.items = (message *)ot_alloc(c->arena, (size_t)(a.count) * sizeof(message), _Alignof(message));
+        out->messages.items = (message *)ot_alloc_array(c->arena, a.count, sizeof(message), _Alignof(message));
         if (!out->messages.items) return OT_ENOMEM;
         for (uint32_t i = 0; i < a.count; i++) {
             ot_view w = ot_aos_get(&a, i);
@@ -277,7 +277,7 @@ OT_FN int verdict_dec(const ot_view *v, ot_ctx *c, verdict *out) {
         ot_column k;
         OT_TRY(ot_scalars(v, 40, 1, &k));
         OT_TRY(ot_spend(c, k.count));
-        out->paths.items = (uint8_t *)ot_alloc(c->arena, (size_t)(k.count) * sizeof(uint8_t), _Alignof(uint8_t));
+        out->paths.items = (uint8_t *)ot_alloc_array(c->arena, k.count, sizeof(uint8_t), _Alignof(uint8_t));
         if (!out->paths.items) return OT_ENOMEM;
         for (uint32_t i = 0; i < k.count; i++) out->paths.items[i] = (uint8_t)(ot_col_get(&k, i));
         out->paths.len = k.count;
@@ -325,7 +325,7 @@ OT_FN int consumer_output_dec(const ot_view *v, ot_ctx *c, consumer_output *out)
         ot_aos a;
         OT_TRY(ot_aos_field(v, 4, 48, true, &a));
         OT_TRY(ot_spend(c, a.count));
-        out->verdicts.items = (verdict *)ot_alloc(c->arena, (size_t)(a.count) * sizeof(verdict), _Alignof(verdict));
+        out->verdicts.items = (verdict *)ot_alloc_array(c->arena, a.count, sizeof(verdict), _Alignof(verdict));
         if (!out->verdicts.items) return OT_ENOMEM;
         for (uint32_t i = 0; i < a.count; i++) {
             ot_view w = ot_aos_get(&a, i);

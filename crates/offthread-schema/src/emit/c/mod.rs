@@ -302,7 +302,7 @@ fn define_struct(cx: &Cx<'_>, id: usize, done: &mut [bool], out: &mut String) {
 /// `{ … }` allocating `count` items of `T` into `dst` (`dst = NULL` for none).
 fn alloc_items(dst: &str, ty: &str, count: &str) -> String {
     format!(
-        "{dst} = ({ty} *)ot_alloc(c->arena, (size_t)({count}) * sizeof({ty}), _Alignof({ty}));\n        if (!{dst}) return OT_ENOMEM;"
+        "{dst} = ({ty} *)ot_alloc_array(c->arena, {count}, sizeof({ty}), _Alignof({ty}));\n        if (!{dst}) return OT_ENOMEM;"
     )
 }
 
@@ -525,7 +525,7 @@ fn emit_read_soa(cx: &Cx<'_>, id: usize) -> String {
         }
     }
     out += &format!(
-        "    {n} *it = ({n} *)ot_alloc(c->arena, (size_t)s->count * sizeof({n}), _Alignof({n}));\n    if (!it) return OT_ENOMEM;\n    for (uint32_t i = 0; i < s->count; i++) {{\n"
+        "    {n} *it = ({n} *)ot_alloc_array(c->arena, s->count, sizeof({n}), _Alignof({n}));\n    if (!it) return OT_ENOMEM;\n    for (uint32_t i = 0; i < s->count; i++) {{\n"
     );
     for (k, col) in cols.iter().enumerate() {
         let path: Vec<String> = col.names.iter().map(|x| ident(x)).collect();

@@ -88,6 +88,15 @@ static inline void *ot_alloc(ot_arena *a, size_t size, size_t align) {
   return p;
 }
 
+/* `count` items of `size` bytes: NULL past what size_t holds (wasm32: 4 GiB), never a
+ * product that wraps around to a small block. */
+static inline void *ot_alloc_array(ot_arena *a, uint64_t count, size_t size, size_t align) {
+  uint64_t bytes = count * (uint64_t)size;
+  if (size != 0 && bytes / size != count) return NULL;
+  if (bytes > (size_t)-1) return NULL;
+  return ot_alloc(a, (size_t)bytes, align);
+}
+
 /* ---- reading ---- */
 
 typedef struct {
@@ -310,7 +319,7 @@ static inline int ot_utf16_to_str(ot_arena *a, const ot_column *c, uint64_t firs
                                   ot_str *out) {
   *out = (ot_str){"", 0};
   if (count == 0) return OT_OK;
-  uint8_t *d = (uint8_t *)ot_alloc(a, count * 3, 1); /* 3 bytes per unit at most */
+  uint8_t *d = (uint8_t *)ot_alloc_array(a, count, 3, 1); /* 3 bytes per unit at most */
   if (!d) return OT_ENOMEM;
   uint32_t n = 0;
   for (uint64_t i = 0; i < count; i++) {
