@@ -38,7 +38,10 @@ export async function run(ctx) {
   const summary = [
     { what: 'random schemas', value: stats.schemas },
     { what: 'values (producer messages)', value: stats.values },
-    { what: 'field-path digests compared with the producer’s (Rust + TS consumers)', value: stats.pathsHashed },
+    {
+      what: `field-path digests compared with the producer’s (${[...stats.consumers, 'TS'].join(' + ')} consumers)`,
+      value: stats.pathsHashed,
+    },
     {
       what: `malicious messages (each read by the ${stats.consumers.join(' and ')} guest(s) and the TS reader)`,
       value: stats.malicious,
@@ -50,9 +53,12 @@ export async function run(ctx) {
     { what: '… read by all, same digest', value: stats.maliciousRead },
     { what: '… refused by all with a typed read error', value: stats.maliciousRefused },
     {
-      what: '… of which with different R codes (the readers check in another order)',
+      what: '… of which with another R code than the TS reader’s, summed over the guests (the readers check in another order)',
       value: Object.values(stats.differentCodes).reduce((a, b) => a + b, 0),
     },
+    ...(stats.consumers.length > 1
+      ? [{ what: '… of which with different R codes from one guest to another', value: stats.guestCodesDiffer }]
+      : []),
     { what: 'mismatches', value: stats.mismatches },
     { what: 'crashes (guest traps, untyped errors)', value: stats.crashes },
     { what: 'hangs (calls past the timeout)', value: stats.hangs },

@@ -52,6 +52,8 @@ export function newStats() {
     cMissing: null,
     /** Malicious messages each guest consumer answered (compared with the TS reader). */
     maliciousByConsumer: {},
+    /** Refused messages where two guests gave different R codes (the C reader checks as Rust's does). */
+    guestCodesDiffer: 0,
     maliciousRead: 0,
     maliciousRefused: 0,
     refusedByCode: {},
@@ -232,6 +234,8 @@ async function checkMalicious(host, iface, { s, i, index, decode, messages, mali
           stats.differentCodes[pair] = (stats.differentCodes[pair] ?? 0) + 1;
         }
       }
+      const codes = new Set(names.map((_, g) => verdicts[g][k]?.code));
+      if (t.code !== 0 && codes.size > 1) stats.guestCodesDiffer++;
       if (!agreed) continue;
       if (t.code === 0) stats.maliciousRead++;
       else {
