@@ -28,6 +28,7 @@ import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { zigPath } from './zig.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pkgDir = join(root, 'packages', 'offthread');
@@ -47,20 +48,8 @@ const TARGETS = {
 /** rustup target → napi platform suffix, for the cross builds. */
 const CROSS = { 'aarch64-unknown-linux-gnu': 'linux-arm64-gnu', 'x86_64-unknown-linux-musl': 'linux-x64-musl' };
 
-/** A `zig` on PATH: the real one, or PyPI's ziglang behind a small shim. */
-function zigPath() {
-  if (spawnSync('zig', ['version']).status === 0) return process.env.PATH;
-  if (spawnSync('python3', ['-m', 'ziglang', 'version']).status !== 0) {
-    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', 'ziglang'], { stdio: 'inherit' });
-  }
-  const shim = join(root, 'target', 'zig-shim');
-  mkdirSync(shim, { recursive: true });
-  writeFileSync(join(shim, 'zig'), '#!/bin/sh\nexec python3 -m ziglang "$@"\n', { mode: 0o755 });
-  return `${shim}:${process.env.PATH}`;
-}
-
 function crossBuild() {
-  const PATH = zigPath();
+  const PATH = zigPath(root);
   if (spawnSync('cargo', ['zigbuild', '--help'], { stdio: 'ignore' }).status !== 0) {
     execFileSync('cargo', ['install', '--locked', 'cargo-zigbuild'], { stdio: 'inherit' });
   }

@@ -7,6 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildCGuest, zigCommand } from './zig.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = join(root, 'packages', 'offthread');
@@ -168,6 +169,26 @@ step('test guests (wasm32)', () => {
     '--target',
     'wasm32-unknown-unknown',
   ]);
+});
+
+// C guests (docs/guests.md, "C guests"): the C player of examples/game, compiled with
+// `zig cc` from PyPI's ziglang (pip-installed here when missing). Without python3, pip or
+// the network the step says why, and the tests that need a C guest skip with that reason.
+step('C guests (zig cc, wasm32)', () => {
+  const zig = zigCommand({ install: true, quiet });
+  if (zig.missing) {
+    console.error(`setup: C guests skipped: ${zig.missing}`);
+    return;
+  }
+  const wasm = join(root, 'target', 'c-guests', 'game_player_c.wasm');
+  const player = join(root, 'examples', 'game', 'player-c', 'player.c');
+  const inputs = [
+    player,
+    ...['game.h', 'game_guest.h', 'offthread_rt.h'].map((f) => join(root, 'examples/game/generated', f)),
+  ];
+  if (mtime(wasm) >= Math.max(...inputs.map(mtime))) return;
+  mkdirSync(dirname(wasm), { recursive: true });
+  buildCGuest(zig, [player], wasm);
 });
 
 step('typescript (Node build, browser bundle)', () => {

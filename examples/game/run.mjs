@@ -2,7 +2,8 @@
 // examples/game: N copies of one player guest play T ticks on a shared game state
 // (README.md). Deterministic: one seed, one game, whatever the threads.
 //   node examples/game/run.mjs [--players 4] [--ticks 100] [--size 16] [--food 5] [--seed 1] [--threads N]
-// Needs `npm run setup` (it builds the player guest to wasm32).
+//                              [--c-player K]   module K is the C player (player-c/), the rest Rust
+// Needs `npm run setup` (it builds the player guests to wasm32; the C one with zig cc).
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { guests } from 'offthread';
@@ -10,6 +11,7 @@ import { buildCodec } from './codec.mjs';
 import { newGame } from './rules.mjs';
 
 const wasm = new URL('../../target/wasm32-unknown-unknown/release/game_player.wasm', import.meta.url);
+const cWasm = new URL('../../target/c-guests/game_player_c.wasm', import.meta.url);
 
 /** The options as a game and a tick count; a bad one ends the run with its message. */
 function setUp() {
@@ -21,6 +23,7 @@ function setUp() {
       food: { type: 'string', default: '5' },
       seed: { type: 'string', default: '1' },
       threads: { type: 'string' },
+      'c-player': { type: 'string' },
     },
   });
   const num = (name) => (values[name] === undefined ? undefined : Number(values[name]));
@@ -31,7 +34,13 @@ function setUp() {
       code: 'ERR_INVALID_ARG',
     });
   }
-  return { game, ticks, seed: values.seed, threads: num('threads') };
+  const cPlayer = num('c-player');
+  if (cPlayer !== undefined && !(Number.isInteger(cPlayer) && cPlayer >= 0 && cPlayer < game.players.length)) {
+    throw Object.assign(new RangeError(`--c-player must be a player index, got ${values['c-player']}`), {
+      code: 'ERR_INVALID_ARG',
+    });
+  }
+  return { game, ticks, seed: values.seed, threads: num('threads'), cPlayer };
 }
 
 /** A bad option (ours or guests.load's, e.g. --threads) ends the run with its message. */
@@ -48,17 +57,23 @@ try {
 } catch (err) {
   exitOnBadOption(err);
 }
-const { game, ticks, seed, threads } = options;
-if (!existsSync(wasm)) {
-  console.error(`run.mjs: ${wasm.pathname} is missing: run \`npm run setup\` first`);
-  process.exit(1);
+const { game, ticks, seed, threads, cPlayer } = options;
+for (const w of cPlayer === undefined ? [wasm] : [wasm, cWasm]) {
+  if (!existsSync(w)) {
+    console.error(
+      `run.mjs: ${w.pathname} is missing: run \`npm run setup\` first (the C player needs zig: pip install ziglang)`,
+    );
+    process.exit(1);
+  }
 }
 
 await buildCodec();
 const { playGame } = await import('./play.mjs');
 const bytes = readFileSync(wasm);
-// One module per player, all the same bytes: module i plays players[i].
-const modules = game.players.map((_, i) => ({ name: `player${i}`, bytes }));
+// One module per player, all the same bytes but the C player's: module i plays players[i].
+const modules = game.players.map((_, i) =>
+  i === cPlayer ? { name: `player${i}-c`, bytes: readFileSync(cWasm) } : { name: `player${i}`, bytes },
+);
 const host = await guests.load(modules, { threads }).catch(exitOnBadOption);
 try {
   await playGame(host, game, ticks);
@@ -67,6 +82,7 @@ try {
   console.table(
     game.players.map((p, i) => ({
       player: i,
+      guest: i === cPlayer ? 'C' : 'Rust',
       score: p.score,
       'illegal moves': game.illegal[i],
       at: `${p.at.x},${p.at.y}`,

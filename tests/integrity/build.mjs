@@ -13,6 +13,8 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { transformSync } from 'esbuild';
 import { schema } from 'offthread';
+import { buildCGuest, zigCommand } from '../../scripts/zig.mjs';
+import { cModule, cTable } from './c-gen.mjs';
 import { pascal } from './canonical.mjs';
 import { rustModule } from './rust-gen.mjs';
 
@@ -20,6 +22,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, '..', '..');
 export const work = join(root, 'target', 'integrity');
 const guestDir = join(here, 'guest');
+const cGuestDir = join(here, 'guest-c');
 
 /** Cargo profiles: `fast` compiles quickly (the experiment), `small` makes small fixtures. */
 const PROFILES = {
@@ -198,4 +201,71 @@ export async function interfaceModule() {
   const r = schema.compile(km, { fileName: 'integrity.km', stem: 'integrity', rust: false, ts: true });
   if (r.diagnostics.length > 0) throw new Error(`guest/integrity.km does not compile:\n${r.rendered}`);
   return importTs('integrity', r.files[0].contents);
+}
+
+let cliReady = false;
+/** The schema compiler's CLI (its `--c` output is not in the package's `schema.compile`). */
+function schemaCli() {
+  const cli = join(root, 'target', 'release', 'offthread-schema');
+  if (!cliReady) {
+    const r = spawnSync(
+      'cargo',
+      ['build', '--quiet', '--release', '-p', 'offthread-schema', '--bin', 'offthread-schema'],
+      {
+        cwd: root,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
+    if (r.error || r.status !== 0)
+      throw new Error(`integrity: cargo build of the schema CLI failed (exit ${r.status})`);
+    cliReady = true;
+  }
+  return cli;
+}
+
+/** Schema `s`'s generated C header (`offthread-schema build --c`). */
+function cHeaderOf(s) {
+  const dir = join(work, 'c-headers');
+  mkdirSync(dir, { recursive: true });
+  const km = join(dir, `${s.name}-${createHash('sha256').update(s.km).digest('hex').slice(0, 16)}.km`);
+  writeFileSync(km, s.km);
+  const out = join(dir, `out-${process.pid}`);
+  const r = spawnSync(schemaCli(), ['build', km, '--c', out], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`integrity: ${s.name}.km: no C header:\n${r.stderr}`);
+  const stem = km.slice(dir.length + 1, -3);
+  return readFileSync(join(out, `${stem}.h`), 'utf8');
+}
+
+/**
+ * The C consumer guest of a batch (docs/guest-integrity.md): the schemas' generated C
+ * readers, c-gen.mjs's consumers and guest-c/support.c, compiled with `zig cc` to
+ * target/integrity/wasm-c/<id>.wasm (named by the SHA-256 of its sources: a rerun
+ * builds nothing). Returns `{ wasmPath }`, or `{ missing }` with why there is none.
+ */
+export function prepareCBatch(schemas, { log = () => {} } = {}) {
+  const zig = zigCommand();
+  if (zig.missing) return { missing: zig.missing };
+  const files = new Map();
+  for (const name of ['support.c', 'support.h']) files.set(name, readFileSync(join(cGuestDir, name), 'utf8'));
+  for (const name of ['integrity.h', 'integrity_guest.h', 'offthread_rt.h'])
+    files.set(name, readFileSync(join(cGuestDir, 'generated', name), 'utf8'));
+  for (const s of schemas) {
+    files.set(`${s.name}.h`, cHeaderOf(s));
+    files.set(`${s.name}.c`, cModule(s.name, s.model));
+  }
+  files.set('table.c', cTable(schemas.map((s) => s.name)));
+  const h = createHash('sha256').update(zig.command.join(' '));
+  for (const [path, contents] of [...files].sort()) h.update(`${path}\0${contents}\0`);
+  const id = `c${h.digest('hex').slice(0, 16)}`;
+  const wasmPath = join(work, 'wasm-c', `${id}.wasm`);
+  if (existsSync(wasmPath)) return { wasmPath, built: false };
+  const dir = join(work, 'c', id);
+  mkdirSync(dir, { recursive: true });
+  for (const [path, contents] of files) writeFileSync(join(dir, path), contents);
+  mkdirSync(dirname(wasmPath), { recursive: true });
+  log(`integrity: building the C consumer of ${schemas.length} schemas (zig cc) in ${relative(root, dir)}`);
+  const sources = [...files.keys()].filter((f) => f.endsWith('.c'));
+  buildCGuest(zig, sources, `${wasmPath}.tmp`, { cwd: dir, opt: '-O1' });
+  renameSync(`${wasmPath}.tmp`, wasmPath);
+  return { wasmPath, built: true };
 }

@@ -2,11 +2,12 @@
 // Builds the integrity guests ahead of use (scripts/setup.mjs runs it for `npm test`):
 //
 //   node tests/integrity/prepare.mjs            the batch of `npm test`'s shortened run
+//                                               (Rust, and C with zig cc)
 //   node tests/integrity/prepare.mjs --freeze   tests/integrity/fixtures/v1 (refuses to
 //                                               overwrite it: those guests are frozen)
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepareBatches } from './build.mjs';
+import { prepareBatches, prepareCBatch } from './build.mjs';
 import { TEST_RUN, validSchema } from './run.mjs';
 
 const quiet = process.argv.includes('--quiet');
@@ -38,4 +39,9 @@ if (process.argv.includes('--freeze')) {
     groups.push({ schemas: all.slice(at, at + TEST_RUN.batchSize) });
   const { built, compileMs } = await prepareBatches(groups, { log });
   if (built > 0) log(`integrity: ${built} test batch guest(s) built in ${(compileMs / 1000).toFixed(1)} s`);
+  // The C consumer of the same batches (zig cc); without zig, the test says why it runs Rust alone.
+  for (const g of groups) {
+    const c = prepareCBatch(g.schemas, { log });
+    if (c.missing) log(`integrity: no C consumer: ${c.missing}`);
+  }
 }

@@ -2,13 +2,14 @@
 // (bench/experiments/guests-integrity.mjs) and the test (guest-integrity.test.mjs).
 //
 // Per schema: the producer guest makes `values` messages from their entropy; the Rust
-// consumer guest (fanout over one shared input) and the TS consumer on the host read
-// each one; every path digest must equal the producer's. Then `malicious` mutants of
-// those messages go to both consumers in batches: each must answer the same thing —
-// the same digest, or the same typed read error — and never trap or hang.
+// consumer guest, the C consumer guest (when zig is here: both exporters of one fanout
+// over one shared input) and the TS consumer on the host read each one; every path
+// digest must equal the producer's. Then `malicious` mutants of those messages go to
+// every consumer in batches: each must answer what the TS reader does — the same
+// digest, or a typed read error — and never trap or hang.
 import { readFileSync } from 'node:fs';
 import { guests } from 'offthread';
-import { compileSchema, interfaceModule, prepareBatches } from './build.mjs';
+import { compileSchema, interfaceModule, prepareBatches, prepareCBatch } from './build.mjs';
 import { consumeTs } from './canonical.mjs';
 import { features, fieldPaths, generateSchema } from './gen-schemas.mjs';
 import { mutate } from './mutate.mjs';
@@ -46,6 +47,13 @@ export function newStats() {
     pathsHashed: 0,
     mismatches: 0,
     malicious: 0,
+    // Consumer guests beside the TS reader, in load order; why the C one is missing, if it is.
+    consumers: [],
+    cMissing: null,
+    /** Malicious messages each guest consumer answered (compared with the TS reader). */
+    maliciousByConsumer: {},
+    /** Refused messages where two guests gave different R codes (the C reader checks as Rust's does). */
+    guestCodesDiffer: 0,
     maliciousRead: 0,
     maliciousRefused: 0,
     refusedByCode: {},
@@ -67,10 +75,13 @@ function fail(stats, what) {
  * `timeout` ms per guest call (past it: a hang). Adds to `stats`.
  */
 export async function runBatch(batch, { seed, values, malicious, timeout, firstIndex, iface, stats, wasm }) {
-  const host = await guests.load([{ name: 'integrity', bytes: wasm ?? readFileSync(batch.wasmPath) }], {
-    threads: 1,
-    memoryPages: 1024,
-  });
+  const modules = [{ name: 'integrity', bytes: wasm ?? readFileSync(batch.wasmPath) }];
+  // The C consumer exports `consumer` too: one fanout reaches both, in this order.
+  if (batch.cWasmPath) modules.push({ name: 'integrity-c', bytes: readFileSync(batch.cWasmPath) });
+  const names = ['Rust', ...(batch.cWasmPath ? ['C'] : [])];
+  for (const n of names) if (!stats.consumers.includes(n)) stats.consumers.push(n);
+  const host = await guests.load(modules, { threads: 1, memoryPages: 1024 });
+  host.consumerNames = names;
   try {
     for (const [i, s] of batch.schemas.entries()) {
       const index = firstIndex + i;
@@ -85,12 +96,15 @@ export async function runBatch(batch, { seed, values, malicious, timeout, firstI
   }
 }
 
-/** A consumer call; a failure of the whole call is a crash or a hang, returned as `{ error }`. */
+/**
+ * A consumer call to every consumer guest (one fanout): `{ verdicts: [per consumer] }`; a
+ * failure of the whole call is a crash or a hang, returned as `{ error }`.
+ */
 async function consume(host, iface, { i, full, messages, timeout }) {
   const input = iface.encodeConsumerInput({ schema: i, full, messages: messages.map((bytes) => ({ bytes })) });
   try {
-    const [out] = await host.fanout('consumer', 'consume', input, { timeout });
-    return { verdicts: iface.decodeConsumerOutput(out).verdicts };
+    const outs = await host.fanout('consumer', 'consume', input, { timeout });
+    return { verdicts: outs.map((out) => iface.decodeConsumerOutput(out).verdicts) };
   } catch (error) {
     return { error };
   }
@@ -119,13 +133,16 @@ async function checkValues(host, iface, { s, i, index, decode, seed, values, tim
       callFailed(stats, error, `${s.name} value ${v}: producer`);
     }
   }
-  const rust = await consume(host, iface, { i, full: true, messages: made.map((m) => m.message), timeout });
-  if (rust.error) callFailed(stats, rust.error, `${s.name}: Rust consumer`);
+  const guestsSaid = await consume(host, iface, { i, full: true, messages: made.map((m) => m.message), timeout });
+  if (guestsSaid.error) callFailed(stats, guestsSaid.error, `${s.name}: ${host.consumerNames.join(' + ')} consumer`);
   for (const [k, m] of made.entries()) {
     stats.values++;
     const ts = consumeTs(s.model, decode, m.message);
     const consumers = [['TS', ts.code, ts.paths ? Buffer.concat(ts.paths) : null]];
-    if (!rust.error) consumers.push(['Rust', rust.verdicts[k].code, new Uint8Array(rust.verdicts[k].paths)]);
+    if (!guestsSaid.error) {
+      for (const [g, verdicts] of guestsSaid.verdicts.entries())
+        consumers.push([host.consumerNames[g], verdicts[k].code, new Uint8Array(verdicts[k].paths)]);
+    }
     for (const [who, code, got] of consumers) {
       if (code !== 0) {
         stats.mismatches++;
@@ -161,8 +178,8 @@ async function checkMalicious(host, iface, { s, i, index, decode, messages, mali
       chunk.push({ ...mutant, m });
       bytes += mutant.bytes.length + 64;
     }
-    // The guest reads on its worker while the host's TS consumer reads here.
-    const rustCall = consume(host, iface, { i, full: false, messages: chunk.map((c) => c.bytes), timeout });
+    // The guests read on their workers while the host's TS consumer reads here.
+    const guestCall = consume(host, iface, { i, full: false, messages: chunk.map((c) => c.bytes), timeout });
     const ts = chunk.map((c) => {
       const t0 = performance.now();
       try {
@@ -173,16 +190,18 @@ async function checkMalicious(host, iface, { s, i, index, decode, messages, mali
         stats.slowestTsReadMs = Math.max(stats.slowestTsReadMs, performance.now() - t0);
       }
     });
-    let rust = await rustCall;
-    if (rust.error) {
+    const names = host.consumerNames;
+    const said = await guestCall;
+    // verdicts[g][k]: consumer g's answer to message k (null: its call failed, counted).
+    let verdicts = said.error ? null : said.verdicts;
+    if (said.error) {
       // Find the culprits: one call per message.
-      const one = [];
+      verdicts = names.map(() => []);
       for (const c of chunk) {
         const r = await consume(host, iface, { i, full: false, messages: [c.bytes], timeout });
-        if (r.error) callFailed(stats, r.error, `${where(c)}: Rust consumer`);
-        one.push(r.error ? null : r.verdicts[0]);
+        if (r.error) callFailed(stats, r.error, `${where(c)}: ${names.join(' + ')} consumer`);
+        for (const g of names.keys()) verdicts[g].push(r.error ? null : r.verdicts[g][0]);
       }
-      rust = { verdicts: one };
     }
     for (const [k, c] of chunk.entries()) {
       stats.malicious++;
@@ -190,28 +209,39 @@ async function checkMalicious(host, iface, { s, i, index, decode, messages, mali
       const kind = stats.byKind[c.kind];
       kind.messages++;
       const t = ts[k];
-      const r = rust.verdicts[k];
       if (t.error) {
         stats.crashes++;
         fail(stats, `${where(c)}: the TS consumer threw ${t.error.stack}`);
         continue;
       }
-      if (r === null) continue; // counted above
-      // Agreement: both read it with the same digest, or both refused it with a typed read
-      // error (which check fires first may differ between the readers: counted apart).
-      const agree = t.code === 0 ? r.code === 0 && same(t.digest, r.digest) : r.code !== 0;
-      if (!agree) {
-        stats.mismatches++;
-        fail(stats, `${where(c)}: TS ${codeName(t.code)} ≠ Rust ${codeName(r.code)}`);
-      } else if (t.code === 0) stats.maliciousRead++;
+      let agreed = true;
+      for (const [g, who] of names.entries()) {
+        const r = verdicts[g][k];
+        if (r === null) {
+          agreed = false; // counted above
+          continue;
+        }
+        stats.maliciousByConsumer[who] = (stats.maliciousByConsumer[who] ?? 0) + 1;
+        // Agreement: both read it with the same digest, or both refused it with a typed read
+        // error (which check fires first may differ between the readers: counted apart).
+        const agree = t.code === 0 ? r.code === 0 && same(t.digest, r.digest) : r.code !== 0;
+        if (!agree) {
+          agreed = false;
+          stats.mismatches++;
+          fail(stats, `${where(c)}: TS ${codeName(t.code)} ≠ ${who} ${codeName(r.code)}`);
+        } else if (t.code !== 0 && t.code !== r.code) {
+          const pair = `TS ${codeName(t.code)}, ${who} ${codeName(r.code)}`;
+          stats.differentCodes[pair] = (stats.differentCodes[pair] ?? 0) + 1;
+        }
+      }
+      const codes = new Set(names.map((_, g) => verdicts[g][k]?.code));
+      if (t.code !== 0 && codes.size > 1) stats.guestCodesDiffer++;
+      if (!agreed) continue;
+      if (t.code === 0) stats.maliciousRead++;
       else {
         stats.maliciousRefused++;
         kind.refused++;
         stats.refusedByCode[codeName(t.code)] = (stats.refusedByCode[codeName(t.code)] ?? 0) + 1;
-        if (t.code !== r.code) {
-          const pair = `TS ${codeName(t.code)}, Rust ${codeName(r.code)}`;
-          stats.differentCodes[pair] = (stats.differentCodes[pair] ?? 0) + 1;
-        }
       }
     }
   }
@@ -229,6 +259,7 @@ export async function runIntegrity({
   malicious,
   timeout = 60_000,
   jobs = 1,
+  cConsumer = true,
   log = () => {},
 }) {
   const all = Array.from({ length: schemas }, (_, index) => validSchema(seed, index));
@@ -240,6 +271,16 @@ export async function runIntegrity({
   const { batches, compileMs, built } = await prepareBatches(groups, { jobs, log });
   const iface = await interfaceModule();
   const stats = newStats();
+  // The C consumer beside the Rust one (zig cc); without zig the run says why and goes on.
+  for (const batch of cConsumer ? batches : []) {
+    const c = prepareCBatch(batch.schemas, { log });
+    if (c.missing) {
+      stats.cMissing = c.missing;
+      log(`integrity: no C consumer: ${c.missing}`);
+      break;
+    }
+    batch.cWasmPath = c.wasmPath;
+  }
   const t0 = performance.now();
   for (const [b, batch] of batches.entries()) {
     await runBatch(batch, { seed, values, malicious, timeout, firstIndex: groups[b].firstIndex, iface, stats });

@@ -25,6 +25,10 @@ pub struct BuildOptions {
     pub rust_guest: bool,
     /// Path of the schema's Rust module as the guest module sees it.
     pub guest_schema: String,
+    /// Also `<stem>.h` and `offthread_rt.h`: C readers and writers (docs/guests.md).
+    pub c: bool,
+    /// Also `<stem>_guest.h`: the C guest glue for the schema's interfaces.
+    pub c_guest: bool,
 }
 
 impl BuildOptions {
@@ -39,6 +43,8 @@ impl BuildOptions {
             ts_runtime: DEFAULT_TS_RUNTIME.into(),
             rust_guest: false,
             guest_schema: "super::schema".into(),
+            c: false,
+            c_guest: false,
         }
     }
 }
@@ -46,7 +52,7 @@ impl BuildOptions {
 /// A generated file, named relative to its language's output directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct File {
-    /// `"rust"`, `"rust-guest"` or `"ts"`.
+    /// `"rust"`, `"rust-guest"`, `"ts"`, `"c"` or `"c-guest"`.
     pub lang: &'static str,
     pub path: String,
     pub contents: String,
@@ -123,6 +129,33 @@ pub fn build(source: &str, opts: &BuildOptions) -> Output {
             Ok(contents) => files.push(File {
                 lang: "ts",
                 path: format!("{}.ts", opts.stem),
+                contents,
+            }),
+            Err(d) => return fail(vec![d]),
+        }
+    }
+    if opts.c {
+        match emit::c::emit(&schema, &opts.stem) {
+            Ok(contents) => {
+                files.push(File {
+                    lang: "c",
+                    path: format!("{}.h", opts.stem),
+                    contents,
+                });
+                files.push(File {
+                    lang: "c",
+                    path: emit::c::RUNTIME_FILE.into(),
+                    contents: emit::c::runtime(),
+                });
+            }
+            Err(d) => return fail(vec![d]),
+        }
+    }
+    if opts.c_guest {
+        match emit::guest::c::emit(&schema, &opts.stem) {
+            Ok(contents) => files.push(File {
+                lang: "c-guest",
+                path: format!("{}_guest.h", opts.stem),
                 contents,
             }),
             Err(d) => return fail(vec![d]),

@@ -4,7 +4,7 @@
 // copy knows its player by `offthread.module_index`, an optional import that guests
 // which do not use it never see.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { guests } from 'offthread';
 import { buildCodec } from '../../../examples/game/codec.mjs';
@@ -67,6 +67,69 @@ describe('the game', () => {
       assert.match(err.message, /module 3 has no player in the state \(3 players\)/);
       return true;
     });
+  });
+});
+
+// The C player (examples/game/player-c, compiled by `npm run setup` with zig cc from the
+// C header and guest glue the schema compiler generates): the same strategy, so a game
+// with it among Rust players must still end where the JS strategy's does.
+const cPlayerPath = new URL('../../../target/c-guests/game_player_c.wasm', import.meta.url);
+const noCPlayer = existsSync(cPlayerPath)
+  ? false
+  : 'no C player: `npm run setup` builds it with zig cc (python3 -m pip install ziglang), which was not available';
+
+describe('a C player beside the Rust players', { skip: noCPlayer }, () => {
+  const options = { players: 4, size: 12, food: 4, seed: 7 };
+  const load = (threads) => {
+    const cPlayer = readFileSync(cPlayerPath);
+    const modules = copies(options.players);
+    modules[2] = { name: 'player2-c', bytes: cPlayer }; // module 2 is the C one
+    return guests.load(modules, { threads });
+  };
+
+  test('plays exactly the game of the JS strategy (fixed seed), as module 2 of 4', async () => {
+    const host = await load(2);
+    try {
+      const game = await play.playGame(host, newGame(options), 150);
+      assert.deepEqual(outcome(game), outcome(referenceGame(options, 150)));
+      assert.ok(game.players[2].score > 0, 'the C player scores');
+    } finally {
+      await host.close();
+    }
+  });
+
+  test('a bad state is ERR_GUEST_FAILED with its R code, never a trap', async () => {
+    const host = await guests.load([{ name: 'c', bytes: readFileSync(cPlayerPath) }], { threads: 1 });
+    try {
+      const good = codec.encodeGameState(stateOf(newGame({ players: 2, seed: 3 })));
+      const bad = new Uint8Array(good);
+      bad.set([0xff, 0xff, 0xff, 0x1f], 0); // a root header whose size passes the buffer
+      await assert.rejects(host.fanout('player', 'play', bad), (err) => {
+        assert.equal(err.code, 'ERR_GUEST_FAILED');
+        assert.match(err.message, /play input: R0001/);
+        return true;
+      });
+      await assert.rejects(host.fanout('player', 'play', good.subarray(0, 3)), /R0001/);
+      // The instance is intact: the next call works.
+      const [move] = await host.fanout('player', 'play', good);
+      assert.equal(codec.decodePlayerMove(move).player, 0);
+    } finally {
+      await host.close();
+    }
+  });
+
+  test('a C copy with no player in the state fails with ERR_GUEST_FAILED', async () => {
+    const modules = [...copies(2), { name: 'c', bytes: readFileSync(cPlayerPath) }];
+    const host = await guests.load(modules, { threads: 1 });
+    try {
+      await assert.rejects(play.playTick(host, newGame({ ...options, players: 2 })), (err) => {
+        assert.equal(err.code, 'ERR_GUEST_FAILED');
+        assert.match(err.message, /this module has no player in the state: load one module per player/);
+        return true;
+      });
+    } finally {
+      await host.close();
+    }
   });
 });
 

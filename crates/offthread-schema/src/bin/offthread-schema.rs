@@ -1,5 +1,5 @@
 //! `offthread-schema check <file.km>` and
-//! `offthread-schema build <file.km> [--rust <dir>] [--ts <dir>]`.
+//! `offthread-schema build <file.km> [--rust <dir>] [--ts <dir>] [--c <dir>] [--c-guest <dir>]`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,6 +43,12 @@ enum Command {
         /// Path of the schema's Rust module as the guest module sees it.
         #[arg(long, default_value = "super::schema")]
         guest_schema: String,
+        /// Directory for the C header `<stem>.h` and its runtime `offthread_rt.h`.
+        #[arg(long)]
+        c: Option<PathBuf>,
+        /// Directory for the C guest glue `<stem>_guest.h` (docs/guests.md, "C guests").
+        #[arg(long)]
+        c_guest: Option<PathBuf>,
     },
 }
 
@@ -91,6 +97,8 @@ fn run(cli: Cli) -> Result<(), String> {
             ts_runtime,
             rust_guest,
             guest_schema,
+            c,
+            c_guest,
         } => {
             let files = load(&file, |o| {
                 o.rust = rust.is_some();
@@ -99,11 +107,15 @@ fn run(cli: Cli) -> Result<(), String> {
                 o.ts_runtime = ts_runtime;
                 o.rust_guest = rust_guest.is_some();
                 o.guest_schema = guest_schema;
+                o.c = c.is_some();
+                o.c_guest = c_guest.is_some();
             })?;
             for f in files {
                 let dir = match f.lang {
                     "rust" => &rust,
                     "rust-guest" => &rust_guest,
+                    "c" => &c,
+                    "c-guest" => &c_guest,
                     _ => &ts,
                 };
                 write(

@@ -1,5 +1,6 @@
 //! Emitters: one module per target language, one file per construct.
 
+pub mod c;
 pub mod guest;
 pub mod rust;
 pub mod ts;

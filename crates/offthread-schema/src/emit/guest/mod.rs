@@ -2,6 +2,7 @@
 //! (import) a schema's interfaces through offthread's guest ABI (docs/guest-abi.md).
 //! The descriptor each interface carries is what the host reads at load time.
 
+pub mod c;
 pub mod rust;
 
 use crate::compiler::diag::{Diagnostic, Span};
