@@ -4,34 +4,91 @@
 // 7 GB). Now a pool's threads stop after `idleTimeout` (default 10 s) without work.
 // Reported per engine: threads and RSS at the start, at the peak, and once the threads
 // are back (or after the wait runs out), and how long that took after the last call.
+// The `bare` row is the control: the same lifecycle with no offthread code — pairs of
+// plain `new Worker()`, each given a 1 MiB SharedArrayBuffer (a task pool's shared
+// memory) and one message, terminated 10 s after it (the idle timeout). What `bare`
+// keeps is Node's, V8's and glibc's, not a pool's.
 //
 //   node bench/run.mjs dropped-pools [--quick] [--pools N]
 
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { progress, runInChild } from '../lib/measure.mjs';
 
-const ENGINES = ['native', 'wasm', 'js', 'tasks'];
+const ENGINES = ['native', 'wasm', 'js', 'tasks', 'bare'];
 const TASK_MODULE = new URL('../../packages/offthread/test-fixtures/tasks/work.mjs', import.meta.url).href;
 
 const threads = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
 const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** RSS once a full GC has run and the last threads' memory is unmapped: what is live. */
-async function afterGc() {
+/** The names of the process's threads (/proc/self/task/N/comm), counted. */
+function threadNames() {
+  const names = {};
+  for (const t of readdirSync('/proc/self/task')) {
+    try {
+      const name = readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim();
+      names[name] = (names[name] ?? 0) + 1;
+    } catch {
+      // the thread exited meanwhile
+    }
+  }
+  return names;
+}
+
+/**
+ * RSS once a full GC has run and what it freed could be trimmed: a pool the GC collects
+ * trims 1 s later (pool.ts, TRIM_AFTER_MS), so 1.5 s. Then one more `malloc_trim(0)` by
+ * hand: what stays after it is live memory or pages pinned by live allocations; what it
+ * takes back was only kept by the allocator.
+ */
+async function afterGc(trim) {
   globalThis.gc?.();
-  await sleep(500);
-  return { gcRss: rssMiB() };
+  await sleep(1500);
+  const gcRss = rssMiB();
+  trim?.();
+  await sleep(1000); // the trim runs on a thread of its own
+  return { gcRss, trimRss: rssMiB() };
+}
+
+/** The bare control's worker: answers one message (touching the buffer), then idles. */
+const BARE_WORKER = `
+const { parentPort } = require('node:worker_threads');
+parentPort.on('message', (m) => { new Int32Array(m)[0] = 1; parentPort.postMessage(0); });`;
+
+/** A "pool" of the bare control: two plain workers, one message each, stopped 10 s later. */
+async function barePair() {
+  const workers = [0, 1].map(() => new Worker(BARE_WORKER, { eval: true }));
+  const shared = new SharedArrayBuffer(2 ** 20);
+  await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise((resolve) => {
+          w.once('message', resolve);
+          w.postMessage(shared);
+        }),
+    ),
+  );
+  for (const w of workers) w.unref();
+  setTimeout(() => {
+    for (const w of workers) void w.terminate();
+  }, 10_000).unref();
 }
 
 /** Runs in a child process: `pools` pools of `engine` made, used once, dropped. */
 export async function dropPools(engine, pools, waitMs) {
   const { md5, Pool, tasks } = await import('offthread');
+  const { nativeBinding } = await import('offthread/internal');
+  const trim = () => nativeBinding()?.trimMemory();
   const call =
     engine === 'tasks' ? (pool) => tasks(TASK_MODULE, { pool }).add(2, 3) : (pool) => md5.hexAsync('abc', { pool });
+  const make =
+    engine === 'bare'
+      ? () => barePair()
+      : () => call(new Pool({ engine: engine === 'tasks' ? 'js' : engine, threads: 2 }));
   // One pool made and closed first: the addon, offthread.wasm and the task runner loaded.
-  const warm = new Pool({ engine: engine === 'tasks' ? 'js' : engine, threads: 1 });
+  const warm = new Pool({ engine: engine === 'tasks' || engine === 'bare' ? 'js' : engine, threads: 1 });
   await call(warm);
   await warm.close();
   await sleep(200);
@@ -39,7 +96,7 @@ export async function dropPools(engine, pools, waitMs) {
   let peak = { ...start };
   const t0 = performance.now();
   for (let i = 0; i < pools; i++) {
-    await call(new Pool({ engine: engine === 'tasks' ? 'js' : engine, threads: 2 }));
+    await make();
     if (threads() > peak.threads) peak = { threads: threads(), rss: Math.max(peak.rss, rssMiB()) };
     peak.rss = Math.max(peak.rss, rssMiB());
     if ((i + 1) % 100 === 0) progress(`dropped-pools: ${engine} ${i + 1} pools, ${threads()} threads`);
@@ -49,18 +106,21 @@ export async function dropPools(engine, pools, waitMs) {
   while (threads() > start.threads && performance.now() - lastCall < waitMs) await sleep(100);
   const backMs = performance.now() - lastCall;
   await sleep(1000); // RSS settles after the last threads' stacks are unmapped
+  const endThreads = threads();
   return {
     engine,
     pools,
     madeMs,
     startThreads: start.threads,
     peakThreads: peak.threads,
-    endThreads: threads(),
-    backMs: threads() <= start.threads ? backMs : null,
+    endThreads,
+    backMs: endThreads <= start.threads ? backMs : null,
+    // Which threads are left over, if any (Node 20 names its own threads "node").
+    endNames: endThreads > start.threads ? JSON.stringify(threadNames()) : '',
     startRss: start.rss,
     peakRss: peak.rss,
     endRss: rssMiB(),
-    ...(await afterGc()),
+    ...(await afterGc(trim)),
   };
 }
 
@@ -102,7 +162,7 @@ export async function run(ctx) {
   }
   const sequential = [];
   const onePools = ctx.quick ? 200 : 500;
-  for (const engine of ENGINES) {
+  for (const engine of ENGINES.filter((e) => e !== 'bare')) {
     ctx.progress(`dropped-pools: ${engine}, ${onePools} pools one at a time`);
     const child = await runInChild(import.meta.url, 'oneAtATime', [engine, onePools], {
       timeoutMs: 900_000,
@@ -110,15 +170,18 @@ export async function run(ctx) {
     });
     sequential.push(child.value);
   }
-  const slowest = Math.max(...rows.map((r) => r.backMs ?? Number.POSITIVE_INFINITY));
+  const late = rows
+    .filter((r) => r.backMs === null)
+    .map((r) => `${r.engine} (${r.endThreads} against ${r.startThreads}: ${r.endNames})`);
+  const slowest = Math.max(...rows.filter((r) => r.backMs !== null).map((r) => r.backMs));
   return {
     title: `${pools} pools dropped without close(), each engine`,
     params: { pools, threadsPerPool: 2, idleTimeout: 'default (10 s)', waitMs },
     notes: [
-      'Each pool: `new Pool({ engine, threads: 2 })`, one call (md5.hexAsync; tasks: one task on a js pool), then dropped.',
+      'Each pool: `new Pool({ engine, threads: 2 })`, one call (md5.hexAsync; tasks: one task on a js pool), then dropped. bare: two plain `new Worker()` given a 1 MiB SharedArrayBuffer and one message, terminated 10 s later; no offthread code.',
       'Threads from /proc/self/status. "back" is the time from the last call until the process runs no more threads than at the start (blank: not within the wait).',
-      `Every engine's threads were back within ${(slowest / 1000).toFixed(1)} s of the last call: the idle timeout (10 s), not a garbage collection, stops them.`,
-      '"RSS at end" still holds the dropped pools\' objects until a GC collects them (that GC is V8\'s to schedule); "RSS after a GC" is after one forced GC at the very end. What stays above the start then is freed memory glibc keeps in its per-thread arenas (MALLOC_ARENA_MAX=2 lowers it).',
+      `Threads were back within ${(slowest / 1000).toFixed(1)} s of the last call${late.length > 0 ? ` except ${late.join('; ')}` : ' on every row'}: the idle timeout (10 s), not a garbage collection, stops them.`,
+      '"RSS at end" still holds the dropped pools\' objects until a GC collects them (that GC is V8\'s to schedule); "RSS after a GC" is 1.5 s after one forced GC at the very end (the trim a collected pool asks for has run); "after a trim" after one more `malloc_trim(0)` by hand. What stays above the start then is live or pinned by live allocations; compare the bare row.',
     ],
     tables: [
       {
@@ -134,6 +197,7 @@ export async function run(ctx) {
           { key: 'peakRss', label: 'RSS at peak', format: 'mib' },
           { key: 'endRss', label: 'RSS at end', format: 'mib' },
           { key: 'gcRss', label: 'RSS after a GC', format: 'mib' },
+          { key: 'trimRss', label: 'after a trim', format: 'mib' },
         ],
         rows,
       },

@@ -6,7 +6,7 @@
 // (node:test's `timeout`) that turns a hang into a failure; nothing asserts a duration.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createQueue, createWorker } from 'offthread/queue';
@@ -155,9 +155,10 @@ test('offthread worker: Redis gone while idle, then SIGTERM → exits', { timeou
 test('offthread worker: Redis dying as SIGTERM arrives, nothing running → exits 0 at once', {
   timeout: 60_000,
 }, async (t) => {
-  // The close begins while the client still sees Redis up, and Redis goes away under it.
-  // With nothing running there is nothing to record: it used to wait out redisTimeout
-  // (10 s) and exit 1 with ERR_QUEUE_UNAVAILABLE (seen once in CI).
+  // The close begins while the client still sees Redis up, and Redis goes away under it,
+  // after BullMQ's close has sent its QUIT: ioredis ends that QUIT when the socket dies,
+  // so this order passed before d28c8c9 too. The order CI hit (the connections gone
+  // before QUIT) is the createWorker test below, which the old close failed.
   const redis = await startRedis();
   const w = worker(t, redis.url);
   try {
@@ -175,6 +176,49 @@ test('offthread worker: Redis dying as SIGTERM arrives, nothing running → exit
     if (w.child.exitCode === null) w.child.kill('SIGKILL');
     await redis.stop();
   }
+});
+
+/**
+ * A TCP proxy to `port` the test can cut: `cut()` drops every connection through it and
+ * refuses new ones, in the caller's own turn (the client reads the close only later).
+ */
+async function cuttableProxy(t, port) {
+  const sockets = new Set();
+  const srv = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const cut = () => {
+    srv.close();
+    for (const s of sockets) s.destroy();
+  };
+  t.after(cut);
+  return { url: `redis://127.0.0.1:${srv.address().port}`, cut };
+}
+
+test('createWorker: Redis going away as close() begins, nothing running → close() resolves', {
+  timeout: 60_000,
+}, async (t) => {
+  // The race CI hit (d28c8c9): close() starts while the client still sees Redis up, and
+  // the connections die before BullMQ's close has said QUIT — here cut in the same turn,
+  // so the order is fixed. With nothing running there is nothing to record: close() must
+  // drop the connections, not wait `redisTimeout` for BullMQ and reject with
+  // ERR_QUEUE_UNAVAILABLE. (The test below, Redis frozen first, lets QUIT go out before
+  // the connections die; ioredis then ends it, and the old close passed that one too.)
+  const redis = await startRedis();
+  t.after(() => redis.stop());
+  const proxy = await cuttableProxy(t, redis.port);
+  const w = createWorker({ url: proxy.url, threads: 1, redisTimeout: 5000 });
+  await w.ready();
+  const closed = w.close();
+  proxy.cut();
+  await closed;
 });
 
 test('offthread worker: Redis gone under a running job, then SIGTERM → exits 1 naming the code', {

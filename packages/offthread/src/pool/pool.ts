@@ -153,6 +153,14 @@ function trimSoon(): void {
   (trimTimer as { unref?: () => void }).unref?.();
 }
 
+/** Asks the engine and each resource to stop their threads; false if one cannot yet. */
+function sleepAll(held: { engine: Engine; resources: Map<symbol, PoolResource> }): boolean {
+  let slept = held.engine.sleep();
+  for (const r of held.resources.values()) slept = r.sleep() && slept;
+  trimSoon();
+  return slept;
+}
+
 /** The first registered engine that can run here (the last one if none says so). */
 function defaultEngine(): EngineName {
   let last: string | undefined;
@@ -278,9 +286,14 @@ export class Pool {
     if (this.#idleTimer || this.#idleTimeout === Number.POSITIVE_INFINITY || this.#state !== 'open') return;
     this.#idleTimer = true;
     const self = new WeakRef(this);
+    // The timer holds what has threads (not the pool): a pool collected before its timer
+    // fires stops them here, not when V8 gets round to its finalizer (1,000 dropped `js`
+    // pools: 110 threads and 950 MiB still up 60 s after the last call, gone at a GC).
+    const held = { engine: this.#engine, resources: this.#resources };
     const timer = setTimeout(() => {
       const pool = self.deref();
       if (pool) pool.#onIdleTimer();
+      else sleepAll(held);
     }, delay);
     (timer as { unref?: () => void }).unref?.();
   }
@@ -293,10 +306,7 @@ export class Pool {
       this.#armIdle(left);
       return;
     }
-    let slept = this.#engine.sleep();
-    for (const r of this.#resources.values()) slept = r.sleep() && slept;
-    if (!slept) this.#armIdle();
-    trimSoon();
+    if (!sleepAll({ engine: this.#engine, resources: this.#resources })) this.#armIdle();
   }
 
   /** Threads (native) or workers this pool runs on. */

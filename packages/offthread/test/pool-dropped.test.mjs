@@ -1,0 +1,96 @@
+// Pools dropped without close() (issue 31, item 6), in a child process run with
+// --expose-gc: a pool the GC collects before its idle timer fires must still give its
+// threads back at the timer, not whenever V8 runs its FinalizationRegistry callback
+// (1,000 dropped `js` pools: 110 threads and 950 MiB still up 60 s after the last call,
+// gone only at the next GC). And dropped pools of every engine leave the process with
+// its threads, and no pool's shared memory, once they are idle and collected.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const TASK_MODULE = new URL('../test-fixtures/tasks/work.mjs', import.meta.url);
+const threadCount = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const blockFor = (ms) => {
+  const end = Date.now() + ms;
+  while (Date.now() < end);
+};
+
+/** The child's cases; each prints one JSON line. */
+const cases = {
+  /**
+   * The pool is collected first, then its idle timer is due: a timer of the test's own,
+   * due after the pool's, reads the engine's workers in the same timers phase — before
+   * the finalizer's task can run (that runs in the loop's poll phase, after timers).
+   */
+  async collectedBeforeIdle() {
+    const { md5, Pool } = await import('offthread');
+    let pool = new Pool({ engine: 'js', threads: 2, idleTimeout: 100 });
+    await md5.hexAsync('abc', { pool });
+    const engine = pool._engine; // holds the workers, not the pool (its busy callback is a WeakRef)
+    const ref = new WeakRef(pool);
+    pool = null;
+    await new Promise((resolve) => setImmediate(resolve)); // ends the job that made `ref`
+    const workersBefore = engine.stats().workers;
+    const read = new Promise((resolve) => setTimeout(() => resolve(engine.stats().workers), 150));
+    globalThis.gc();
+    const collected = ref.deref() === undefined;
+    blockFor(300); // both timers are due when the loop runs again
+    return { collected, workersBefore, workersAtTimer: await read };
+  },
+
+  /** 20 dropped pools per engine, 2 threads each: threads back; after a GC, no shared memory held. */
+  async manyDropped() {
+    const { md5, Pool, tasks } = await import('offthread');
+    await new Pool({ engine: 'js', threads: 1 }).close(); // modules loaded before the count
+    await sleep(100);
+    const start = threadCount();
+    const made = {};
+    for (const engine of ['native', 'wasm', 'js', 'tasks']) {
+      for (let i = 0; i < 20; i++) {
+        const pool = new Pool({ engine: engine === 'tasks' ? 'js' : engine, threads: 2, idleTimeout: 100 });
+        await (engine === 'tasks' ? tasks(TASK_MODULE, { pool }).add(2, 3) : md5.hexAsync('abc', { pool }));
+      }
+      made[engine] = threadCount();
+    }
+    const end = Date.now() + 20_000;
+    while (threadCount() > start && Date.now() < end) await sleep(50);
+    const back = threadCount();
+    globalThis.gc();
+    await sleep(200);
+    globalThis.gc();
+    return { start, made, back, arrayBuffers: process.memoryUsage().arrayBuffers };
+  },
+};
+
+if (process.argv[2] === 'child') {
+  const out = await cases[process.argv[3]]();
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+  process.exit(0); // a pool still up must not keep the child alive
+} else {
+  const child = (name) => {
+    const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'child', name], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout.trim().split('\n').pop());
+  };
+
+  test('a pool collected before its idle timer fires: the timer stops its workers', () => {
+    const r = child('collectedBeforeIdle');
+    assert.ok(r.collected, 'the pool was not collected: the case proves nothing');
+    assert.ok(r.workersBefore > 0, `no workers up before the idle timer (${r.workersBefore})`);
+    assert.equal(r.workersAtTimer, 0, 'the idle timer left the collected pool’s workers up');
+  });
+
+  test('20 dropped pools per engine: threads back to the start, no shared memory held after a GC', () => {
+    const r = child('manyDropped');
+    assert.ok(r.made.js > r.start, `threads never rose (${JSON.stringify(r)})`);
+    assert.ok(r.back <= r.start, `${r.start} threads at the start, ${r.back} after the pools went idle`);
+    // Each task pool's shared memory is 1 MiB; 20 of them held would read ≥ 20 MiB.
+    assert.ok(r.arrayBuffers < 2 ** 20, `${r.arrayBuffers} bytes of ArrayBuffers held after a GC`);
+  });
+}
