@@ -738,6 +738,7 @@ export class QueueWorker {
           if ((await this.#reach.bound(Promise.race([graceful, downWhileIdle]))) === 'down') {
             graceful.catch(() => {});
             this.worker.disconnect().catch(() => {});
+            stopLockRenewal(this.worker);
           }
         } catch (err) {
           gaveUp = err as Error;
@@ -745,6 +746,7 @@ export class QueueWorker {
           this.worker.cancelAllJobs('the worker stopped while Redis was away');
           // Not awaited: BullMQ waits for a connection that never became ready.
           this.worker.disconnect().catch(() => {});
+          stopLockRenewal(this.worker);
         } finally {
           stopWatching();
         }
@@ -770,6 +772,16 @@ export class QueueWorker {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/**
+ * BullMQ's close stops its lock manager only after its blocking read has ended, which it
+ * never does while Redis is gone: the lock-renewal timer (re-armed every lockRenewTime/2)
+ * then keeps the process alive after our close() resolved. `lockManager` is protected in
+ * bullmq 6 (the peer range), so it is reached by name; close() is idempotent there.
+ */
+function stopLockRenewal(worker: Worker): void {
+  (worker as unknown as { lockManager?: { close(): Promise<void> } }).lockManager?.close().catch(() => {});
 }
 
 /** A worker: takes offthread jobs from the queue and runs them on an offthread Pool. */
