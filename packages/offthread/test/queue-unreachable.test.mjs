@@ -193,7 +193,7 @@ test('createWorker: Redis going away as close() begins, nothing running → clos
   t.after(() => redis.stop());
   const child = spawn(
     process.execPath,
-    [fileURLToPath(new URL('./fixtures/queue-close-exit.mjs', import.meta.url)), String(redis.port)],
+    [fileURLToPath(new URL('../test-fixtures/queue-close-exit.mjs', import.meta.url)), String(redis.port)],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
