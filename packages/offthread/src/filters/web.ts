@@ -14,9 +14,9 @@ import type { RecordBatch, RecordStats, RecordStream } from './records.js';
 import type { FilterSpec } from './spec.js';
 import { TaskChannel, type TaskFilterOptions, taskFilterSetup } from './task-channel.js';
 
-const roomy = (c: TransformStreamDefaultController<Uint8Array>) => c.desiredSize === null || c.desiredSize > 0;
+const roomy = (c: TransformStreamDefaultController<unknown>) => c.desiredSize === null || c.desiredSize > 0;
 
-async function waitForRoom(c: TransformStreamDefaultController<Uint8Array>, cancelled: () => boolean): Promise<void> {
+async function waitForRoom(c: TransformStreamDefaultController<unknown>, cancelled: () => boolean): Promise<void> {
   while (!roomy(c) && !cancelled()) await new Promise((resolve) => setTimeout(resolve, 1));
 }
 
@@ -76,8 +76,6 @@ export type TaskChunkOut<F> = F extends (...args: never[]) => AsyncGenerator<inf
 /** `filters.web.task()`'s options: those of `filters.task()`. */
 export type WebTaskFilterOptions = TaskFilterOptions;
 
-const roomyAny = roomy as (c: TransformStreamDefaultController<unknown>) => boolean;
-
 /**
  * `filters.web.task(work.fn, options)`: the task filter (filters/task.ts) as a
  * TransformStream — the same job on one worker, options, order, credit both ways and
@@ -113,19 +111,15 @@ export function taskStream(fn: unknown, options?: TaskFilterOptions): TransformS
     }
   };
   // The readable has no pull for a transformer: while it is full, look every 1 ms (as
-  // filterStream does) and grant the worker more once it has room. The timer does not keep
-  // a process alive: an unread stream is parked.
+  // filterStream does, with the same ref'd timer: a read may be waiting on this look, so
+  // the process must not end under it) and grant the worker more once it has room.
   const pollRoom = () => {
     if (polling) return;
     polling = true;
-    const look = () => {
-      if (failure || channel.ended) polling = false;
-      else if (roomyAny(controller)) {
-        polling = false;
-        channel.grant();
-      } else (setTimeout(look, 1) as { unref?: () => void }).unref?.();
-    };
-    look();
+    void waitForRoom(controller, () => failure !== null || channel.ended).then(() => {
+      polling = false;
+      if (!failure && !channel.ended) channel.grant();
+    });
   };
   const channel = new TaskChannel(setup, {
     out(value) {
@@ -145,7 +139,7 @@ export function taskStream(fn: unknown, options?: TaskFilterOptions): TransformS
         }
       }
       controller.enqueue(chunk);
-      if (roomyAny(controller)) return true;
+      if (roomy(controller)) return true;
       pollRoom();
       return false;
     },
