@@ -176,6 +176,19 @@ export class Lease {
     this.budget._add(this, w);
   }
 
+  /**
+   * Enters now (`w.start` runs at once: undefined back) or queues `w` for slots (`w`
+   * back, to `cancel` if its call is aborted before it starts).
+   */
+  admit(w: BudgetWaiter): BudgetWaiter | undefined {
+    if (this.enter(w.weight)) {
+      w.start();
+      return undefined;
+    }
+    this.wait(w);
+    return w;
+  }
+
   /** Takes `w` out of the queue (its call aborted); false when it was not waiting. */
   cancel(w: BudgetWaiter): boolean {
     if (!this.budget._remove(w)) return false;

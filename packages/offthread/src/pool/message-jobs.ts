@@ -85,16 +85,12 @@ export class MessageJobPool {
     );
     this.#pending++;
     this.#updateBusy();
-    if (this.#lease.enter()) this.#admit(job);
-    else {
-      job.waiter = {
-        priority: job.priority,
-        weight: 1,
-        start: () => this.#admit(job),
-        fail: (err) => this.#settle(job, err),
-      };
-      this.#lease.wait(job.waiter);
-    }
+    job.waiter = this.#lease.admit({
+      priority: job.priority,
+      weight: 1,
+      start: () => this.#admit(job),
+      fail: (err) => this.#settle(job, err),
+    });
     return promise;
   }
 

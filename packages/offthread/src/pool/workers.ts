@@ -232,11 +232,7 @@ export class WorkerEngine implements Engine {
         (wait ? this.#waiting : this.#queue).push(task);
         this.#pump();
       };
-      if (this.#lease.enter()) admit();
-      else {
-        task.waiter = { priority: 1, weight: 1, start: admit, fail: (err) => this.#finish(task, err) };
-        this.#lease.wait(task.waiter);
-      }
+      task.waiter = this.#lease.admit({ priority: 1, weight: 1, start: admit, fail: (err) => this.#finish(task, err) });
     });
   }
 
