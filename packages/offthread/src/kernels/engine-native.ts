@@ -40,23 +40,6 @@ const setImmediateFn = (globalThis as { setImmediate?: (fn: () => void) => unkno
 
 type Figures = Omit<PoolStats, 'pending' | 'engine'>;
 
-/**
- * Samples past which a π range is shared by every thread of the Rust pool (a rayon
- * par_iter: MIN_SHARED_CHUNK in crates/offthread-kernels/src/pi/call.rs). Such a job
- * may run on all of them, so it weighs the engine's width in the pool's run budget.
- */
-const SHARED_PI = 1 << 16;
-
-/** Threads a job may run on at once: 1, or `width` for a π range the Rust pool shares out. */
-function weightOf(kernel: string, args: unknown, width: number): number {
-  if (kernel === 'pi') return (args as { count: number }).count > SHARED_PI ? width : 1;
-  if (kernel === 'registry') {
-    const a = args as { kernel: string; b?: number | undefined };
-    return a.kernel.startsWith('pi.range') && (a.b ?? 0) > SHARED_PI ? width : 1;
-  }
-  return 1;
-}
-
 function noFigures(threads: number): Figures {
   const none = { p50: 0, p99: 0, max: 0 };
   return { threads, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0, waitTime: none, runTime: none };
@@ -120,7 +103,8 @@ export class NativeEngine implements Engine {
       return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
     }
     // Slots of the pool's run budget first (pool/budget.ts): one per thread the job may use.
-    const weight = weightOf(kernel, args, Math.min(this.threads, this.#lease.budget.size));
+    const shared = (kernels[kernel as KernelName] as { nativeShared?(a: unknown): boolean }).nativeShared?.(args);
+    const weight = shared ? Math.min(this.threads, this.#lease.budget.size) : 1;
     if (!this.#lease.enter(weight)) return this.#wait(kernel, args, call, weight);
     const id = this.#submit(kernel, args, call.signal !== undefined || call.timeout !== undefined, weight);
     if (id < 0) return Promise.reject(this.#submitError);

@@ -26,7 +26,15 @@ interface Kernel<Args, Result> {
   worker(env: WorkerEnv, args: Args): Result | null;
   /** A native completion (number, string, Buffer) as JS sees it; default: as is. */
   fromNative?(raw: unknown): Result;
+  /** True when the Rust pool shares this job out over all its threads (the run budget weighs it so). */
+  nativeShared?(args: Args): boolean;
 }
+
+/**
+ * Samples past which a π range is shared by every thread of the Rust pool (a rayon
+ * par_iter: MIN_SHARED_CHUNK in crates/offthread-kernels/src/pi/call.rs).
+ */
+const SHARED_PI = 1 << 16;
 
 export interface PiArgs {
   /** First sample of the range (jump-ahead: any range runs on any pool, native included). */
@@ -122,6 +130,7 @@ function needsWasm(env: WorkerEnv, what: string): WasmKernels {
 const registry: Kernel<RegistryArgs, RegistryValue> = {
   native: (pool, id, a, cancellable) =>
     pool.submitKernel(id, nativeKernelIndex(a.kernel), a.input ?? NO_INPUT, a.a ?? 0, a.b ?? 0, a.c ?? 0, cancellable),
+  nativeShared: (a) => a.kernel.startsWith('pi.range') && (a.b ?? 0) > SHARED_PI,
   worker: (env, a) => {
     try {
       if (a.tier === 'js' || (!a.tier && !env.wasm)) return jsKernel(a.kernel)(a, env);
@@ -139,6 +148,7 @@ function viaRegistry<A, R extends RegistryValue>(toCall: (a: A) => RegistryArgs)
   return {
     native: (pool, id, a, cancellable) => registry.native(pool, id, toCall(a), cancellable),
     worker: (env, a) => registry.worker(env, toCall(a)) as R | null,
+    nativeShared: (a) => registry.nativeShared?.(toCall(a)) ?? false,
   };
 }
 
