@@ -154,10 +154,8 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
 
   // Guest calls share the default pool's run budget: by default the pool's kernels, tasks
   // and every guest host together run at most the host's cores at once.
-  const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER, {
-    mailbox: opts.mailbox ?? true,
-    budget: defaultBudget(),
-  });
+  const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER, { mailbox: opts.mailbox ?? true });
+  engine.useBudget(defaultBudget());
   try {
     const described = await prepare(engine, sources, 0, memoryPages, loadTimeout);
     const table = interfaceTable(described);

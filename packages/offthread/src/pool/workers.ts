@@ -149,7 +149,7 @@ export class WorkerEngine implements Engine {
     module: WebAssembly.Module | null,
     threads: number,
     maxQueue: number,
-    options?: { mailbox?: boolean | undefined; budget?: Budget | undefined },
+    options?: { mailbox?: boolean | undefined },
   ) {
     this.name = module ? 'wasm' : 'js';
     this.#module = module;
@@ -157,7 +157,7 @@ export class WorkerEngine implements Engine {
     this.#maxQueue = maxQueue;
     this.#shared = host().sharedMemory();
     this.#mailbox = this.#shared && options?.mailbox === true;
-    this.#lease = (options?.budget ?? new Budget(threads)).lease(threads);
+    this.#lease = new Budget(threads).lease(threads);
   }
 
   /** The pool's run budget: a task runs on a worker only with a slot of it. */
