@@ -178,6 +178,25 @@ test('offthread worker: Redis dying as SIGTERM arrives, nothing running → exit
   }
 });
 
+/**
+ * The child test-fixtures/queue-close-exit.mjs in `mode`: how its close() settled, and
+ * that it then ended by itself (a held process is ended by the test's timeout, failing it).
+ */
+async function closeInChild(t, mode) {
+  const redis = await startRedis();
+  t.after(() => redis.stop());
+  const fixture = fileURLToPath(new URL('../test-fixtures/queue-close-exit.mjs', import.meta.url));
+  const child = spawn(process.execPath, [fixture, String(redis.port), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let out = '';
+  for (const s of [child.stdout, child.stderr]) s.setEncoding('utf8').on('data', (d) => (out += d));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  assert.equal(code, 0, out);
+  return out;
+}
+
 test('createWorker: Redis going away as close() begins, nothing running → close() resolves', {
   timeout: 60_000,
 }, async (t) => {
@@ -185,33 +204,18 @@ test('createWorker: Redis going away as close() begins, nothing running → clos
   // the connections die before BullMQ's close has said QUIT — here cut in the same turn,
   // so the order is fixed. With nothing running there is nothing to record: close() must
   // drop the connections, not wait `redisTimeout` for BullMQ and reject with
-  // ERR_QUEUE_UNAVAILABLE. (The test below, Redis frozen first, lets QUIT go out before
-  // the connections die; ioredis then ends it, and the old close passed that one too.)
-  // In a child, which must then end by itself: BullMQ's close never reached its lock
-  // manager, whose renewal timer kept the process alive after close() resolved.
-  const redis = await startRedis();
-  t.after(() => redis.stop());
-  const child = spawn(
-    process.execPath,
-    [fileURLToPath(new URL('../test-fixtures/queue-close-exit.mjs', import.meta.url)), String(redis.port)],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => {
-    out += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d) => {
-    out += d;
-  });
-  const exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  // Exits on its own once close() resolved; a held process is ended by the test's timeout.
-  assert.equal(await exit, 0, out);
-  assert.match(out, /^closed$/m, out);
+  // ERR_QUEUE_UNAVAILABLE. In a child, which must then end by itself: BullMQ's close never
+  // reached its lock manager, whose renewal timer kept the process alive.
+  assert.match(await closeInChild(t, 'cut'), /^closed$/m);
+});
+
+test('createWorker: Redis hanging with its connections open, nothing running → close() resolves', {
+  timeout: 60_000,
+}, async (t) => {
+  // A hung Redis never looks down (its connections stay ready), and BullMQ's close waits
+  // for its QUIT for ever: close() with nothing running takes `redisTimeout` ms of that
+  // as Redis gone (it never settled before).
+  assert.match(await closeInChild(t, 'hang'), /^closed$/m);
 });
 
 test('offthread worker: Redis gone under a running job, then SIGTERM → exits 1 naming the code', {

@@ -729,10 +729,19 @@ export class QueueWorker {
         // client saw its socket close): with nothing running there is nothing to record,
         // so the connections are dropped then, not after `redisTimeout`.
         let stopWatching = () => {};
+        let hungTimer: ReturnType<typeof setInterval> | undefined;
         const downWhileIdle = new Promise<'down'>((resolve) => {
           stopWatching = this.#reach.onDown(() => {
             if (this.#stats.active === 0) resolve('down');
           });
+          // A Redis that hangs with its connections open (a stopped process, a firewall
+          // dropping packets) never looks down: with nothing running, BullMQ's close
+          // (its QUIT) waiting `redisTimeout` ms is taken as the same.
+          let idleFor = 0;
+          hungTimer = setInterval(() => {
+            idleFor = this.#stats.active === 0 ? idleFor + HUNG_CHECK_MS : 0;
+            if (idleFor >= this.#reach.timeout) resolve('down');
+          }, HUNG_CHECK_MS);
         });
         try {
           if ((await this.#reach.bound(Promise.race([graceful, downWhileIdle]))) === 'down') {
@@ -749,6 +758,7 @@ export class QueueWorker {
           stopLockRenewal(this.worker);
         } finally {
           stopWatching();
+          clearInterval(hungTimer);
         }
       }
       this.#reach.stop();
@@ -773,6 +783,9 @@ export class QueueWorker {
     await this.close();
   }
 }
+
+/** How often close() looks whether a worker with nothing running still waits on BullMQ. */
+const HUNG_CHECK_MS = 100;
 
 /**
  * BullMQ's close stops its lock manager only after its blocking read has ended, which it
