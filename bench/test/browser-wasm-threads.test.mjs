@@ -4,23 +4,14 @@
 // changes no count). The module needs nightly Rust with rust-src (-Z build-std): without
 // it the test skips, saying so; with it, it builds the module and runs.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { launchChromium, startServer } from '../../scripts/browser-server.mjs';
+import { launchChromium, MOUNTS, startServer } from '../../scripts/browser-server.mjs';
 import { buildWasmThreads, toolchainMissing } from '../wasm-threads/build.mjs';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const missing = toolchainMissing();
 
 /** The bench page and the library as scripts/browser-server.mjs serves them, plus the module. */
-function mounts(dir) {
-  return [
-    ['/offthread/', join(ROOT, 'packages/offthread/dist/browser')],
-    ['/wasm-threads/', dir],
-    ['/', join(ROOT, 'bench/browser')],
-  ];
-}
+const mounts = (dir) => [['/wasm-threads/', dir], ...MOUNTS];
 
 /** Opens the bench page from `server` and waits until it can run. */
 async function openPage(browser, server) {
