@@ -56,7 +56,15 @@ export async function run(ctx) {
   });
   let chromium = null;
   if (!ctx.argv.includes('--no-chromium')) chromium = await inChromium(built.path, minTimeMs, ctx.progress);
+  return report({ node, chromium, quick: ctx.quick });
+}
 
+/**
+ * The report from the runs' raw results (the JSON's `raw`), so a report can be drawn
+ * again from a committed JSON without timing anything.
+ * @param {{ node: any, chromium: any, quick: boolean }} raw
+ */
+export function report({ node, chromium, quick }) {
   // Every reader, in every runtime, agreed with the JS readers before it was timed.
   const expected = (n) => node.js.find((r) => r.items === n && r.impl === 'offthread TS reader').result;
   for (const { checks, where } of [
@@ -169,7 +177,7 @@ export async function run(ctx) {
 
   return {
     title: "schema-table6: TemperatureBatch read + analysed inside WebAssembly (the Karmem paper's Table 6)",
-    params: { sizes: SIZES, quick: ctx.quick, chromium: chromium?.version ?? 'not run' },
+    params: { sizes: SIZES, quick, chromium: chromium?.version ?? 'not run' },
     notes: [
       "One wasm32 module (bench/wasm-table6: Rust, release, LTO, opt-level 3, built by this experiment with cargo) holds every wasm reader: ours is the repo's generated Rust reader (offthread-schema-rt `generated::temperature`, the one stats.temperature uses); FlatBuffers is the `flatbuffers` crate 2.1.2 over the Rust that flatc 2.0.8 (apt flatbuffers-compiler) generates from bench/wasm-table6/schemas/table6.fbs.",
       "Each reader does what the schema bench's JS readers do: count, f64 sum, min and max of `value`, leaving [count, average, min, max] in memory. Before anything is timed, every wasm reader in every runtime must return exactly (===) what the TS reader returns for the same data.",
