@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const MOUNTS = [
+export const MOUNTS = [
   ['/offthread/', join(root, 'packages/offthread/dist/browser')],
   ['/', join(root, 'bench/browser')],
 ];

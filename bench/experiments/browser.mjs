@@ -7,9 +7,8 @@
 // --no-isolation serves the page without COOP/COEP (no SharedArrayBuffer; timers 100 µs;
 // no wasmThreads rows). The wasmThreads module is built here (bench/wasm-threads/build.mjs,
 // nightly Rust); without the toolchain those rows are skipped with the reason in the notes.
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchChromium, startServer } from '../../scripts/browser-server.mjs';
+import { launchChromium, MOUNTS, startServer } from '../../scripts/browser-server.mjs';
 import { firefoxPath, runPageInFirefox } from '../lib/firefox.mjs';
 import { runInChild } from '../lib/measure.mjs';
 import { opsRatio } from '../lib/report.mjs';
@@ -19,7 +18,6 @@ import { buildWasmThreads } from '../wasm-threads/build.mjs';
 const BROWSER_VARIANTS = ['js', 'jsBitwise', 'wasm', 'wasmWorkers'];
 /** WebAssembly threads (the seed 000 mechanism): 1 and 2 workers on one shared memory. */
 const THREAD_VARIANTS = ['wasmThreads1', 'wasmThreads2'];
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Node rows: pi variant, series label, environment of the child that runs it. */
 const NODE_ROWS = [
   { variant: 'nativeBitwise', name: 'nativeBitwise', env: {} },
@@ -50,11 +48,7 @@ export async function run(ctx) {
   if ('error' in wasmThreads) ctx.progress(`wasmThreads rows skipped: ${wasmThreads.error}`);
   const browserVariants = 'error' in wasmThreads ? BROWSER_VARIANTS : [...BROWSER_VARIANTS, ...THREAD_VARIANTS];
   // The page and the library as scripts/browser-server.mjs serves them, plus the module.
-  const mounts = [
-    ['/offthread/', join(ROOT, 'packages/offthread/dist/browser')],
-    ...('error' in wasmThreads ? [] : [['/wasm-threads/', wasmThreads.dir]]),
-    ['/', join(ROOT, 'bench/browser')],
-  ];
+  const mounts = 'error' in wasmThreads ? MOUNTS : [['/wasm-threads/', wasmThreads.dir], ...MOUNTS];
   const pageOptions = {
     variants: browserVariants,
     minExp: 1,

@@ -9,6 +9,9 @@ import { existsSync } from 'node:fs';
 const has = (/** @type {string} */ cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 let aptUpdated = false;
 
+/** Whether ensureApt can give `binary`, asking nothing: on the PATH, or apt-get as root. */
+export const aptCanGive = (/** @type {string} */ binary) => has(binary) || (has('apt-get') && process.getuid?.() === 0);
+
 /** True once `binary` is on the PATH, installing Debian package `pkg` if it was not. */
 export function ensureApt(/** @type {string} */ binary, /** @type {string} */ pkg, progress = console.error) {
   if (has(binary)) return true;

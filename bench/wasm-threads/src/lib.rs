@@ -66,11 +66,6 @@ pub extern "C" fn pi_job() -> *const Job {
     &JOB
 }
 
-/// `-(1 + index in ErrorCode::ALL)`, as offthread.wasm's exports return errors.
-fn error_return(code: ErrorCode) -> i32 {
-    -1 - ErrorCode::ALL.iter().position(|&c| c == code).unwrap_or(0) as i32
-}
-
 /// Writes a job: `samples` of `seed`'s stream over `workers` workers, in chunks of
 /// ≈ samples / (4·workers), from [`MIN_CHUNK`] to [`CHUNK_SAMPLES`]. Returns the number
 /// of chunks, or a negative error: bad samples or seed, or a job still running (the
@@ -81,10 +76,10 @@ fn error_return(code: ErrorCode) -> i32 {
 pub extern "C" fn pi_begin(samples: f64, seed: f64, workers: u32) -> i32 {
     let opts = match PiOptions::from_f64(samples, seed) {
         Ok(o) => o,
-        Err(e) => return error_return(e.code),
+        Err(e) => return e.code.wasm_return(),
     };
     if workers == 0 || workers > 32 || JOB.finished.load(Ordering::Acquire) == 0 {
-        return error_return(ErrorCode::InvalidArgument);
+        return ErrorCode::InvalidArgument.wasm_return();
     }
     let w = u64::from(workers);
     let chunk = opts.samples.div_ceil(4 * w).clamp(MIN_CHUNK, CHUNK_SAMPLES);

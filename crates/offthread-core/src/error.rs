@@ -49,6 +49,13 @@ impl ErrorCode {
             ErrorCode::InvalidBuffer => "ERR_INVALID_BUFFER",
         }
     }
+
+    /// What a wasm export returns for this code: `-(1 + index in ALL)`, so the JS side
+    /// reads the code back from the same list.
+    pub fn wasm_return(self) -> i32 {
+        let index = Self::ALL.iter().position(|&c| c == self).unwrap_or(0);
+        -1 - index as i32
+    }
 }
 
 /// A kernel failure: a stable code plus a human message.
@@ -74,3 +81,17 @@ impl fmt::Display for KernelError {
 }
 
 impl std::error::Error for KernelError {}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn wasm_return_is_minus_one_minus_the_index_in_all() {
+        assert_eq!(ErrorCode::InvalidSamples.wasm_return(), -1);
+        assert_eq!(ErrorCode::InvalidArgument.wasm_return(), -3);
+        for (i, &c) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(c.wasm_return(), -1 - i as i32, "{}", c.as_str());
+        }
+    }
+}

@@ -36,12 +36,6 @@ thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
-/// The negative return value for `code`: `-(1 + index in ErrorCode::ALL)`.
-pub fn error_return(code: ErrorCode) -> i32 {
-    let index = ErrorCode::ALL.iter().position(|&c| c == code).unwrap_or(0);
-    -1 - index as i32
-}
-
 /// Records `e`'s message and returns its negative code.
 pub(crate) fn fail(e: &KernelError) -> i32 {
     LAST_ERROR.with(|m| {
@@ -51,7 +45,7 @@ pub(crate) fn fail(e: &KernelError) -> i32 {
         m.push_str(": ");
         m.push_str(&e.message);
     });
-    error_return(e.code)
+    e.code.wasm_return()
 }
 
 /// A length as a non-negative `i32` return value.

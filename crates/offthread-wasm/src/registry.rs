@@ -159,7 +159,6 @@ pub extern "C" fn kernel_out_number() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::error_return;
     use offthread_kernels::ErrorCode;
 
     fn out() -> Vec<u8> {
@@ -182,7 +181,7 @@ mod tests {
         );
         // SAFETY: a null pointer with length 0 is the empty input.
         let unknown = unsafe { kernel_call(u32::MAX, std::ptr::null(), 0, 0.0, 0.0, 0.0) };
-        assert_eq!(unknown, error_return(ErrorCode::InvalidArgument));
+        assert_eq!(unknown, ErrorCode::InvalidArgument.wasm_return());
     }
 
     fn index(name: &str) -> u32 {
@@ -220,7 +219,7 @@ mod tests {
         HOST_STOP.set(true);
         let stopped = number("pi.range", [0.0, 1e12, 1.0]);
         HOST_STOP.set(false);
-        assert_eq!(stopped, error_return(ErrorCode::Aborted));
+        assert_eq!(stopped, ErrorCode::Aborted.wasm_return());
         assert_eq!(
             number("pi.range", [0.0, 1000.0, 1.0]),
             0,

@@ -5,29 +5,13 @@
 // from the process, not merely marked idle.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { filters, md5, Pool, tasks } from 'offthread';
 import { outputs } from './stream-outputs.mjs';
+import { sleep, threadCount, threadsDropTo, threadsRiseTo } from './threads.mjs';
 
 const TASK_MODULE = new URL('../test-fixtures/tasks/work.mjs', import.meta.url);
 const THREADS = 3;
-
-const threadCount = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls the process's thread count until `done(count)` holds or `within` ms pass; the last count. */
-async function waitForThreads(done, within = 10_000) {
-  const end = Date.now() + within;
-  let n = threadCount();
-  while (!done(n) && Date.now() < end) {
-    await sleep(20);
-    n = threadCount();
-  }
-  return n;
-}
-const threadsDropTo = (most) => waitForThreads((n) => n <= most);
-const threadsRiseTo = (least) => waitForThreads((n) => n >= least);
 
 const ABC = '900150983cd24fb0d6963f7d28e17f72';
 const kernelCall = (engine) => ({
