@@ -234,11 +234,11 @@ async function checkMalicious(host, iface, { s, i, index, decode, messages, mali
           stats.differentCodes[pair] = (stats.differentCodes[pair] ?? 0) + 1;
         }
       }
-      const codes = new Set(names.map((_, g) => verdicts[g][k]?.code));
-      if (t.code !== 0 && codes.size > 1) stats.guestCodesDiffer++;
       if (!agreed) continue;
       if (t.code === 0) stats.maliciousRead++;
       else {
+        // Only agreed refusals: a mismatch or a failed call is counted above, not here.
+        if (new Set(names.map((_, g) => verdicts[g][k]?.code)).size > 1) stats.guestCodesDiffer++;
         stats.maliciousRefused++;
         kind.refused++;
         stats.refusedByCode[codeName(t.code)] = (stats.refusedByCode[codeName(t.code)] ?? 0) + 1;
