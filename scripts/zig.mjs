@@ -2,7 +2,7 @@
 // "C guests"): the `zig` on PATH, else PyPI's ziglang (`python3 -m ziglang`), installed
 // with pip when asked. `zig cc --target=wasm32-freestanding` is the C guests' compiler:
 // one pip package, no system clang or wasm-ld needed.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -42,15 +42,19 @@ export function zigCommand({ install = false, quiet = false } = {}) {
     : { missing: `no zig: ${ZIGLANG} installed in ${ZIG_CACHE} but \`python3 -m ziglang version\` fails` };
 }
 
-/** A PATH with a `zig` on it: the real one, or PyPI's ziglang behind a small shim under `root`/target. */
+/**
+ * A PATH with a `zig` on it (for cargo-zigbuild): the real one, or what `zigCommand`
+ * finds or installs (the pinned ziglang) behind a small shim under `root`/target.
+ */
 export function zigPath(root) {
-  if (spawnSync('zig', ['version']).status === 0) return process.env.PATH;
-  if (spawnSync('python3', ['-m', 'ziglang', 'version']).status !== 0) {
-    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', 'ziglang'], { stdio: 'inherit' });
-  }
+  const zig = zigCommand({ install: true });
+  if (zig.missing) throw new Error(zig.missing);
+  if (zig.command[0] === 'zig') return process.env.PATH;
   const shim = join(root, 'target', 'zig-shim');
   mkdirSync(shim, { recursive: true });
-  writeFileSync(join(shim, 'zig'), '#!/bin/sh\nexec python3 -m ziglang "$@"\n', { mode: 0o755 });
+  // The shim carries the PYTHONPATH that finds ZIG_CACHE's ziglang (cargo-zigbuild runs it bare).
+  const pythonPath = zig.env.PYTHONPATH ? `PYTHONPATH='${zig.env.PYTHONPATH}' ` : '';
+  writeFileSync(join(shim, 'zig'), `#!/bin/sh\n${pythonPath}exec ${zig.command.join(' ')} "$@"\n`, { mode: 0o755 });
   return `${shim}:${process.env.PATH}`;
 }
 
