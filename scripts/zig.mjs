@@ -13,13 +13,21 @@ export const ZIGLANG = 'ziglang==0.17.1';
 /** Where setup installs ziglang (`pip install --target`: no root, and allowed where PEP 668 marks the system Python externally managed). */
 export const ZIG_CACHE = join(homedir(), '.cache', 'offthread', 'ziglang');
 
+/** The per-process result of `zigCommand`: a lookup spawns up to three `zig version`s, and a run builds many batches. */
+let found;
+
 /**
  * How to run zig: `{ command, env }` — `['zig']`, or `['python3', '-m', 'ziglang']` (on
  * the path, or from ZIG_CACHE with PYTHONPATH) — installing ziglang there with pip when
  * `install` and none is found; `{ missing }` with the reason when there is none (no
- * python3 or pip, no network).
+ * python3 or pip, no network). Looked up once per process (again only to install).
  */
 export function zigCommand({ install = false, quiet = false } = {}) {
+  if (found === undefined || (found.missing && install)) found = lookUp(install, quiet);
+  return found;
+}
+
+function lookUp(install, quiet) {
   const runs = (cmd, args, env = process.env) => spawnSync(cmd, args, { env, stdio: 'ignore' }).status === 0;
   if (runs('zig', ['version'])) return { command: ['zig'], env: process.env };
   const py = ['python3', '-m', 'ziglang'];
