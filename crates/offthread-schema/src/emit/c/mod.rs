@@ -219,15 +219,19 @@ pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
     for id in 0..schema.structs.len() {
         define_struct(&cx, id, &mut done, &mut out);
     }
-    for id in 0..schema.structs.len() {
+    // Whether each struct gets a writer: its prototypes and its definition.
+    let writable: Vec<bool> = (0..schema.structs.len())
+        .map(|id| cx.writable(id, &mut Vec::new()))
+        .collect();
+    for (id, (s, &writable)) in schema.structs.iter().zip(&writable).enumerate() {
         let n = cx.struct_name(id);
         out += &format!("OT_FN int {n}_dec(const ot_view *v, ot_ctx *c, {n} *out);\n");
-        if schema.structs[id].soa.is_some() {
+        if s.soa.is_some() {
             out += &format!(
                 "OT_FN int {n}_read_soa(const ot_soa *s, ot_ctx *c, {n} **items, uint32_t *len);\n"
             );
         }
-        if cx.writable(id, &mut Vec::new()) {
+        if writable {
             out += &format!(
                 "OT_FN int {n}_write_at(const {n} *x, ot_builder *b, uint32_t at);\n\
                  OT_FN int {n}_write_new(const {n} *x, ot_builder *b, uint32_t *at);\n"
@@ -249,7 +253,7 @@ pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
         if schema.structs[id].soa.is_some() {
             out += &emit_read_soa(&cx, id);
         }
-        if cx.writable(id, &mut Vec::new()) {
+        if writable[id] {
             out += &emit_writer(&cx, id);
         } else {
             out += &format!(
