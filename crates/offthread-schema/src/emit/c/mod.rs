@@ -10,8 +10,8 @@ use crate::compiler::diag::Diagnostic;
 use crate::compiler::ir::*;
 
 /// The C runtime every generated header includes (written next to it).
-pub const RUNTIME: &str = include_str!("offthread_rt.h");
-/// [`RUNTIME`] under the generated-file header, as it is written.
+const RUNTIME: &str = include_str!("offthread_rt.h");
+/// The C runtime under the generated-file header, as it is written.
 pub fn runtime() -> String {
     format!("{}\n{RUNTIME}", c_header())
 }
@@ -21,7 +21,16 @@ pub(crate) fn c_header() -> String {
     format!("/* {} */", super::HEADER.trim_start_matches("// "))
 }
 
-/// File name of [`RUNTIME`].
+/// The include guard of `stem`'s header: `<prefix>_<STEM>_H`, any non-alphanumeric as `_`.
+pub(crate) fn guard(prefix: &str, stem: &str) -> String {
+    format!(
+        "{prefix}_{}_H",
+        stem.to_ascii_uppercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    )
+}
+
+/// File name of the C runtime ([`runtime`]).
 pub const RUNTIME_FILE: &str = "offthread_rt.h";
 
 /// C keywords (and names the runtime takes): a schema name equal to one gets a `_`.
@@ -153,11 +162,7 @@ impl Cx<'_> {
 /// Emits `<stem>.h` for `schema` (it includes [`RUNTIME_FILE`]).
 pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
     let cx = Cx { s: schema };
-    let guard = format!(
-        "OFFTHREAD_SCHEMA_{}_H",
-        stem.to_ascii_uppercase()
-            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-    );
+    let guard = guard("OFFTHREAD_SCHEMA", stem);
     let mut out = format!(
         "{}\n/* C readers and writers (docs/guests.md, \"C guests\"). */\n#ifndef {guard}\n#define {guard}\n\n#include \"{RUNTIME_FILE}\"\n\n",
         c_header()
