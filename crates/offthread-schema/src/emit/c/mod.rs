@@ -161,7 +161,31 @@ impl Cx<'_> {
 
 /// Emits `<stem>.h` for `schema` (it includes [`RUNTIME_FILE`]).
 pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
+    emit_within(schema, stem, crate::compiler::limits::MAX_GENERATED_BYTES)
+}
+
+/// [`emit`], failing with E0021 at the first struct or union whose code takes the
+/// header past `limit` bytes (the driver's share of `MAX_GENERATED_BYTES` left), as
+/// the Rust and TS emitters do. Checked per declaration, so memory stays near the limit.
+pub fn emit_within(schema: &Schema, stem: &str, limit: usize) -> Result<String, Diagnostic> {
     let cx = Cx { s: schema };
+    // Each struct's and union's index in `schema.order` (E0021 points at it).
+    let (mut struct_at, mut union_at) =
+        (vec![0; schema.structs.len()], vec![0; schema.unions.len()]);
+    for (k, item) in schema.order.iter().enumerate() {
+        match *item {
+            ItemRef::Struct(id) => struct_at[id] = k,
+            ItemRef::Union(id) => union_at[id] = k,
+            _ => {}
+        }
+    }
+    let within = |out: &String, k: usize| {
+        if out.len() > limit {
+            Err(super::too_large(schema, k))
+        } else {
+            Ok(())
+        }
+    };
     let guard = guard("OFFTHREAD_SCHEMA", stem);
     let mut out = format!(
         "{}\n/* C readers and writers (docs/guests.md, \"C guests\"). */\n#ifndef {guard}\n#define {guard}\n\n#include \"{RUNTIME_FILE}\"\n\n",
@@ -221,8 +245,9 @@ pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
     }
     // Structs, each after the inline structs it embeds.
     let mut done = vec![false; schema.structs.len()];
-    for id in 0..schema.structs.len() {
+    for (id, &k) in struct_at.iter().enumerate() {
         define_struct(&cx, id, &mut done, &mut out);
+        within(&out, k)?;
     }
     // Whether each struct gets a writer: its prototypes and its definition.
     let writable: Vec<bool> = (0..schema.structs.len())
@@ -250,8 +275,9 @@ pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
         );
     }
     out.push('\n');
-    for id in 0..schema.unions.len() {
+    for (id, &k) in union_at.iter().enumerate() {
         out += &emit_union(&cx, id);
+        within(&out, k)?;
     }
     for id in 0..schema.structs.len() {
         out += &emit_decode(&cx, id);
@@ -266,8 +292,11 @@ pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
                 schema.structs[id].name
             );
         }
+        within(&out, struct_at[id])?;
     }
     out += &format!("#endif /* {guard} */\n");
+    // Never more than `limit`, the closing line included.
+    within(&out, schema.order.len().saturating_sub(1))?;
     Ok(out)
 }
 
