@@ -271,7 +271,7 @@ export async function runIntegrity({
   const stats = newStats();
   // The C consumer beside the Rust one (zig cc); without zig the run says why and goes on.
   for (const batch of cConsumer ? batches : []) {
-    const c = prepareCBatch(batch.schemas, { log });
+    const c = prepareCBatch(batch.schemas, { log, compiled: batch.compiled });
     if (c.missing) {
       stats.cMissing = c.missing;
       log(`integrity: no C consumer: ${c.missing}`);
