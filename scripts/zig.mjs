@@ -2,7 +2,7 @@
 // "C guests"): the `zig` on PATH, else PyPI's ziglang (`python3 -m ziglang`), installed
 // with pip when asked. `zig cc --target=wasm32-freestanding` is the C guests' compiler:
 // one pip package, no system clang or wasm-ld needed.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -13,13 +13,21 @@ export const ZIGLANG = 'ziglang==0.17.1';
 /** Where setup installs ziglang (`pip install --target`: no root, and allowed where PEP 668 marks the system Python externally managed). */
 export const ZIG_CACHE = join(homedir(), '.cache', 'offthread', 'ziglang');
 
+/** The per-process result of `zigCommand`: a lookup spawns up to three `zig version`s, and a run builds many batches. */
+let found;
+
 /**
  * How to run zig: `{ command, env }` — `['zig']`, or `['python3', '-m', 'ziglang']` (on
  * the path, or from ZIG_CACHE with PYTHONPATH) — installing ziglang there with pip when
  * `install` and none is found; `{ missing }` with the reason when there is none (no
- * python3 or pip, no network).
+ * python3 or pip, no network). Looked up once per process (again only to install).
  */
 export function zigCommand({ install = false, quiet = false } = {}) {
+  if (found === undefined || (found.missing && install)) found = lookUp(install, quiet);
+  return found;
+}
+
+function lookUp(install, quiet) {
   const runs = (cmd, args, env = process.env) => spawnSync(cmd, args, { env, stdio: 'ignore' }).status === 0;
   if (runs('zig', ['version'])) return { command: ['zig'], env: process.env };
   const py = ['python3', '-m', 'ziglang'];
@@ -42,15 +50,19 @@ export function zigCommand({ install = false, quiet = false } = {}) {
     : { missing: `no zig: ${ZIGLANG} installed in ${ZIG_CACHE} but \`python3 -m ziglang version\` fails` };
 }
 
-/** A PATH with a `zig` on it: the real one, or PyPI's ziglang behind a small shim under `root`/target. */
+/**
+ * A PATH with a `zig` on it (for cargo-zigbuild): the real one, or what `zigCommand`
+ * finds or installs (the pinned ziglang) behind a small shim under `root`/target.
+ */
 export function zigPath(root) {
-  if (spawnSync('zig', ['version']).status === 0) return process.env.PATH;
-  if (spawnSync('python3', ['-m', 'ziglang', 'version']).status !== 0) {
-    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', 'ziglang'], { stdio: 'inherit' });
-  }
+  const zig = zigCommand({ install: true });
+  if (zig.missing) throw new Error(zig.missing);
+  if (zig.command[0] === 'zig') return process.env.PATH;
   const shim = join(root, 'target', 'zig-shim');
   mkdirSync(shim, { recursive: true });
-  writeFileSync(join(shim, 'zig'), '#!/bin/sh\nexec python3 -m ziglang "$@"\n', { mode: 0o755 });
+  // The shim carries the PYTHONPATH that finds ZIG_CACHE's ziglang (cargo-zigbuild runs it bare).
+  const pythonPath = zig.env.PYTHONPATH ? `PYTHONPATH='${zig.env.PYTHONPATH}' ` : '';
+  writeFileSync(join(shim, 'zig'), `#!/bin/sh\n${pythonPath}exec ${zig.command.join(' ')} "$@"\n`, { mode: 0o755 });
   return `${shim}:${process.env.PATH}`;
 }
 

@@ -33,16 +33,16 @@ const PROFILES = {
     'opt-level = "z"\ndebug = false\nlto = true\ncodegen-units = 1\nincremental = false\npanic = "abort"\nstrip = true',
 };
 
-/** The schema compiler's output for one schema: `{ rust, ts }`; a schema error throws. */
+/** The schema compiler's output for one schema: `{ rust, ts, c }` (`c`: its C header); a schema error throws. */
 export function compileSchema(s) {
-  const r = schema.compile(s.km, { fileName: `${s.name}.km`, stem: s.name, rust: true, ts: true });
+  const r = schema.compile(s.km, { fileName: `${s.name}.km`, stem: s.name, rust: true, ts: true, c: true });
   if (r.diagnostics.length > 0) {
     const err = new Error(`${s.name}.km does not compile:\n${r.rendered}\n${s.km}`);
     err.diagnostics = r.diagnostics;
     throw err;
   }
-  const file = (lang) => r.files.find((f) => f.lang === lang).contents;
-  return { rust: file('rust'), ts: file('ts') };
+  const file = (lang, path) => r.files.find((f) => f.lang === lang && (!path || f.path === path)).contents;
+  return { rust: file('rust'), ts: file('ts'), c: file('c', `${s.name}.h`) };
 }
 
 /** The files of a batch crate (path → contents), without its `Cargo.toml` package name. */
@@ -203,54 +203,22 @@ export async function interfaceModule() {
   return importTs('integrity', r.files[0].contents);
 }
 
-let cliReady = false;
-/** The schema compiler's CLI (its `--c` output is not in the package's `schema.compile`). */
-function schemaCli() {
-  const cli = join(root, 'target', 'release', 'offthread-schema');
-  if (!cliReady) {
-    const r = spawnSync(
-      'cargo',
-      ['build', '--quiet', '--release', '-p', 'offthread-schema', '--bin', 'offthread-schema'],
-      {
-        cwd: root,
-        stdio: ['ignore', 'inherit', 'inherit'],
-      },
-    );
-    if (r.error || r.status !== 0)
-      throw new Error(`integrity: cargo build of the schema CLI failed (exit ${r.status})`);
-    cliReady = true;
-  }
-  return cli;
-}
-
-/** Schema `s`'s generated C header (`offthread-schema build --c`). */
-function cHeaderOf(s) {
-  const dir = join(work, 'c-headers');
-  mkdirSync(dir, { recursive: true });
-  const km = join(dir, `${s.name}-${createHash('sha256').update(s.km).digest('hex').slice(0, 16)}.km`);
-  writeFileSync(km, s.km);
-  const out = join(dir, `out-${process.pid}`);
-  const r = spawnSync(schemaCli(), ['build', km, '--c', out], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`integrity: ${s.name}.km: no C header:\n${r.stderr}`);
-  const stem = km.slice(dir.length + 1, -3);
-  return readFileSync(join(out, `${stem}.h`), 'utf8');
-}
-
 /**
  * The C consumer guest of a batch (docs/guest-integrity.md): the schemas' generated C
  * readers, c-gen.mjs's consumers and guest-c/support.c, compiled with `zig cc` to
  * target/integrity/wasm-c/<id>.wasm (named by the SHA-256 of its sources: a rerun
- * builds nothing). Returns `{ wasmPath }`, or `{ missing }` with why there is none.
+ * builds nothing). `compiled`: the schemas' compileSchema results, if at hand. Returns
+ * `{ wasmPath }`, or `{ missing }` with why there is none.
  */
-export function prepareCBatch(schemas, { log = () => {} } = {}) {
+export function prepareCBatch(schemas, { log = () => {}, compiled = schemas.map(compileSchema) } = {}) {
   const zig = zigCommand();
   if (zig.missing) return { missing: zig.missing };
   const files = new Map();
   for (const name of ['support.c', 'support.h']) files.set(name, readFileSync(join(cGuestDir, name), 'utf8'));
   for (const name of ['integrity.h', 'integrity_guest.h', 'offthread_rt.h'])
     files.set(name, readFileSync(join(cGuestDir, 'generated', name), 'utf8'));
-  for (const s of schemas) {
-    files.set(`${s.name}.h`, cHeaderOf(s));
+  for (const [i, s] of schemas.entries()) {
+    files.set(`${s.name}.h`, compiled[i].c);
     files.set(`${s.name}.c`, cModule(s.name, s.model));
   }
   files.set('table.c', cTable(schemas.map((s) => s.name)));

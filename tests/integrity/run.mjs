@@ -81,14 +81,13 @@ export async function runBatch(batch, { seed, values, malicious, timeout, firstI
   const names = ['Rust', ...(batch.cWasmPath ? ['C'] : [])];
   for (const n of names) if (!stats.consumers.includes(n)) stats.consumers.push(n);
   const host = await guests.load(modules, { threads: 1, memoryPages: 1024 });
-  host.consumerNames = names;
   try {
     for (const [i, s] of batch.schemas.entries()) {
       const index = firstIndex + i;
       const decode = batch.decoders[i];
-      const messages = await checkValues(host, iface, { s, i, index, decode, seed, values, timeout, stats });
+      const messages = await checkValues(host, iface, { s, i, index, decode, names, seed, values, timeout, stats });
       if (messages.length > 0 && malicious > 0)
-        await checkMalicious(host, iface, { s, i, index, decode, messages, malicious, timeout, stats });
+        await checkMalicious(host, iface, { s, i, index, decode, names, messages, malicious, timeout, stats });
       stats.schemas++;
     }
   } finally {
@@ -116,7 +115,7 @@ function callFailed(stats, error, where) {
   fail(stats, `${where}: ${error.code}: ${error.message}`);
 }
 
-async function checkValues(host, iface, { s, i, index, decode, seed, values, timeout, stats }) {
+async function checkValues(host, iface, { s, i, index, decode, names, seed, values, timeout, stats }) {
   const paths = fieldPaths(s.model);
   const made = [];
   for (let v = 0; v < values; v++) {
@@ -134,14 +133,14 @@ async function checkValues(host, iface, { s, i, index, decode, seed, values, tim
     }
   }
   const guestsSaid = await consume(host, iface, { i, full: true, messages: made.map((m) => m.message), timeout });
-  if (guestsSaid.error) callFailed(stats, guestsSaid.error, `${s.name}: ${host.consumerNames.join(' + ')} consumer`);
+  if (guestsSaid.error) callFailed(stats, guestsSaid.error, `${s.name}: ${names.join(' + ')} consumer`);
   for (const [k, m] of made.entries()) {
     stats.values++;
     const ts = consumeTs(s.model, decode, m.message);
     const consumers = [['TS', ts.code, ts.paths ? Buffer.concat(ts.paths) : null]];
     if (!guestsSaid.error) {
       for (const [g, verdicts] of guestsSaid.verdicts.entries())
-        consumers.push([host.consumerNames[g], verdicts[k].code, new Uint8Array(verdicts[k].paths)]);
+        consumers.push([names[g], verdicts[k].code, new Uint8Array(verdicts[k].paths)]);
     }
     for (const [who, code, got] of consumers) {
       if (code !== 0) {
@@ -166,7 +165,7 @@ async function checkValues(host, iface, { s, i, index, decode, seed, values, tim
   return made.map((m) => m.message);
 }
 
-async function checkMalicious(host, iface, { s, i, index, decode, messages, malicious, timeout, stats }) {
+async function checkMalicious(host, iface, { s, i, index, decode, names, messages, malicious, timeout, stats }) {
   // Mutant m of schema `index` is a function of (index, m): enough to replay it.
   const where = (c) => `${s.name} mutant ${c.m} (${c.kind}, ${c.bytes.length} bytes)`;
   let m = 0;
@@ -190,7 +189,6 @@ async function checkMalicious(host, iface, { s, i, index, decode, messages, mali
         stats.slowestTsReadMs = Math.max(stats.slowestTsReadMs, performance.now() - t0);
       }
     });
-    const names = host.consumerNames;
     const said = await guestCall;
     // verdicts[g][k]: consumer g's answer to message k (null: its call failed, counted).
     let verdicts = said.error ? null : said.verdicts;
@@ -234,11 +232,11 @@ async function checkMalicious(host, iface, { s, i, index, decode, messages, mali
           stats.differentCodes[pair] = (stats.differentCodes[pair] ?? 0) + 1;
         }
       }
-      const codes = new Set(names.map((_, g) => verdicts[g][k]?.code));
-      if (t.code !== 0 && codes.size > 1) stats.guestCodesDiffer++;
       if (!agreed) continue;
       if (t.code === 0) stats.maliciousRead++;
       else {
+        // Only agreed refusals: a mismatch or a failed call is counted above, not here.
+        if (new Set(names.map((_, g) => verdicts[g][k]?.code)).size > 1) stats.guestCodesDiffer++;
         stats.maliciousRefused++;
         kind.refused++;
         stats.refusedByCode[codeName(t.code)] = (stats.refusedByCode[codeName(t.code)] ?? 0) + 1;
@@ -273,7 +271,7 @@ export async function runIntegrity({
   const stats = newStats();
   // The C consumer beside the Rust one (zig cc); without zig the run says why and goes on.
   for (const batch of cConsumer ? batches : []) {
-    const c = prepareCBatch(batch.schemas, { log });
+    const c = prepareCBatch(batch.schemas, { log, compiled: batch.compiled });
     if (c.missing) {
       stats.cMissing = c.missing;
       log(`integrity: no C consumer: ${c.missing}`);

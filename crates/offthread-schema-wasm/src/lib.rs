@@ -8,7 +8,7 @@
 //!    both inputs with their lengths.
 //!
 //! Options are `key=value` lines: `file` (name in diagnostics), `stem` (file base
-//! name), `rust` / `ts` / `rust_guest` (`1` to emit), `rust_runtime`, `ts_runtime`,
+//! name), `rust` / `ts` / `rust_guest` / `c` (`1` to emit), `rust_runtime`, `ts_runtime`,
 //! `guest_schema` (defaults as the CLI). The result is [`json::output`]'s document:
 //! `{ "files": [{ "lang", "path", "contents" }], "diagnostics": [...], "rendered" }`.
 
@@ -40,6 +40,8 @@ pub fn options(text: &str) -> BuildOptions {
             // `<stem>_guest.rs`, as the CLI's --rust-guest / --guest-schema.
             "rust_guest" => o.rust_guest = v == "1",
             "guest_schema" => o.guest_schema = v.into(),
+            // `<stem>.h` and `offthread_rt.h`, as the CLI's --c.
+            "c" => o.c = v == "1",
             _ => {}
         }
     }
@@ -136,6 +138,21 @@ mod tests {
         let json = compile_to_json(src, "stem=app\nrust=0\nts=0\nrust_guest=1");
         assert!(
             json.contains(r#""lang":"rust-guest","path":"app_guest.rs""#),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn the_c_option_reaches_the_driver() {
+        assert!(options("c=1").c);
+        assert!(!options("").c, "off unless asked for");
+        let json = compile_to_json(
+            "struct t (dynamic) {\n    v: u32;\n}\n",
+            "stem=app\nrust=0\nts=0\nc=1",
+        );
+        assert!(json.contains(r#""lang":"c","path":"app.h""#), "{json}");
+        assert!(
+            json.contains(r#""lang":"c","path":"offthread_rt.h""#),
             "{json}"
         );
     }

@@ -135,7 +135,13 @@ pub fn build(source: &str, opts: &BuildOptions) -> Output {
         }
     }
     if opts.c {
-        match emit::c::emit(&schema, &opts.stem) {
+        // The runtime is written too: the header gets what is left after it.
+        let runtime = emit::c::runtime();
+        match emit::c::emit_within(
+            &schema,
+            &opts.stem,
+            left(&files).saturating_sub(runtime.len()),
+        ) {
             Ok(contents) => {
                 files.push(File {
                     lang: "c",
@@ -145,7 +151,7 @@ pub fn build(source: &str, opts: &BuildOptions) -> Output {
                 files.push(File {
                     lang: "c",
                     path: emit::c::RUNTIME_FILE.into(),
-                    contents: emit::c::runtime(),
+                    contents: runtime,
                 });
             }
             Err(d) => return fail(vec![d]),

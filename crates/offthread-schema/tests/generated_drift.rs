@@ -4,7 +4,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::check;
+
+use std::path::PathBuf;
 
 use offthread_schema::compiler::{compile, diag};
 use offthread_schema::emit::rust::{RustOptions, emit as emit_rust};
@@ -49,15 +51,6 @@ fn targets() -> Vec<Target> {
         });
     }
     out
-}
-
-fn check(path: &Path, code: &str, drift: &mut Vec<String>) {
-    if common::bless() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, code).unwrap();
-    } else if std::fs::read_to_string(path).ok().as_deref() != Some(code) {
-        drift.push(path.display().to_string());
-    }
 }
 
 #[test]

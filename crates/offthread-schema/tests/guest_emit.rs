@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::check;
+
 use std::path::PathBuf;
 
 use offthread_schema::compiler::compile;
@@ -14,14 +16,6 @@ use offthread_schema::emit::ts::{TsOptions, emit as emit_ts};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn check(path: PathBuf, code: &str, drift: &mut Vec<String>) {
-    if common::bless() {
-        std::fs::write(&path, code).unwrap();
-    } else if std::fs::read_to_string(&path).ok().as_deref() != Some(code) {
-        drift.push(path.display().to_string());
-    }
 }
 
 #[test]

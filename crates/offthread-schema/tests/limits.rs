@@ -178,6 +178,26 @@ fn generated_code_past_16_mib_is_refused_at_the_declaration_that_passes_it() {
 }
 
 #[test]
+fn generated_c_past_16_mib_is_refused_at_the_declaration_that_passes_it() {
+    // The C emitter had no limit: the header of any schema was written whole.
+    let src = fields(14_000, |i| format!("struct s{i} (inline) {{ x: u32; }}"));
+    let mut opts = BuildOptions::new("h.km", "h");
+    (opts.rust, opts.ts, opts.c) = (false, false, true);
+    let out = build(&src, &opts);
+    assert_eq!(out.diagnostics.len(), 1, "{}", out.rendered);
+    assert!(out.files.is_empty());
+    let (code, (line, col)) = (out.diagnostics[0].code, out.positions[0]);
+    assert_eq!((code, col), ("E0021", 8));
+    assert!(line > 1_000 && line < 14_000, "{line}");
+    // The limit counts per declaration: one byte short of a header refuses its last one.
+    let schema = compile("struct a (inline) { x: u32; }\nstruct b (inline) { y: u8; }\n").unwrap();
+    let whole = emit::c::emit(&schema, "h").unwrap();
+    assert!(emit::c::emit_within(&schema, "h", whole.len()).is_ok());
+    let refused = emit::c::emit_within(&schema, "h", whole.len() - 1).unwrap_err();
+    assert_eq!((refused.code, refused.span), ("E0021", schema.spans[1]));
+}
+
+#[test]
 fn emitting_is_linear_in_the_declarations() {
     // Each struct asked the whole schema which structs are SoA/AoS items: 20,000
     // structs took 11.6 s in wasm. 4× the structs took 13× the time (quadratic) before,

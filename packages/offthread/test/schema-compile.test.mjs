@@ -122,6 +122,23 @@ test('--runtime-import sets the TS import; the default is offthread/schema', () 
   assert.match(readFileSync(join(out, 'temperature.ts'), 'utf8'), /from '\.\/rt\.js';/);
 });
 
+test('schema.compile({ c: true }) emits the C header and its runtime, as the committed game files', () => {
+  const km = readFileSync(join(repo, 'examples/game/game.km'), 'utf8');
+  const r = compile(km, { fileName: 'game.km', ts: false, rust: false, c: true });
+  assert.deepEqual(r.diagnostics, []);
+  const generated = join(repo, 'examples/game/generated');
+  assert.deepEqual(
+    r.files.map((f) => [f.lang, f.path]),
+    [
+      ['c', 'game.h'],
+      ['c', 'offthread_rt.h'],
+    ],
+  );
+  for (const f of r.files) assert.equal(f.contents, readFileSync(join(generated, f.path), 'utf8'), f.path);
+  assert.deepEqual(compile(km, { fileName: 'game.km', ts: false, rust: false }).files, [], 'off unless asked for');
+  assert.throws(() => compile(km, { c: 'yes' }), { code: 'ERR_INVALID_ARG' });
+});
+
 test('schema.compile returns diagnostics (not throws) for a bad schema, and refuses bad arguments with a code', async () => {
   const { schema } = await import('../dist/index.js');
   const bad = schema.compile('struct a (inline) {\n    p: vec3;\n}\n', { fileName: 'a.km' });

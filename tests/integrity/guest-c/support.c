@@ -130,9 +130,12 @@ int consumer_consume(const consumer_input *input, consumer_output *result, ot_ar
   if (!verdicts) return OT_ENOMEM;
   for (uint32_t m = 0; m < n; m++) {
     const message *msg = &input->messages.items[m];
+    /* What one message takes is freed after it: its decode always, its path digests
+       unless they are the output (`full`), as support.rs drops them. */
+    size_t mark = arena->used;
     uint8_t *digests = (uint8_t *)ot_alloc_array(arena, count, 32, 1);
     if (!digests) return OT_ENOMEM;
-    size_t mark = arena->used; /* what one message's decode takes is freed after it */
+    size_t decode_mark = arena->used;
     ot_paths p = {(ot_sha256 *)ot_alloc_array(arena, count, sizeof(ot_sha256), 8), count};
     if (!p.paths) return OT_ENOMEM;
     for (uint32_t i = 0; i < count; i++) ot_sha256_init(&p.paths[i]);
@@ -151,7 +154,7 @@ int consumer_consume(const consumer_input *input, consumer_output *result, ot_ar
         v->paths.len = count * 32;
       }
     }
-    arena->used = mark;
+    arena->used = input->full ? decode_mark : mark;
   }
   result->verdicts.items = verdicts;
   result->verdicts.len = n;

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `tests/fixtures/schema` at the repo root.
 pub fn fixtures() -> PathBuf {
@@ -125,4 +125,16 @@ pub fn mutate_and_read(
         }
     }
     rejected
+}
+
+/// Compares the committed file `path` with `code` (pushing it onto `drift` when it
+/// differs), rewriting it under OFFTHREAD_SCHEMA_BLESS.
+pub fn check(path: impl AsRef<Path>, code: &str, drift: &mut Vec<String>) {
+    let path = path.as_ref();
+    if bless() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, code).unwrap();
+    } else if std::fs::read_to_string(path).ok().as_deref() != Some(code) {
+        drift.push(path.display().to_string());
+    }
 }

@@ -25,11 +25,16 @@ export interface CompileOptions {
   rustGuest?: boolean;
   /** Path of the schema's Rust module as the guest module sees it. Default `super::schema`. */
   guestSchema?: string;
+  /**
+   * Also emit C readers and writers for C guests: `<stem>.h` and the runtime it
+   * includes, `offthread_rt.h` (docs/guests.md, "C guests"). Default false.
+   */
+  c?: boolean;
 }
 
 export interface CompiledFile {
-  lang: 'ts' | 'rust' | 'rust-guest';
-  /** Relative to the language's output directory: `<stem>.ts` / `<stem>.rs` / `<stem>_guest.rs`. */
+  lang: 'ts' | 'rust' | 'rust-guest' | 'c';
+  /** Relative to the language's output directory: `<stem>.ts` / `<stem>.rs` / `<stem>_guest.rs` / `<stem>.h`, `offthread_rt.h`. */
   path: string;
   contents: string;
 }
@@ -103,6 +108,7 @@ function optionLines(opts: CompileOptions): string {
     `ts=${flag('ts', opts.ts)}`,
     `rust=${flag('rust', opts.rust)}`,
     `rust_guest=${flag('rustGuest', opts.rustGuest, '0')}`,
+    `c=${flag('c', opts.c, '0')}`,
   ];
   if (opts.runtimeImport !== undefined) lines.push(`ts_runtime=${optionText('runtimeImport', opts.runtimeImport)}`);
   if (opts.rustRuntime !== undefined) lines.push(`rust_runtime=${optionText('rustRuntime', opts.rustRuntime)}`);

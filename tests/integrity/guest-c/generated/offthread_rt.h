@@ -130,15 +130,7 @@ static inline uint64_t ot_rd(const ot_view *v, uint32_t off, unsigned n) {
   if ((uint64_t)off + n <= v->used) return ot_le(v->buf + v->start + off, n);
   return 0;
 }
-static inline uint8_t ot_rd_u8(const ot_view *v, uint32_t off) { return (uint8_t)ot_rd(v, off, 1); }
-static inline uint16_t ot_rd_u16(const ot_view *v, uint32_t off) { return (uint16_t)ot_rd(v, off, 2); }
 static inline uint32_t ot_rd_u32(const ot_view *v, uint32_t off) { return (uint32_t)ot_rd(v, off, 4); }
-static inline uint64_t ot_rd_u64(const ot_view *v, uint32_t off) { return ot_rd(v, off, 8); }
-static inline int8_t ot_rd_i8(const ot_view *v, uint32_t off) { return (int8_t)ot_rd_u8(v, off); }
-static inline int16_t ot_rd_i16(const ot_view *v, uint32_t off) { return (int16_t)ot_rd_u16(v, off); }
-static inline int32_t ot_rd_i32(const ot_view *v, uint32_t off) { return (int32_t)ot_rd_u32(v, off); }
-static inline int64_t ot_rd_i64(const ot_view *v, uint32_t off) { return (int64_t)ot_rd_u64(v, off); }
-static inline bool ot_rd_bool(const ot_view *v, uint32_t off) { return ot_rd_u8(v, off) != 0; }
 static inline float ot_f32_bits(uint32_t b) {
   union { uint32_t u; float f; } x = {b};
   return x.f;
@@ -147,12 +139,9 @@ static inline double ot_f64_bits(uint64_t b) {
   union { uint64_t u; double f; } x = {b};
   return x.f;
 }
-static inline float ot_rd_f32(const ot_view *v, uint32_t off) { return ot_f32_bits(ot_rd_u32(v, off)); }
-static inline double ot_rd_f64(const ot_view *v, uint32_t off) { return ot_f64_bits(ot_rd_u64(v, off)); }
 
 /* `len` bytes at `off` lie in the buffer (64-bit sums: no wrap-around). */
-static inline int ot_range(const uint8_t *buf, uint32_t buf_len, uint64_t off, uint64_t len) {
-  (void)buf;
+static inline int ot_range(uint32_t buf_len, uint64_t off, uint64_t len) {
   return off + len <= buf_len ? OT_OK : OT_R_OUT_OF_BOUNDS;
 }
 
@@ -171,12 +160,12 @@ static inline int ot_child_depth(const ot_view *v, uint32_t *depth) {
 static inline int ot_dynamic_at(const uint8_t *buf, uint32_t len, uint64_t at, uint32_t depth,
                                 ot_view *out) {
   OT_TRY(ot_aligned(at, 8));
-  OT_TRY(ot_range(buf, len, at, 4));
+  OT_TRY(ot_range(len, at, 4));
   uint32_t header = (uint32_t)ot_le(buf + at, 4);
   uint64_t size = (uint64_t)(header & 0x1fffffffu) * 8;
   uint32_t wasted = header >> 29;
   if (size < 8 || size - wasted < 4) return OT_R_BAD_STRUCT_HEADER;
-  OT_TRY(ot_range(buf, len, at, size));
+  OT_TRY(ot_range(len, at, size));
   out->buf = buf;
   out->len = len;
   out->start = (uint32_t)at;
@@ -190,7 +179,7 @@ static inline int ot_root_dynamic(const uint8_t *buf, uint32_t len, ot_view *out
 }
 
 static inline int ot_root_inline(const uint8_t *buf, uint32_t len, uint32_t size, ot_view *out) {
-  OT_TRY(ot_range(buf, len, 0, size));
+  OT_TRY(ot_range(len, 0, size));
   *out = (ot_view){buf, len, 0, size, 0};
   return OT_OK;
 }
@@ -223,7 +212,7 @@ static inline int ot_deref_inline(const ot_view *v, uint32_t ptr, uint32_t size,
   uint32_t depth;
   OT_TRY(ot_child_depth(v, &depth));
   OT_TRY(ot_aligned(ptr, 8));
-  OT_TRY(ot_range(v->buf, v->len, ptr, size));
+  OT_TRY(ot_range(v->len, ptr, size));
   *out = (ot_view){v->buf, v->len, ptr, size, depth};
   *has = true;
   return OT_OK;
@@ -236,7 +225,7 @@ typedef struct {
 static inline int ot_array_header_at(const uint8_t *buf, uint32_t len, uint64_t at,
                                      ot_array_header *h) {
   OT_TRY(ot_aligned(at, 64));
-  OT_TRY(ot_range(buf, len, at, 16));
+  OT_TRY(ot_range(len, at, 16));
   uint32_t count = (uint32_t)ot_le(buf + at, 4), capacity = (uint32_t)ot_le(buf + at + 4, 4);
   if (count > capacity) return OT_R_COUNT_EXCEEDS_CAPACITY;
   if (count > len) return OT_R_COUNT_TOO_LARGE; /* every item takes >= 1 byte */
@@ -269,7 +258,7 @@ static inline int ot_scalars(const ot_view *v, uint32_t off, uint8_t size, ot_co
   OT_TRY(ot_array_header_at(v->buf, v->len, ptr, &h));
   if (h.b != size) return OT_R_BAD_ELEMENT_SIZE;
   OT_TRY(ot_aligned(h.a, 64));
-  OT_TRY(ot_range(v->buf, v->len, h.a, (uint64_t)h.count * size));
+  OT_TRY(ot_range(v->len, h.a, (uint64_t)h.count * size));
   *out = (ot_column){v->buf + h.a, h.count, size, false};
   return OT_OK;
 }
@@ -385,7 +374,7 @@ static inline int ot_aos_at(const ot_view *v, uint32_t ptr, uint32_t item_size, 
   bool ok = evolving ? (h.b >= 8 && h.b % 8 == 0) : h.b == item_size;
   if (!ok) return OT_R_BAD_ELEMENT_SIZE;
   OT_TRY(ot_aligned(h.a, 64));
-  OT_TRY(ot_range(v->buf, v->len, h.a, (uint64_t)h.count * h.b));
+  OT_TRY(ot_range(v->len, h.a, (uint64_t)h.count * h.b));
   out->data = h.a;
   out->count = h.count;
   out->stride = h.b;
@@ -419,14 +408,14 @@ static inline int ot_soa_at(const ot_view *v, uint32_t ptr, ot_soa *out) {
   OT_TRY(ot_table_header(v, ptr, &h));
   uint64_t columns = h.a, table = h.b;
   OT_TRY(ot_aligned(table, 64));
-  OT_TRY(ot_range(v->buf, v->len, table, columns * 4));
+  OT_TRY(ot_range(v->len, table, columns * 4));
   uint64_t blocks = table + ot_align64(columns * 4);
-  OT_TRY(ot_range(v->buf, v->len, blocks, columns * 4));
+  OT_TRY(ot_range(v->len, blocks, columns * 4));
   /* A count no column holds is forged (every column has >= 1 byte per item). */
   if (h.count > 0 && columns == 0) return OT_R_COUNT_TOO_LARGE;
   for (uint64_t k = 0; k < columns; k++) {
     uint64_t start = ot_le(v->buf + blocks + k * 4, 4) * 64;
-    OT_TRY(ot_range(v->buf, v->len, start, h.count));
+    OT_TRY(ot_range(v->len, start, h.count));
   }
   out->count = h.count;
   out->columns = (uint32_t)columns;
@@ -456,7 +445,7 @@ static inline int ot_soa_column(const ot_soa *s, uint32_t hash, uint32_t per_ite
   uint64_t n = (uint64_t)s->count * per_item, start;
   *out = (ot_column){NULL, (uint32_t)n, size, true};
   if (!ot_soa_find(s, hash, &start)) return OT_OK;
-  OT_TRY(ot_range(s->buf, s->len, start, n * size));
+  OT_TRY(ot_range(s->len, start, n * size));
   *out = (ot_column){s->buf + start, (uint32_t)n, size, false};
   return OT_OK;
 }
@@ -473,7 +462,7 @@ static inline int ot_soa_var(const ot_soa *s, uint32_t hash, uint8_t size, ot_va
   out->offsets = (ot_column){NULL, (uint32_t)n, 4, true};
   out->values = (ot_column){NULL, 0, size, true};
   if (!ot_soa_find(s, hash, &start)) return OT_OK;
-  OT_TRY(ot_range(s->buf, s->len, start, n * 4));
+  OT_TRY(ot_range(s->len, start, n * 4));
   uint32_t prev = 0;
   for (uint64_t i = 0; i < n; i++) {
     uint32_t o = (uint32_t)ot_le(s->buf + start + i * 4, 4);
@@ -481,7 +470,7 @@ static inline int ot_soa_var(const ot_soa *s, uint32_t hash, uint8_t size, ot_va
     prev = o;
   }
   uint64_t values_at = ot_align64(start + n * 4);
-  OT_TRY(ot_range(s->buf, s->len, values_at, (uint64_t)prev * size));
+  OT_TRY(ot_range(s->len, values_at, (uint64_t)prev * size));
   out->offsets = (ot_column){s->buf + start, (uint32_t)n, 4, false};
   out->values = (ot_column){s->buf + values_at, prev, size, false};
   return OT_OK;
@@ -527,8 +516,8 @@ static inline int ot_union_soa(const ot_view *v, uint32_t off, uint8_t tag_size,
   OT_TRY(ot_array_header_at(v->buf, v->len, ptr, &h));
   OT_TRY(ot_aligned(h.a, 64));
   OT_TRY(ot_aligned(h.b, 64));
-  OT_TRY(ot_range(v->buf, v->len, h.a, (uint64_t)h.count * tag_size));
-  OT_TRY(ot_range(v->buf, v->len, h.b, (uint64_t)h.count * 4));
+  OT_TRY(ot_range(v->len, h.a, (uint64_t)h.count * tag_size));
+  OT_TRY(ot_range(v->len, h.b, (uint64_t)h.count * 4));
   *tags = (ot_column){v->buf + h.a, h.count, tag_size, false};
   *ptrs = (ot_column){v->buf + h.b, h.count, 4, false};
   *count = h.count;
@@ -548,7 +537,7 @@ static inline int ot_variant_table_field(const ot_view *v, uint32_t off, ot_vari
   ot_array_header h;
   OT_TRY(ot_table_header(v, ptr, &h));
   OT_TRY(ot_aligned(h.b, 64));
-  OT_TRY(ot_range(v->buf, v->len, h.b, (uint64_t)h.a * 8));
+  OT_TRY(ot_range(v->len, h.b, (uint64_t)h.a * 8));
   *out = (ot_variant_table){v->buf + h.b, h.a};
   return OT_OK;
 }

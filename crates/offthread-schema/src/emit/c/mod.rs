@@ -10,8 +10,8 @@ use crate::compiler::diag::Diagnostic;
 use crate::compiler::ir::*;
 
 /// The C runtime every generated header includes (written next to it).
-pub const RUNTIME: &str = include_str!("offthread_rt.h");
-/// [`RUNTIME`] under the generated-file header, as it is written.
+const RUNTIME: &str = include_str!("offthread_rt.h");
+/// The C runtime under the generated-file header, as it is written.
 pub fn runtime() -> String {
     format!("{}\n{RUNTIME}", c_header())
 }
@@ -21,7 +21,16 @@ pub(crate) fn c_header() -> String {
     format!("/* {} */", super::HEADER.trim_start_matches("// "))
 }
 
-/// File name of [`RUNTIME`].
+/// The include guard of `stem`'s header: `<prefix>_<STEM>_H`, any non-alphanumeric as `_`.
+pub(crate) fn guard(prefix: &str, stem: &str) -> String {
+    format!(
+        "{prefix}_{}_H",
+        stem.to_ascii_uppercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    )
+}
+
+/// File name of the C runtime ([`runtime`]).
 pub const RUNTIME_FILE: &str = "offthread_rt.h";
 
 /// C keywords (and names the runtime takes): a schema name equal to one gets a `_`.
@@ -152,12 +161,32 @@ impl Cx<'_> {
 
 /// Emits `<stem>.h` for `schema` (it includes [`RUNTIME_FILE`]).
 pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
+    emit_within(schema, stem, crate::compiler::limits::MAX_GENERATED_BYTES)
+}
+
+/// [`emit`], failing with E0021 at the first struct or union whose code takes the
+/// header past `limit` bytes (the driver's share of `MAX_GENERATED_BYTES` left), as
+/// the Rust and TS emitters do. Checked per declaration, so memory stays near the limit.
+pub fn emit_within(schema: &Schema, stem: &str, limit: usize) -> Result<String, Diagnostic> {
     let cx = Cx { s: schema };
-    let guard = format!(
-        "OFFTHREAD_SCHEMA_{}_H",
-        stem.to_ascii_uppercase()
-            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-    );
+    // Each struct's and union's index in `schema.order` (E0021 points at it).
+    let (mut struct_at, mut union_at) =
+        (vec![0; schema.structs.len()], vec![0; schema.unions.len()]);
+    for (k, item) in schema.order.iter().enumerate() {
+        match *item {
+            ItemRef::Struct(id) => struct_at[id] = k,
+            ItemRef::Union(id) => union_at[id] = k,
+            _ => {}
+        }
+    }
+    let within = |out: &String, k: usize| {
+        if out.len() > limit {
+            Err(super::too_large(schema, k))
+        } else {
+            Ok(())
+        }
+    };
+    let guard = guard("OFFTHREAD_SCHEMA", stem);
     let mut out = format!(
         "{}\n/* C readers and writers (docs/guests.md, \"C guests\"). */\n#ifndef {guard}\n#define {guard}\n\n#include \"{RUNTIME_FILE}\"\n\n",
         c_header()
@@ -216,18 +245,23 @@ pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
     }
     // Structs, each after the inline structs it embeds.
     let mut done = vec![false; schema.structs.len()];
-    for id in 0..schema.structs.len() {
+    for (id, &k) in struct_at.iter().enumerate() {
         define_struct(&cx, id, &mut done, &mut out);
+        within(&out, k)?;
     }
-    for id in 0..schema.structs.len() {
+    // Whether each struct gets a writer: its prototypes and its definition.
+    let writable: Vec<bool> = (0..schema.structs.len())
+        .map(|id| cx.writable(id, &mut Vec::new()))
+        .collect();
+    for (id, (s, &writable)) in schema.structs.iter().zip(&writable).enumerate() {
         let n = cx.struct_name(id);
         out += &format!("OT_FN int {n}_dec(const ot_view *v, ot_ctx *c, {n} *out);\n");
-        if schema.structs[id].soa.is_some() {
+        if s.soa.is_some() {
             out += &format!(
                 "OT_FN int {n}_read_soa(const ot_soa *s, ot_ctx *c, {n} **items, uint32_t *len);\n"
             );
         }
-        if cx.writable(id, &mut Vec::new()) {
+        if writable {
             out += &format!(
                 "OT_FN int {n}_write_at(const {n} *x, ot_builder *b, uint32_t at);\n\
                  OT_FN int {n}_write_new(const {n} *x, ot_builder *b, uint32_t *at);\n"
@@ -241,15 +275,16 @@ pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
         );
     }
     out.push('\n');
-    for id in 0..schema.unions.len() {
+    for (id, &k) in union_at.iter().enumerate() {
         out += &emit_union(&cx, id);
+        within(&out, k)?;
     }
     for id in 0..schema.structs.len() {
         out += &emit_decode(&cx, id);
         if schema.structs[id].soa.is_some() {
             out += &emit_read_soa(&cx, id);
         }
-        if cx.writable(id, &mut Vec::new()) {
+        if writable[id] {
             out += &emit_writer(&cx, id);
         } else {
             out += &format!(
@@ -257,8 +292,11 @@ pub fn emit(schema: &Schema, stem: &str) -> Result<String, Diagnostic> {
                 schema.structs[id].name
             );
         }
+        within(&out, struct_at[id])?;
     }
     out += &format!("#endif /* {guard} */\n");
+    // Never more than `limit`, the closing line included.
+    within(&out, schema.order.len().saturating_sub(1))?;
     Ok(out)
 }
 

@@ -140,11 +140,7 @@ __attribute__((export_name("offthread_call"))) int64_t offthread_call(int32_t e,
 "#;
 
 pub fn emit(s: &Schema, stem: &str) -> Result<String, Diagnostic> {
-    let guard = format!(
-        "OFFTHREAD_GUEST_{}_H",
-        stem.to_ascii_uppercase()
-            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-    );
+    let guard = crate::emit::c::guard("OFFTHREAD_GUEST", stem);
     let mut out = format!(
         "{}\n/* C guest glue (docs/guest-abi.md; docs/guests.md, \"C guests\"). Define\n * OT_EXPORT_<INTERFACE> for each interface this guest exports, then include once. */\n#ifndef {guard}\n#define {guard}\n\n#include \"{stem}.h\"\n",
         crate::emit::c::c_header()
