@@ -159,8 +159,11 @@ impl LineCutter {
             let rows = self.options.infer_rows;
             if let Some(chunk) = chunk {
                 self.carry.extend_from_slice(chunk);
-                let grew =
-                    memchr::memchr(b'\n', chunk).is_some() || self.carry.len() >= INFER_BYTES;
+                // The size limit only on the push that crosses it (rescanning on every
+                // push past it is quadratic in a long first line).
+                let grew = memchr::memchr(b'\n', chunk).is_some()
+                    || (self.carry.len() >= INFER_BYTES
+                        && self.carry.len() - chunk.len() < INFER_BYTES);
                 if !(grew && sample_complete(&self.carry, rows, INFER_BYTES)) {
                     return (Vec::new(), before);
                 }

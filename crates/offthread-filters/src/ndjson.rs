@@ -537,10 +537,18 @@ fn sample(input: &[u8], limit: usize, end: bool) -> impl Iterator<Item = &[u8]> 
         .take(limit)
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Calls of sample_complete on this thread: each scans all the bytes held.
+    pub(crate) static SCANS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Enough of the stream is in `input` to infer its columns from: `limit` lines, or
 /// `max_bytes` and a whole line (a stream of few, long lines is typed from what fits,
 /// but never from no line at all).
 pub(crate) fn sample_complete(input: &[u8], limit: usize, max_bytes: usize) -> bool {
+    #[cfg(test)]
+    SCANS.with(|s| s.set(s.get() + 1));
     (input.len() >= max_bytes && memchr::memchr(b'\n', input).is_some())
         || sample(input, limit, false).count() >= limit
 }

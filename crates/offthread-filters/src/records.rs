@@ -430,8 +430,10 @@ impl RecordParser {
         let pending = self.infer.as_mut()?;
         pending.extend_from_slice(input);
         let rows = self.options.infer_rows;
-        // Only a newline can complete a line of the sample.
-        let grew = memchr::memchr(b'\n', input).is_some() || pending.len() >= INFER_BYTES;
+        // Only a newline can complete a line of the sample, and the size limit only on
+        // the push that crosses it (rescanning on every push past it is quadratic).
+        let grew = memchr::memchr(b'\n', input).is_some()
+            || (pending.len() >= INFER_BYTES && pending.len() - input.len() < INFER_BYTES);
         let complete = end || (grew && crate::ndjson::sample_complete(pending, rows, INFER_BYTES));
         if !complete {
             return Some(Vec::new());
@@ -1001,4 +1003,50 @@ fn infer_columns(records: &[Vec<Vec<u8>>]) -> Vec<RecordColumn> {
             column
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FilterSpec;
+
+    /// A first line longer than INFER_BYTES, pushed in small chunks: typed from that
+    /// line as before, with the held bytes scanned only when the limit is crossed and
+    /// when a newline comes, not on every push past the limit.
+    #[test]
+    fn a_long_first_line_is_scanned_a_bounded_number_of_times() {
+        let spec = r#"{"kind":"ndjson","layout":"records","inferRows":3}"#;
+        let FilterSpec::Records {
+            columns,
+            format,
+            options,
+        } = FilterSpec::from_json(spec).unwrap()
+        else {
+            unreachable!()
+        };
+        let mut parser = RecordParser::with_options(columns, format, options).unwrap();
+        let mut text = b"{\"n\":1,\"s\":\"".to_vec();
+        text.resize(12 << 20, b'x');
+        text.extend_from_slice(b"\"}\n{\"n\":2,\"b\":true}\n");
+        crate::ndjson::SCANS.with(|s| s.set(0));
+        for chunk in text.chunks(64 << 10) {
+            parser.push(chunk).unwrap();
+        }
+        let scans = crate::ndjson::SCANS.with(|s| s.get());
+        parser.finish().unwrap();
+        let named: Vec<(&str, ColumnType, bool)> = parser
+            .columns
+            .iter()
+            .map(|c| (c.name.as_str(), c.ty, c.nullable))
+            .collect();
+        assert_eq!(
+            named,
+            vec![
+                ("n", ColumnType::F64, true),
+                ("s", ColumnType::String, true)
+            ]
+        );
+        // The push that crosses INFER_BYTES, and the one with the first newline.
+        assert_eq!(scans, 2);
+    }
 }
