@@ -17,6 +17,7 @@
 //! - skipped values are scanned iteratively: no nesting limit.
 
 use crate::columns::{ColumnData, ColumnType, RecordColumn};
+use crate::records::INFER_BYTES;
 
 /// Why a line gives no row.
 pub(crate) enum LineError {
@@ -544,12 +545,12 @@ thread_local! {
 }
 
 /// Enough of the stream is in `input` to infer its columns from: `limit` lines, or
-/// `max_bytes` and a whole line (a stream of few, long lines is typed from what fits,
+/// INFER_BYTES and a whole line (a stream of few, long lines is typed from what fits,
 /// but never from no line at all).
-pub(crate) fn sample_complete(input: &[u8], limit: usize, max_bytes: usize) -> bool {
+pub(crate) fn sample_complete(input: &[u8], limit: usize) -> bool {
     #[cfg(test)]
     SCANS.with(|s| s.set(s.get() + 1));
-    (input.len() >= max_bytes && memchr::memchr(b'\n', input).is_some())
+    (input.len() >= INFER_BYTES && memchr::memchr(b'\n', input).is_some())
         || sample(input, limit, false).count() >= limit
 }
 

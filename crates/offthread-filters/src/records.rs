@@ -428,13 +428,8 @@ impl RecordParser {
     /// None once the columns are known.
     fn ndjson_inference(&mut self, input: &[u8], end: bool) -> Option<Vec<u8>> {
         let pending = self.infer.as_mut()?;
-        pending.extend_from_slice(input);
         let rows = self.options.infer_rows;
-        // Only a newline can complete a line of the sample, and the size limit only on
-        // the push that crosses it (rescanning on every push past it is quadratic).
-        let grew = memchr::memchr(b'\n', input).is_some()
-            || (pending.len() >= INFER_BYTES && pending.len() - input.len() < INFER_BYTES);
-        let complete = end || (grew && crate::ndjson::sample_complete(pending, rows, INFER_BYTES));
+        let complete = ndjson_sample_ready(pending, input, rows) || end;
         if !complete {
             return Some(Vec::new());
         }
@@ -862,6 +857,17 @@ impl RecordParser {
 /// Most bytes held back to infer columns from (a header and rows longer than this are
 /// typed from what fits).
 pub(crate) const INFER_BYTES: usize = 4 << 20;
+
+/// Appends `input` to `held` (an NDJSON stream's first bytes, its columns still to be
+/// inferred) and says whether they now hold the sample (`sample_complete`). Only a
+/// newline can complete a line of the sample, and the size limit only on the push that
+/// crosses it: rescanning the held bytes on every push past it is quadratic.
+pub(crate) fn ndjson_sample_ready(held: &mut Vec<u8>, input: &[u8], rows: usize) -> bool {
+    held.extend_from_slice(input);
+    let grew = memchr::memchr(b'\n', input).is_some()
+        || (held.len() >= INFER_BYTES && held.len() - input.len() < INFER_BYTES);
+    grew && crate::ndjson::sample_complete(held, rows)
+}
 
 /// The columns of an NDJSON stream whose first bytes are `held` (all of it when `end`),
 /// typed from the whole lines in the first INFER_BYTES, or the first line when it is
