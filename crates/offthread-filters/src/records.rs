@@ -409,9 +409,10 @@ impl RecordParser {
             Parser::Csv { .. } => self.parse_csv(input, end),
             Parser::Ndjson(state) => {
                 let mut state = std::mem::take(state);
+                // Held bytes (none while still holding: parsing no bytes is a no-op, as
+                // no line has begun) or, once the columns are known, the input.
                 let result = match self.ndjson_inference(input, end) {
                     None => self.parse_ndjson(&mut state, input, end),
-                    Some(held) if held.is_empty() => Ok(()),
                     Some(held) => self.parse_ndjson(&mut state, &held, end),
                 };
                 if let Parser::Ndjson(kept) = &mut self.parser {
@@ -435,8 +436,7 @@ impl RecordParser {
         }
         let held = self.infer.take().unwrap_or_default();
         self.set_columns(infer_ndjson(&held, rows, end));
-        // A stream that ends while it is held back, with no bytes: nothing to parse.
-        Some(if held.is_empty() { Vec::new() } else { held })
+        Some(held)
     }
 
     fn parse_csv(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
