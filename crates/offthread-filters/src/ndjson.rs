@@ -508,6 +508,17 @@ const STRING: u8 = 8;
 /// An object or an array: no column holds one.
 const NESTED: u8 = 16;
 
+/// Line `line`'s text: without its CR, and the first line without a UTF-8 BOM (not
+/// part of it).
+pub(crate) fn line_text(line: &[u8], first: bool) -> &[u8] {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if first {
+        line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+    } else {
+        line
+    }
+}
+
 /// The lines columns are inferred from: the first `limit` non-blank lines of `input`
 /// that are whole (ended by a newline, or by the end of the input when `end`), each
 /// without its CR and the first without a BOM.
@@ -517,23 +528,11 @@ fn sample(input: &[u8], limit: usize, end: bool) -> impl Iterator<Item = &[u8]> 
         Some(nl) => &input[..nl],
         None => &[][..],
     };
-    let lines = if whole.is_empty() {
-        None
-    } else {
-        Some(whole.split(|&b| b == b'\n'))
-    };
-    lines
-        .into_iter()
-        .flatten()
+    // An empty `whole` splits into one empty line, which is blank: no line.
+    whole
+        .split(|&b| b == b'\n')
         .enumerate()
-        .map(|(i, line)| {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if i == 0 {
-                line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
-            } else {
-                line
-            }
-        })
+        .map(|(i, line)| line_text(line, i == 0))
         .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
         .take(limit)
 }

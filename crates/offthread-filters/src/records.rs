@@ -697,13 +697,7 @@ impl RecordParser {
         text: &[u8],
         line: u64,
     ) -> FilterResult<()> {
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        // A UTF-8 BOM before the first line is not part of it.
-        let text = if line == 1 {
-            text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
-        } else {
-            text
-        };
+        let text = crate::ndjson::line_text(text, line == 1);
         if text.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
