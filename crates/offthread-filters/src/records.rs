@@ -116,7 +116,7 @@ pub struct RecordParser {
     skipped_lines: Vec<u64>,
     /// The columns went out in a report.
     announced: bool,
-    /// CSV whose columns are still to be inferred: the input so far.
+    /// CSV or NDJSON whose columns are still to be inferred: the input so far.
     infer: Option<Vec<u8>>,
     parser: Parser,
 }
