@@ -10,9 +10,8 @@ use crate::compress::{Compressor, Decompressor};
 use crate::csv_split::{CsvCutter, CsvMark, CsvStep, QuoteScan};
 use crate::digest::Digest;
 use crate::error::{BUSY, CLOSED, FilterError, FilterResult, TOO_LARGE};
-use crate::ndjson::sample_complete;
 use crate::records::{
-    CsvOptions, INFER_BYTES, RecordFormat, RecordOptions, RecordParser, infer_ndjson,
+    CsvOptions, RecordFormat, RecordOptions, RecordParser, infer_ndjson, ndjson_sample_ready,
 };
 use crate::spec::FilterSpec;
 use crate::transcode::{Conversion, Spares, Transcoder, give_back, recycle, take_spare};
@@ -157,13 +156,10 @@ impl LineCutter {
         let before = self.lines;
         if self.infer {
             let rows = self.options.infer_rows;
-            if let Some(chunk) = chunk {
-                self.carry.extend_from_slice(chunk);
-                let grew =
-                    memchr::memchr(b'\n', chunk).is_some() || self.carry.len() >= INFER_BYTES;
-                if !(grew && sample_complete(&self.carry, rows, INFER_BYTES)) {
-                    return (Vec::new(), before);
-                }
+            if let Some(chunk) = chunk
+                && !ndjson_sample_ready(&mut self.carry, chunk, rows)
+            {
+                return (Vec::new(), before);
             }
             // A push the host takes back after this keeps the columns: it must push the
             // same chunk again, which completes the same sample.

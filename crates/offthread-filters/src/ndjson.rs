@@ -17,6 +17,7 @@
 //! - skipped values are scanned iteratively: no nesting limit.
 
 use crate::columns::{ColumnData, ColumnType, RecordColumn};
+use crate::records::INFER_BYTES;
 
 /// Why a line gives no row.
 pub(crate) enum LineError {
@@ -507,6 +508,17 @@ const STRING: u8 = 8;
 /// An object or an array: no column holds one.
 const NESTED: u8 = 16;
 
+/// Line `line`'s text: without its CR, and the first line without a UTF-8 BOM (not
+/// part of it).
+pub(crate) fn line_text(line: &[u8], first: bool) -> &[u8] {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if first {
+        line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+    } else {
+        line
+    }
+}
+
 /// The lines columns are inferred from: the first `limit` non-blank lines of `input`
 /// that are whole (ended by a newline, or by the end of the input when `end`), each
 /// without its CR and the first without a BOM.
@@ -516,32 +528,28 @@ fn sample(input: &[u8], limit: usize, end: bool) -> impl Iterator<Item = &[u8]> 
         Some(nl) => &input[..nl],
         None => &[][..],
     };
-    let lines = if whole.is_empty() {
-        None
-    } else {
-        Some(whole.split(|&b| b == b'\n'))
-    };
-    lines
-        .into_iter()
-        .flatten()
+    // An empty `whole` splits into one empty line, which is blank: no line.
+    whole
+        .split(|&b| b == b'\n')
         .enumerate()
-        .map(|(i, line)| {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if i == 0 {
-                line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
-            } else {
-                line
-            }
-        })
+        .map(|(i, line)| line_text(line, i == 0))
         .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
         .take(limit)
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Calls of sample_complete on this thread: each scans all the bytes held.
+    pub(crate) static SCANS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Enough of the stream is in `input` to infer its columns from: `limit` lines, or
-/// `max_bytes` and a whole line (a stream of few, long lines is typed from what fits,
+/// INFER_BYTES and a whole line (a stream of few, long lines is typed from what fits,
 /// but never from no line at all).
-pub(crate) fn sample_complete(input: &[u8], limit: usize, max_bytes: usize) -> bool {
-    (input.len() >= max_bytes && memchr::memchr(b'\n', input).is_some())
+pub(crate) fn sample_complete(input: &[u8], limit: usize) -> bool {
+    #[cfg(test)]
+    SCANS.with(|s| s.set(s.get() + 1));
+    (input.len() >= INFER_BYTES && memchr::memchr(b'\n', input).is_some())
         || sample(input, limit, false).count() >= limit
 }
 

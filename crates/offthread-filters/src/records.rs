@@ -116,7 +116,7 @@ pub struct RecordParser {
     skipped_lines: Vec<u64>,
     /// The columns went out in a report.
     announced: bool,
-    /// CSV whose columns are still to be inferred: the input so far.
+    /// CSV or NDJSON whose columns are still to be inferred: the input so far.
     infer: Option<Vec<u8>>,
     parser: Parser,
 }
@@ -409,9 +409,10 @@ impl RecordParser {
             Parser::Csv { .. } => self.parse_csv(input, end),
             Parser::Ndjson(state) => {
                 let mut state = std::mem::take(state);
+                // Held bytes (none while still holding: parsing no bytes is a no-op, as
+                // no line has begun) or, once the columns are known, the input.
                 let result = match self.ndjson_inference(input, end) {
                     None => self.parse_ndjson(&mut state, input, end),
-                    Some(held) if held.is_empty() => Ok(()),
                     Some(held) => self.parse_ndjson(&mut state, &held, end),
                 };
                 if let Parser::Ndjson(kept) = &mut self.parser {
@@ -428,18 +429,14 @@ impl RecordParser {
     /// None once the columns are known.
     fn ndjson_inference(&mut self, input: &[u8], end: bool) -> Option<Vec<u8>> {
         let pending = self.infer.as_mut()?;
-        pending.extend_from_slice(input);
         let rows = self.options.infer_rows;
-        // Only a newline can complete a line of the sample.
-        let grew = memchr::memchr(b'\n', input).is_some() || pending.len() >= INFER_BYTES;
-        let complete = end || (grew && crate::ndjson::sample_complete(pending, rows, INFER_BYTES));
+        let complete = ndjson_sample_ready(pending, input, rows) || end;
         if !complete {
             return Some(Vec::new());
         }
         let held = self.infer.take().unwrap_or_default();
         self.set_columns(infer_ndjson(&held, rows, end));
-        // A stream that ends while it is held back, with no bytes: nothing to parse.
-        Some(if held.is_empty() { Vec::new() } else { held })
+        Some(held)
     }
 
     fn parse_csv(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
@@ -700,13 +697,7 @@ impl RecordParser {
         text: &[u8],
         line: u64,
     ) -> FilterResult<()> {
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        // A UTF-8 BOM before the first line is not part of it.
-        let text = if line == 1 {
-            text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
-        } else {
-            text
-        };
+        let text = crate::ndjson::line_text(text, line == 1);
         if text.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
@@ -861,6 +852,17 @@ impl RecordParser {
 /// typed from what fits).
 pub(crate) const INFER_BYTES: usize = 4 << 20;
 
+/// Appends `input` to `held` (an NDJSON stream's first bytes, its columns still to be
+/// inferred) and says whether they now hold the sample (`sample_complete`). Only a
+/// newline can complete a line of the sample, and the size limit only on the push that
+/// crosses it: rescanning the held bytes on every push past it is quadratic.
+pub(crate) fn ndjson_sample_ready(held: &mut Vec<u8>, input: &[u8], rows: usize) -> bool {
+    held.extend_from_slice(input);
+    let grew = memchr::memchr(b'\n', input).is_some()
+        || (held.len() >= INFER_BYTES && held.len() - input.len() < INFER_BYTES);
+    grew && crate::ndjson::sample_complete(held, rows)
+}
+
 /// The columns of an NDJSON stream whose first bytes are `held` (all of it when `end`),
 /// typed from the whole lines in the first INFER_BYTES, or the first line when it is
 /// longer (ndjson.rs, `infer_columns`).
@@ -1001,4 +1003,50 @@ fn infer_columns(records: &[Vec<Vec<u8>>]) -> Vec<RecordColumn> {
             column
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FilterSpec;
+
+    /// A first line longer than INFER_BYTES, pushed in small chunks: typed from that
+    /// line as before, with the held bytes scanned only when the limit is crossed and
+    /// when a newline comes, not on every push past the limit.
+    #[test]
+    fn a_long_first_line_is_scanned_a_bounded_number_of_times() {
+        let spec = r#"{"kind":"ndjson","layout":"records","inferRows":3}"#;
+        let FilterSpec::Records {
+            columns,
+            format,
+            options,
+        } = FilterSpec::from_json(spec).unwrap()
+        else {
+            unreachable!()
+        };
+        let mut parser = RecordParser::with_options(columns, format, options).unwrap();
+        let mut text = b"{\"n\":1,\"s\":\"".to_vec();
+        text.resize(12 << 20, b'x');
+        text.extend_from_slice(b"\"}\n{\"n\":2,\"b\":true}\n");
+        crate::ndjson::SCANS.with(|s| s.set(0));
+        for chunk in text.chunks(64 << 10) {
+            parser.push(chunk).unwrap();
+        }
+        let scans = crate::ndjson::SCANS.with(|s| s.get());
+        parser.finish().unwrap();
+        let named: Vec<(&str, ColumnType, bool)> = parser
+            .columns
+            .iter()
+            .map(|c| (c.name.as_str(), c.ty, c.nullable))
+            .collect();
+        assert_eq!(
+            named,
+            vec![
+                ("n", ColumnType::F64, true),
+                ("s", ColumnType::String, true)
+            ]
+        );
+        // The push that crosses INFER_BYTES, and the one with the first newline.
+        assert_eq!(scans, 2);
+    }
 }

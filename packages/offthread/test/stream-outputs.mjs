@@ -15,3 +15,16 @@ export async function outputs(filter, chunks) {
   await pipeline(Readable.from(chunks), filter, sink);
   return out;
 }
+
+/** Writes `chunks` into a web TransformStream while its readable is drained: every output. */
+export async function drain(stream, chunks) {
+  const writer = stream.writable.getWriter();
+  const writing = (async () => {
+    for (const c of chunks) await writer.write(Buffer.from(c));
+    await writer.close();
+  })();
+  const out = [];
+  for await (const b of stream.readable) out.push(b);
+  await writing;
+  return out;
+}

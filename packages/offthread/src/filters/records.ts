@@ -106,7 +106,8 @@ export class RecordBatch {
   constructor(bytes: Uint8Array, columns: readonly Resolved[], rows?: number) {
     this.bytes = bytes;
     this.#soa = StructView.rootDynamic(bytes).soa(4);
-    this.length = columns.length === 0 && rows !== undefined ? rows : this.#soa.length;
+    // The Rust side sends `rows` only for a batch of no columns.
+    this.length = rows ?? this.#soa.length;
     this.columns = columns.map(({ name, type, nullable }) => ({ name, type, nullable }));
     this.#byName = new Map();
     for (const c of columns) if (!this.#byName.has(c.name)) this.#byName.set(c.name, c);
