@@ -310,7 +310,9 @@ describe('fanout in place', () => {
     }
   });
 
-  test('the region is freed after a timeout and after an abort', { skip: !multi && 'no multi-memory' }, async () => {
+  test('the region is freed after a timeout, an abort and the workers stopping', {
+    skip: !multi && 'no multi-memory',
+  }, async () => {
     const spinner = firstByte(4, LOOP);
     const host = await guests.load([{ name: 'spin', bytes: spinner }], { threads: 1 });
     try {
@@ -326,6 +328,13 @@ describe('fanout in place', () => {
       await assert.rejects(aborted, code('ERR_ABORTED'));
       await settle();
       assert.equal(host.inputRegions(), 0, 'freed after the abort');
+      // Its workers stopped under it (destroy): the call fails, the region is freed.
+      const stopped = host.fanout('scan', 'first', Uint8Array.of(1));
+      assert.equal(host.inputRegions(), 1);
+      host.destroy();
+      await assert.rejects(stopped, code('ERR_POOL_CLOSED'));
+      await settle();
+      assert.equal(host.inputRegions(), 0, 'freed after the workers stopped');
     } finally {
       await host.close({ timeout: 0 });
     }
