@@ -96,6 +96,9 @@ impl scan::Scan for Reader {
     fn scribble(&mut self, input: BlobRef<'_>) -> Result<Count, Error> {
         self.checksum(input)
     }
+    fn checksum_in_place(&mut self, input: BlobRef<'_>) -> Result<Count, Error> {
+        self.checksum(input)
+    }
 }
 
 impl relay::Relay for Reader {

@@ -19,6 +19,9 @@ use core::cell::UnsafeCell;
 
 pub use offthread_schema_rt as rt;
 
+pub mod input;
+pub use input::{IN_PLACE, Input};
+
 /// What [`export_guest!`] expands to needs, reachable from a std crate too.
 #[doc(hidden)]
 pub mod __private {
@@ -65,6 +68,53 @@ pub trait Interface<T> {
     const DESCRIPTOR: &'static str;
     /// Runs function `function` on `input`; the encoded result.
     fn dispatch(guest: &mut T, function: u32, input: &[u8]) -> Result<Bytes, Error>;
+
+    /// Runs function `function` on its input where the host put it: in this guest's
+    /// memory, or in place in the input memory (docs/guest-abi.md). The host passes an
+    /// input in place only to a guest that imports the `offthread.input` accessors, so
+    /// by default this is [`Interface::dispatch`] and an in-place input is an error: a
+    /// guest that never reads in place imports no accessor (and loads on hosts without
+    /// them). An interface that reads in place overrides this, handing the functions it
+    /// does not read so to [`dispatch_copied`].
+    fn dispatch_input(guest: &mut T, function: u32, input: Input<'_>) -> Result<Bytes, Error>
+    where
+        Self: Sized,
+    {
+        match input.local_bytes() {
+            Some(bytes) => Self::dispatch(guest, function, bytes),
+            None => Err(Error::new(
+                "an input in place reached an interface that does not read in place (override Interface::dispatch_input)",
+            )),
+        }
+    }
+}
+
+/// [`Interface::dispatch`] over `input`, copied first into this guest's memory (64-byte
+/// aligned, as the zero-copy readers need) when it is in place: one `memory.copy`.
+pub fn dispatch_copied<T, E: Interface<T>>(
+    guest: &mut T,
+    function: u32,
+    input: Input<'_>,
+) -> Result<Bytes, Error> {
+    if let Some(bytes) = input.local_bytes() {
+        return E::dispatch(guest, function, bytes);
+    }
+    let len = input.len();
+    let ptr = alloc_bytes(len);
+    if ptr.is_null() {
+        return Err(Error::new(alloc::format!(
+            "no room for a {len}-byte copy of the input"
+        )));
+    }
+    // SAFETY: `ptr` holds `len` (at least 1) bytes from alloc_bytes, owned here.
+    let copy = unsafe { core::slice::from_raw_parts_mut(ptr, len) };
+    let result = match input.copy_to(0, copy) {
+        Some(()) => E::dispatch(guest, function, copy),
+        None => Err(Error::new("the input could not be copied")),
+    };
+    // SAFETY: allocated above with this length, not used after.
+    unsafe { free_bytes(ptr, len) };
+    result
 }
 
 /// An interface a guest calls through the host (generated: `<interface>::Import`).
@@ -373,6 +423,44 @@ pub unsafe fn run_call(
     let result = call(input);
     // SAFETY: the caller's contract; the input is not used after this.
     unsafe { free_bytes(ptr, len) };
+    finish(last, result)
+}
+
+/// Runs one call for [`export_guest!`] as [`run_call`] does, with the input where the
+/// host put it: bit 31 of `export` ([`IN_PLACE`]) says `ptr..ptr+len` is in the input
+/// memory (nothing to free), otherwise a buffer from `offthread_alloc` in this memory.
+///
+/// # Safety
+/// As [`run_call`]; with [`IN_PLACE`], the region the host passed for this call.
+pub unsafe fn run_input(
+    last: &Cell<Vec<u8>>,
+    export: u32,
+    ptr: usize,
+    len: usize,
+    call: impl FnOnce(u32, Input<'_>) -> Result<Vec<u8>, Error>,
+) -> i64 {
+    let result = if export & IN_PLACE != 0 {
+        // SAFETY: the host wrote this region of the input memory for this call.
+        call(export & !IN_PLACE, unsafe {
+            Input::in_place(ptr as u32, len as u32)
+        })
+    } else {
+        let input: &[u8] = if len == 0 || ptr == 0 {
+            &[]
+        } else {
+            // SAFETY: the host filled `len` bytes at `ptr` (the caller's contract).
+            unsafe { core::slice::from_raw_parts(ptr as *const u8, len) }
+        };
+        let result = call(export, Input::local(input));
+        // SAFETY: the caller's contract; the input is not used after this.
+        unsafe { free_bytes(ptr as *mut u8, len) };
+        result
+    };
+    finish(last, result)
+}
+
+/// Keeps a result until the next call and returns it packed, or reports the error (-1).
+fn finish(last: &Cell<Vec<u8>>, result: Result<Vec<u8>, Error>) -> i64 {
     match result {
         Ok(out) => {
             // SAFETY: one call at a time.
@@ -440,20 +528,21 @@ macro_rules! export_guest {
 
         #[unsafe(no_mangle)]
         pub extern "C" fn offthread_call(export: u32, function: u32, ptr: u32, len: u32) -> i64 {
-            // SAFETY: the host allocated the input with offthread_alloc; one call at a time.
+            // SAFETY: the host allocated the input with offthread_alloc, or passed it in
+            // place (bit 31 of `export`); one call at a time.
             unsafe {
-                $crate::run_call(&OFFTHREAD_LAST, ptr as usize as *mut u8, len as usize, |input| {
+                $crate::run_input(&OFFTHREAD_LAST, export, ptr as usize, len as usize, |export, input| {
                     let Some(guest) = OFFTHREAD_GUEST.get().as_mut() else {
                         return Err($crate::Error::new("offthread_init was not called"));
                     };
                     let mut k = 0u32;
                     $(
                         if export == k {
-                            return <$export as $crate::Interface<$guest>>::dispatch(guest, function, input);
+                            return <$export as $crate::Interface<$guest>>::dispatch_input(guest, function, input);
                         }
                         k += 1;
                     )*
-                    let _ = k;
+                    let _ = (k, input);
                     Err($crate::Error::new($crate::__private::format!("no export #{export}")))
                 })
             }

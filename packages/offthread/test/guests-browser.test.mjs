@@ -74,6 +74,7 @@ for (const [name, launch] of [
               relay: [...(await host.call('relay', 'relay', input))],
               counter: await Promise.all([1, 2, 3].map(() => host.call('counter', 'next').then((b) => [...b]))),
               fanout: (await host.fanout('scan', 'checksum', input)).map((b) => [...b]),
+              inPlace: (await host.fanout('scan', 'checksum_in_place', input)).map((b) => [...b]),
               trap: await codeOf(host.call('echo', 'trap')),
               spin: await codeOf(host.call('echo', 'spin', null, { timeout: 100 })),
               after: [...(await host.call('echo', 'echo', input))],
@@ -95,6 +96,13 @@ for (const [name, launch] of [
           let fnv = 0xcbf29ce484222325n;
           for (const b of data) fnv = BigInt.asUintN(64, (fnv ^ BigInt(b)) * 0x100000001b3n);
           assert.deepEqual(sums, [fnv, fnv]);
+          // Issue 33 item 1: read in place from one shared memory where the page can share
+          // memory (both browsers have multi-memory); the same answers by copy otherwise.
+          assert.deepEqual(
+            got.inPlace.map((b) => msg.decodeCount(Uint8Array.from(b)).value),
+            [fnv, fnv],
+          );
+          assert.equal(got.stats.sharedInput, isolated);
           assert.equal(got.trap, 'ERR_GUEST_TRAP');
           assert.equal(got.spin, 'ERR_TIMEOUT');
           // Shared memory only where the page is isolated: the input is written once there.

@@ -275,6 +275,8 @@ pub trait Scan {
     fn checksum(&mut self, input: &Blob) -> Count;
     /// `input` in `input`, `output` in `out`
     fn scribble(&mut self, input: &Blob) -> Count;
+    /// `input` in `input`, `output` in `out`
+    fn checksum_in_place(&mut self, input: &Blob) -> Count;
 }
 
 /// Pattern of interface `relay`.

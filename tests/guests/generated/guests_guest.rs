@@ -205,7 +205,7 @@ pub mod scan {
 
     pub const NAME: &str = "scan";
     /// What the host reads through `offthread_export` / `offthread_import`.
-    pub const DESCRIPTOR: &str = r#"{"name":"scan","pattern":"fanout","fingerprint":"d31c75796dd7782f","memories":[{"name":"input","import":"write","export":"read","pages":256},{"name":"out","import":"read","export":"write","pages":1}],"functions":[{"name":"checksum","fingerprint":"da75053ac4b638e1","input":{"memory":"input"},"output":{"memory":"out"}},{"name":"scribble","fingerprint":"a4b837f64a2db478","input":{"memory":"input"},"output":{"memory":"out"}}]}"#;
+    pub const DESCRIPTOR: &str = r#"{"name":"scan","pattern":"fanout","fingerprint":"dc0922c99ead00a7","memories":[{"name":"input","import":"write","export":"read","pages":256},{"name":"out","import":"read","export":"write","pages":1}],"functions":[{"name":"checksum","fingerprint":"da75053ac4b638e1","input":{"memory":"input"},"output":{"memory":"out"}},{"name":"scribble","fingerprint":"a4b837f64a2db478","input":{"memory":"input"},"output":{"memory":"out"}},{"name":"checksum_in_place","fingerprint":"6194704b65608f63","input":{"memory":"input"},"output":{"memory":"out"}}]}"#;
 
     /// Implemented by guests that export `scan`.
     pub trait Scan {
@@ -213,6 +213,8 @@ pub mod scan {
         fn checksum(&mut self, input: schema::BlobRef<'_>) -> Result<schema::Count, guest::Error>;
         /// `scribble`: input in memory `input`, result in memory `out`.
         fn scribble(&mut self, input: schema::BlobRef<'_>) -> Result<schema::Count, guest::Error>;
+        /// `checksum_in_place`: input in memory `input`, result in memory `out`.
+        fn checksum_in_place(&mut self, input: schema::BlobRef<'_>) -> Result<schema::Count, guest::Error>;
     }
 
     /// `export_guest!(…, exports: [scan::Export])` for a guest implementing [`Scan`].
@@ -230,6 +232,10 @@ pub mod scan {
                 1 => {
                     let input = schema::BlobRef::from_bytes(input).map_err(guest::Error::read)?;
                     this.scribble(input)?.to_bytes().map_err(guest::Error::write)
+                }
+                2 => {
+                    let input = schema::BlobRef::from_bytes(input).map_err(guest::Error::read)?;
+                    this.checksum_in_place(input)?.to_bytes().map_err(guest::Error::write)
                 }
                 _ => Err(guest::unknown_function(NAME, function)),
             }
@@ -256,6 +262,11 @@ pub mod scan {
         pub fn scribble(&self, input: &schema::Blob) -> Result<guest::Message, guest::Error> {
             let bytes = input.to_bytes().map_err(guest::Error::write)?;
             guest::invoke(NAME, 1, &bytes)
+        }
+        /// Calls `scan.checksum_in_place`; read the answer with `schema::CountRef::from_bytes(msg.bytes())`.
+        pub fn checksum_in_place(&self, input: &schema::Blob) -> Result<guest::Message, guest::Error> {
+            let bytes = input.to_bytes().map_err(guest::Error::write)?;
+            guest::invoke(NAME, 2, &bytes)
         }
     }
 }

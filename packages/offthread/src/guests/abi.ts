@@ -202,6 +202,31 @@ export const IMPORT_SIGNATURES: Readonly<Record<string, Signature>> = {
   exporter_index: sig([I32, I32, I32, I32], [I32]),
 };
 
+/** The import module of the input accessors. */
+export const INPUT_MODULE = 'offthread.input';
+
+/**
+ * The input accessors (`offthread.input`, docs/guest-abi.md "Reading the input in
+ * place"): little-endian loads at a byte address of the input memory, and `copy(dst,
+ * src, len)` from it into the guest's own memory. Where the engine has multi-memory
+ * `guests.load` rewrites their calls into the loads themselves (wasm-rewrite.ts).
+ */
+export const INPUT_SIGNATURES: Readonly<Record<string, Signature>> = {
+  load_u8: sig([I32], [I32]),
+  load_u16: sig([I32], [I32]),
+  load_u32: sig([I32], [I32]),
+  load_u64: sig([I32], [I64]),
+  load_f32: sig([I32], ['f32']),
+  load_f64: sig([I32], ['f64']),
+  copy: sig([I32, I32, I32], []),
+};
+
+/**
+ * Bit 31 of `offthread_call`'s `export`: this call's input is in place, at (ptr, len)
+ * of the input memory the accessors read, not in the guest's own memory.
+ */
+export const IN_PLACE = 0x8000_0000;
+
 /** `(i32, i32) -> i64`; `()` for no results, as the docs write it. */
 export function formatSignature(s: Signature): string {
   const results = s.results.length === 1 ? (s.results[0] as string) : `(${s.results.join(', ')})`;
@@ -366,6 +391,10 @@ export function checkAbi(shape: ModuleShape, where: string): void {
     const want =
       i.module === 'offthread' && Object.hasOwn(IMPORT_SIGNATURES, i.name) ? IMPORT_SIGNATURES[i.name] : undefined;
     if (want) compare(`import offthread.${i.name}`, { kind: 0, type: i.type }, want);
+    if (i.module !== INPUT_MODULE) continue;
+    const accessor = Object.hasOwn(INPUT_SIGNATURES, i.name) ? INPUT_SIGNATURES[i.name] : undefined;
+    if (accessor) compare(`import offthread.input.${i.name}`, { kind: 0, type: i.type }, accessor);
+    else wrong.push(`import offthread.input.${i.name} is not an input accessor the host offers`);
   }
   if (wrong.length > 0) throw bad(where, `${wrong.join('; ')} (docs/guest-abi.md)`);
 }

@@ -15,6 +15,7 @@ import { toOptions } from '../validate.js';
 import {
   checkAbi,
   type FunctionDecl,
+  INPUT_MODULE,
   type InterfaceDecl,
   mergeVersions,
   type Pattern,
@@ -22,6 +23,8 @@ import {
   WASM_PAGE,
 } from './abi.js';
 import type { Description, GuestCall, GuestModuleSpec, SharedInput } from './runtime.js';
+import { type GuestMemoryMessage, InputMemory, type Region } from './shared-input.js';
+import { rewriteInputAccessors } from './wasm-rewrite.js';
 import { checkInterfaceMemories, interfaceSlots, type ModuleMemories, multiMemory, readMemories } from './wasm-scan.js';
 
 /** A module's bytes, optionally with the name errors and `exporter` use. */
@@ -39,6 +42,12 @@ export interface LoadOptions {
    * where workers can share memory); false: every call is a message each way.
    */
   mailbox?: boolean | undefined;
+  /**
+   * Guests that read their input through the `offthread.input` accessors read a
+   * fanout's input in place, from one shared memory (default true where the engine has
+   * multi-memory and workers can share memory); false: every exporter gets a copy.
+   */
+  sharedInput?: boolean | undefined;
 }
 
 export interface GuestCallOptions extends RunOptions {
@@ -63,9 +72,12 @@ export interface GuestInterface {
 
 export interface GuestStats {
   calls: number;
-  /** Bytes written into shared memory once per fanout call. */
+  /**
+   * Bytes written into shared memory once per fanout call: into an input memory for
+   * the exporters that read it in place, into a SharedArrayBuffer for those that copy.
+   */
   sharedBytes: number;
-  /** Bytes copied into guest memories (one copy per instance that received an input). */
+  /** Bytes copied into guest memories (one copy per instance that received an input; none when read in place). */
   copiedIn: number;
   /** Bytes copied out of guest memories. */
   copiedOut: number;
@@ -78,6 +90,11 @@ export interface GuestStats {
    * in place). Without it (Node 20, Safari) every exporter receives its own copy.
    */
   multiMemory: boolean;
+  /**
+   * Whether guests using the `offthread.input` accessors read fanout inputs in place
+   * (multi-memory, shared memory and `sharedInput` not false); otherwise they get copies.
+   */
+  sharedInput: boolean;
 }
 
 interface Exporter {
@@ -132,9 +149,11 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
   if (!isList) {
     throw makeError('ERR_INVALID_ARG', 'guests.load needs a non-empty array of modules');
   }
-  const opts = toOptions<LoadOptions>(options, ['threads', 'memoryPages', 'loadTimeout', 'mailbox']);
-  if (opts.mailbox !== undefined && typeof opts.mailbox !== 'boolean') {
-    throw makeError('ERR_INVALID_ARG', `options.mailbox must be a boolean, got ${describe(opts.mailbox)}`);
+  const opts = toOptions<LoadOptions>(options, ['threads', 'memoryPages', 'loadTimeout', 'mailbox', 'sharedInput']);
+  for (const key of ['mailbox', 'sharedInput'] as const) {
+    if (opts[key] !== undefined && typeof opts[key] !== 'boolean') {
+      throw makeError('ERR_INVALID_ARG', `options.${key} must be a boolean, got ${describe(opts[key])}`);
+    }
   }
   const threads = intOption(opts.threads, 'threads', 1, 1024, host().defaultThreads());
   const memoryPages = intOption(opts.memoryPages, 'memoryPages', 1, 65_536, 256);
@@ -156,15 +175,70 @@ export async function load(modules: readonly GuestSource[], options?: LoadOption
   // and every guest host together run at most the host's cores at once.
   const engine = new WorkerEngine(null, threads, Number.MAX_SAFE_INTEGER, { mailbox: opts.mailbox ?? true });
   engine.useBudget(defaultBudget());
+  const inputs = new InputMemories(engine, (opts.sharedInput ?? true) && multiMemory() && host().sharedMemory());
   try {
-    const described = await prepare(engine, sources, 0, memoryPages, loadTimeout);
+    const described = await prepare(engine, sources, 0, memoryPages, loadTimeout, inputs);
     const table = interfaceTable(described);
     engine.addSetup({ type: 'guest-setup', modules: described });
-    return new GuestHost(engine, described, table, { memoryPages, loadTimeout });
+    return new GuestHost(engine, described, table, { memoryPages, loadTimeout }, inputs);
   } catch (err) {
     engine.destroy();
     throw err;
   }
+}
+
+/** The host's input memories (shared-input.ts), made when a guest that reads one in place is loaded. */
+class InputMemories {
+  readonly #engine: WorkerEngine;
+  readonly #byName = new Map<string, InputMemory>();
+
+  constructor(
+    engine: WorkerEngine,
+    /** Whether guests read in place on this host (else their accessors read a copy). */
+    readonly enabled: boolean,
+  ) {
+    this.#engine = engine;
+  }
+
+  /** The memory `name`, made and posted to every worker (replacements too) the first time. */
+  ensure(name: string, pages: number): void {
+    if (this.#byName.has(name)) return;
+    const memory = new InputMemory(name, pages);
+    this.#byName.set(name, memory);
+    // Before the modules that import it: setup messages reach every worker in order.
+    const msg: GuestMemoryMessage = { type: 'guest-memory', name, memory: memory.memory };
+    this.#engine.addSetup(msg);
+  }
+
+  get(name: string): InputMemory | undefined {
+    return this.#byName.get(name);
+  }
+
+  get regions(): number {
+    let n = 0;
+    for (const m of this.#byName.values()) n += m.regions;
+    return n;
+  }
+}
+
+/**
+ * The interface memory a module's `offthread.input` accessors read: the one memory that
+ * the functions of the interfaces it exports take their input from (and that exporters
+ * may read). An accessor names no memory, so with none or several the module reads
+ * nothing in place (null): its inputs are copied in, as before, and its accessors read
+ * the copy.
+ */
+function inputMemoryOf(exports: readonly InterfaceDecl[]): { name: string; pages: number } | null {
+  const found = new Map<string, number>();
+  for (const d of exports) {
+    for (const f of d.functions) {
+      const decl = d.memories.find((m) => m.name === f.input?.memory);
+      if (decl && (decl.export === 'read' || decl.export === 'readwrite'))
+        found.set(`${d.name}.${decl.name}`, decl.pages);
+    }
+  }
+  const [first] = found;
+  return found.size === 1 && first ? { name: first[0], pages: first[1] } : null;
 }
 
 /** Why a module with several memories fails to compile on an engine without multi-memory, or ''. */
@@ -188,9 +262,12 @@ async function prepare(
   first: number,
   memoryPages: number,
   loadTimeout: number,
+  inputs: InputMemories,
 ): Promise<GuestModuleSpec[]> {
-  const specs: Omit<GuestModuleSpec, 'exports' | 'imports'>[] = [];
+  const specs: Omit<GuestModuleSpec, 'exports' | 'imports' | 'input'>[] = [];
   const memories: ModuleMemories[] = [];
+  /** Per module: its bytes, when it imports input accessors (rewritten once its exports are known). */
+  const readers: (Uint8Array | null)[] = [];
   for (const { name, bytes } of sources) {
     // Validate first: a malformed module is ERR_GUEST_MODULE whatever its import section says.
     let module: WebAssembly.Module;
@@ -215,6 +292,7 @@ async function prepare(
       );
     }
     checkAbi(shape, name);
+    readers.push(shape.functionImports.some((i) => i.module === INPUT_MODULE) ? bytes : null);
     // Its memory imports and, if it imports an interface memory, every write in its
     // code: checked against the permissions once the descriptors are known.
     const found = readMemories(bytes, name);
@@ -249,7 +327,27 @@ async function prepare(
       throw makeError('ERR_GUEST_MODULE', `${spec.name}: cannot start it: ${e.message}`, err);
     }
     const checked = checkInterfaceMemories(memories[described.length] as ModuleMemories, d, spec.name);
-    described.push({ ...spec, memories: checked, exports: d.exports, imports: d.imports });
+    const bytes = readers[described.length];
+    let module = spec.module;
+    let input: string | null = null;
+    const bound = bytes && inputs.enabled ? inputMemoryOf(d.exports) : null;
+    if (bytes && bound) {
+      const { name, pages } = bound;
+      // The accessors' calls become loads from the input memory, imported shared.
+      const rewritten = rewriteInputAccessors(bytes, name, pages, spec.name);
+      try {
+        module = await WebAssembly.compile(rewritten.bytes as Uint8Array<ArrayBuffer>);
+      } catch (err) {
+        throw makeError(
+          'ERR_GUEST_MODULE',
+          `${spec.name}: rewritten to read ${name} in place, it does not validate: ${(err as Error).message}`,
+          err,
+        );
+      }
+      inputs.ensure(name, pages);
+      input = name;
+    }
+    described.push({ ...spec, module, input, memories: checked, exports: d.exports, imports: d.imports });
   }
   return described;
 }
@@ -345,6 +443,7 @@ export class GuestHost {
   readonly #stats = { calls: 0, sharedBytes: 0, copiedIn: 0, copiedOut: 0 };
   /** The bound (ms) after which `close` stopped the calls still running, or null. */
   #gaveUp: number | null = null;
+  readonly #inputs: InputMemories;
 
   /** @internal */
   constructor(
@@ -352,8 +451,10 @@ export class GuestHost {
     specs: GuestModuleSpec[],
     table: Map<string, Entry>,
     limits: { memoryPages: number; loadTimeout: number },
+    inputs: InputMemories,
   ) {
     this.#engine = engine;
+    this.#inputs = inputs;
     this.#specs = [...specs];
     this.#table = table;
     this.#limits = limits;
@@ -363,6 +464,11 @@ export class GuestHost {
   /** @internal Tests: each worker's mailbox header (pool/mailbox.ts), or null. */
   mailboxHeaders(): (Int32Array | null)[] {
     return this.#engine.mailboxHeaders();
+  }
+
+  /** @internal Tests: regions of the input memories held by fanouts not yet settled. */
+  inputRegions(): number {
+    return this.#inputs.regions;
   }
 
   /** Workers the guests run on (`threads` of `guests.load`). */
@@ -539,7 +645,10 @@ export class GuestHost {
    * having `fn` (`interfaces[…].exportersOf[fn]`), all at once over the workers;
    * resolves to their results in load order. The input is written once into
    * shared memory that every worker reads (a copy per message where workers cannot
-   * share memory, e.g. a page without cross-origin isolation).
+   * share memory, e.g. a page without cross-origin isolation): exporters that read it
+   * in place (`offthread.input`, rewritten) get its region of the input memory, the
+   * others a copy in their own memory. With no region free (fanouts in flight hold
+   * the memory), this fanout copies to every exporter instead of waiting.
    */
   fanout(iface: string, fn: string, input?: Uint8Array | null, options?: RunOptions): Promise<Uint8Array[]> {
     try {
@@ -552,26 +661,45 @@ export class GuestHost {
       // reached, one being removed is waited for.
       const exporters = this.#having(entry, index);
       const bytes = this.#input(entry, f, input);
-      let payload: Uint8Array | SharedInput | null = bytes;
-      if (bytes && host().sharedMemory()) {
-        const shared = new SharedArrayBuffer(bytes.length);
-        new Uint8Array(shared).set(bytes);
-        this.#stats.sharedBytes += bytes.length;
-        payload = { shared, length: bytes.length };
-      }
+      const key = f.input?.memory ? `${iface}.${f.input.memory}` : null;
+      const reads = (e: Exporter) => key !== null && (this.#specs[e.module] as GuestModuleSpec).input === key;
+      const memory = key && bytes && exporters.some(reads) ? this.#inputs.get(key) : undefined;
+      const region = memory?.place(bytes as Uint8Array) ?? null;
+      if (region) this.#stats.sharedBytes += region.length;
+      let payload: Uint8Array | SharedInput | null | undefined;
+      // Today's path, for the exporters that do not read in place (made once, if any).
+      const copy = (): Uint8Array | SharedInput | null => {
+        if (payload !== undefined) return payload;
+        payload = bytes;
+        if (bytes && host().sharedMemory()) {
+          const shared = new SharedArrayBuffer(bytes.length);
+          new Uint8Array(shared).set(bytes);
+          this.#stats.sharedBytes += bytes.length;
+          payload = { shared, length: bytes.length };
+        }
+        return payload;
+      };
       const outputLimit = this.#outputLimit(entry, f);
-      return Promise.all(
-        exporters.map((e) =>
-          this.#count(
-            this.#run(
-              e.module,
-              { kind: 'call', module: e.module, export: e.exportIndex, function: index, input: payload, outputLimit },
-              run,
-            ),
-            bytes?.length ?? 0,
-          ),
-        ),
-      );
+      const parts = exporters.map((e) => {
+        const inPlace = region !== null && reads(e);
+        const input: Region | Uint8Array | SharedInput | null = inPlace ? region : copy();
+        const call: GuestCall = {
+          kind: 'call',
+          module: e.module,
+          export: e.exportIndex,
+          function: index,
+          input,
+          outputLimit,
+        };
+        return this.#count(this.#run(e.module, call, run), inPlace ? 0 : (bytes?.length ?? 0));
+      });
+      // Held until every exporter has settled, whatever the outcome: a timeout or abort
+      // rejects at once and terminates its worker, whose result, whatever it still
+      // reads, is never used.
+      if (region) {
+        Promise.allSettled(parts).then(() => memory?.free(region));
+      }
+      return Promise.all(parts);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -604,7 +732,7 @@ export class GuestHost {
     this.#specs.push(...sources.map(() => null));
     try {
       const { memoryPages, loadTimeout } = this.#limits;
-      const described = await prepare(this.#engine, sources, first, memoryPages, loadTimeout);
+      const described = await prepare(this.#engine, sources, first, memoryPages, loadTimeout, this.#inputs);
       // Checked against every module still on the workers, the leaving ones included:
       // a guest's call may reach them until they are gone.
       const next = [...this.#specs];
@@ -662,6 +790,7 @@ export class GuestHost {
       replaced: e.replaced,
       mailbox: this.#engine.mailbox,
       multiMemory: multiMemory(),
+      sharedInput: this.#inputs.enabled,
     };
   }
 

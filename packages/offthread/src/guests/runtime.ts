@@ -7,7 +7,18 @@
  * A trap fails the call and restarts that instance; the worker goes on.
  */
 import { errorRegistry, makeError } from '../errors.js';
-import { ABI_VERSION, type InterfaceDecl, pack, parseDescriptor, unpack, WASM_PAGE } from './abi.js';
+import {
+  ABI_VERSION,
+  IN_PLACE,
+  INPUT_MODULE,
+  INPUT_SIGNATURES,
+  type InterfaceDecl,
+  pack,
+  parseDescriptor,
+  unpack,
+  WASM_PAGE,
+} from './abi.js';
+import type { Region } from './shared-input.js';
 import { type InterfaceMemoryImport, MEMORY_MODULE } from './wasm-scan.js';
 
 export interface GuestModuleSpec {
@@ -19,6 +30,11 @@ export interface GuestModuleSpec {
   maxPages: number;
   /** Interface memories it imports (`offthread.memory`), checked at load against their permissions. */
   memories: InterfaceMemoryImport[];
+  /**
+   * The interface memory its `offthread.input` accessors read in place (`module` is the
+   * rewritten one, importing it shared), or null: its inputs are copied in.
+   */
+  input: string | null;
   exports: InterfaceDecl[];
   imports: InterfaceDecl[];
 }
@@ -59,7 +75,8 @@ export type GuestCall =
       module: number;
       export: number;
       function: number;
-      input: Uint8Array | SharedInput | null;
+      /** A copy to make (bytes, or shared bytes every worker reads), or a region of an input memory read in place. */
+      input: Uint8Array | SharedInput | Region | null;
       /** Bytes the result may take (its memory's pages), or null: no limit but the guest's memory. */
       outputLimit: number | null;
     };
@@ -102,6 +119,40 @@ interface GuestLinks {
 /** Outside a host (describing a module at load): no other guest to reach. */
 const NO_LINKS: GuestLinks = { invoke: () => -1n, exporters: () => -1, exporterIndex: () => -1 };
 
+const ACCESSORS = Object.keys(INPUT_SIGNATURES);
+
+/**
+ * The `offthread.input` accessors as JS functions. For a rewritten module (`rewritten`)
+ * the calls became loads: these are only reachable indirectly (through a table), which
+ * the rewrite cannot follow, so they trap. Otherwise (no multi-memory, or sharedInput:
+ * false) the input is copied into the guest's memory and they read it there: correct,
+ * and about 30× slower than a load (docs/guests.md); the Rust crate reads a copied input
+ * directly and never calls them.
+ */
+function accessors(memory: WebAssembly.Memory, rewritten: boolean): Record<string, (...args: number[]) => unknown> {
+  if (rewritten) {
+    const stub = () => {
+      throw new Error(`an ${INPUT_MODULE} accessor was reached indirectly; only direct calls read in place`);
+    };
+    return Object.fromEntries(ACCESSORS.map((name) => [name, stub]));
+  }
+  const view = () => new DataView(memory.buffer);
+  return {
+    load_u8: (a) => view().getUint8(a >>> 0),
+    load_u16: (a) => view().getUint16(a >>> 0, true),
+    load_u32: (a) => view().getUint32(a >>> 0, true),
+    load_u64: (a) => view().getBigUint64(a >>> 0, true),
+    load_f32: (a) => view().getFloat32(a >>> 0, true),
+    load_f64: (a) => view().getFloat64(a >>> 0, true),
+    copy: (dst, src, len) => {
+      const bytes = new Uint8Array(memory.buffer);
+      const [d, s, n] = [dst >>> 0, src >>> 0, len >>> 0];
+      if (d + n > bytes.length || s + n > bytes.length) throw new RangeError('offthread.input.copy out of bounds');
+      bytes.copyWithin(d, s, s + n);
+    },
+  };
+}
+
 /** One instance of a guest module with its own limited memory. */
 class Instance {
   readonly memory: WebAssembly.Memory;
@@ -111,20 +162,30 @@ class Instance {
   oom: number | null = null;
 
   constructor(
-    readonly spec: Pick<GuestModuleSpec, 'name' | 'index' | 'module' | 'initialPages' | 'maxPages' | 'memories'>,
+    readonly spec: Pick<GuestModuleSpec, 'name' | 'index' | 'module' | 'initialPages' | 'maxPages' | 'memories'> & {
+      input?: string | null;
+    },
     links: GuestLinks,
+    /** The host's shared memory its accessors read in place (when `spec.input`). */
+    inputMemory: WebAssembly.Memory | null = null,
   ) {
     this.memory = new WebAssembly.Memory({ initial: spec.initialPages, maximum: spec.maxPages });
     const self = this;
-    // Interface memories: a memory of the declared size per import. Their contents are
-    // the host's to write (zeros today); load.ts has refused any guest that writes one
-    // its interface declares read-only for it.
-    const shared = Object.fromEntries(
+    // Interface memories: a memory of the declared size per import, zero-filled, but for
+    // the input memory a rewritten guest reads in place; load.ts has refused any guest
+    // that writes one its interface declares read-only for it.
+    const shared: Record<string, WebAssembly.Memory> = Object.fromEntries(
       spec.memories.map((m) => [m.name, new WebAssembly.Memory({ initial: m.initial, maximum: m.maximum })]),
     );
+    // Read in place: the one memory the host writes each fanout's input into, on every worker.
+    if (spec.input) {
+      if (!inputMemory) throw guestError('ERR_GUEST_ABI', `${spec.name}: no input memory ${spec.input} on this worker`);
+      shared[spec.input] = inputMemory;
+    }
     const imports = {
       env: { memory: this.memory },
       [MEMORY_MODULE]: shared,
+      [INPUT_MODULE]: accessors(this.memory, Boolean(spec.input)),
       offthread: {
         fail(ptr: number, len: number) {
           self.failure = self.text(ptr, len, 1024) ?? 'an error message outside the guest memory';
@@ -199,10 +260,19 @@ class Instance {
     return { exports: list('offthread_export', counts & 0xffff), imports: list('offthread_import', counts >>> 16) };
   }
 
-  /** Runs one call; the result is a view into this instance's memory (valid until its next call). */
-  run(exportIndex: number, fn: number, input: Uint8Array | null): Uint8Array {
+  /**
+   * Runs one call; the result is a view into this instance's memory (valid until its
+   * next call). `place`: the input is read in place there (bit 31 of `export` says so).
+   */
+  run(exportIndex: number, fn: number, input: Uint8Array | null, place: Region | null = null): Uint8Array {
     this.failure = null;
     this.oom = null;
+    if (place) {
+      if (place.memory !== this.spec.input) {
+        throw guestError('ERR_GUEST_ABI', `${this.spec.name} does not read ${place.memory} in place`);
+      }
+      return this.#finish(this.exports.offthread_call?.(exportIndex | IN_PLACE, fn, place.at, place.length) as bigint);
+    }
     const len = input?.length ?? 0;
     let ptr = 0;
     if (input && len > 0) {
@@ -215,7 +285,10 @@ class Instance {
       }
       this.view(ptr, len, 'an input buffer').set(input);
     }
-    const r = this.exports.offthread_call?.(exportIndex, fn, ptr, len) as bigint;
+    return this.#finish(this.exports.offthread_call?.(exportIndex, fn, ptr, len) as bigint);
+  }
+
+  #finish(r: bigint): Uint8Array {
     if (r === -1n) {
       throw guestError('ERR_GUEST_FAILED', `${this.spec.name}: ${this.failure ?? 'the call failed without a message'}`);
     }
@@ -258,8 +331,12 @@ export class GuestRuntime {
   readonly #active = new Set<number>();
   #depth = 0;
 
-  constructor(msg: GuestSetupMessage) {
+  /** The host's input memories by name ('guest-memory' messages, posted before the modules that read them). */
+  readonly #memories: ReadonlyMap<string, WebAssembly.Memory>;
+
+  constructor(msg: GuestSetupMessage, memories: ReadonlyMap<string, WebAssembly.Memory>) {
     this.#specs = [...msg.modules];
+    this.#memories = memories;
   }
 
   /** host.add: a module joins; its instance is made on its first call. */
@@ -278,7 +355,7 @@ export class GuestRuntime {
     if (!inst) {
       const spec = this.#specs[i];
       if (!spec) throw guestError('ERR_GUEST_ABI', `no guest module #${i}`);
-      inst = new Instance(spec, this.#links(i));
+      inst = new Instance(spec, this.#links(i), spec.input ? (this.#memories.get(spec.input) ?? null) : null);
       inst.init();
       this.#instances[i] = inst;
     }
@@ -286,12 +363,12 @@ export class GuestRuntime {
   }
 
   /** Runs a call on module `i`; a trap drops the instance (the next call gets a fresh one). */
-  run(i: number, exportIndex: number, fn: number, input: Uint8Array | null): Uint8Array {
+  run(i: number, exportIndex: number, fn: number, input: Uint8Array | null, place: Region | null = null): Uint8Array {
     this.#active.add(i); // before #instance: its offthread_init may invoke too
     try {
       const inst = this.#instance(i);
       try {
-        return inst.run(exportIndex, fn, input);
+        return inst.run(exportIndex, fn, input, place);
       } catch (err) {
         if (isTyped(err)) throw err;
         this.#instances[i] = undefined;
@@ -393,9 +470,11 @@ export function runGuestCallView(runtime: GuestRuntime | null, call: unknown): G
     if (c.kind === 'describe') return { ok: true, description: GuestRuntime.describe(c) };
     if (!runtime) throw guestError('ERR_GUEST_ABI', 'no guests are loaded on this worker');
     let input: Uint8Array | null = null;
+    let place: Region | null = null;
     if (c.input instanceof Uint8Array) input = c.input;
-    else if (c.input) input = new Uint8Array(c.input.shared, 0, c.input.length);
-    const view = runtime.run(c.module, c.export, c.function, input);
+    else if (c.input && 'shared' in c.input) input = new Uint8Array(c.input.shared, 0, c.input.length);
+    else if (c.input) place = c.input;
+    const view = runtime.run(c.module, c.export, c.function, input, place);
     if (c.outputLimit !== null && view.length > c.outputLimit) {
       throw guestError(
         'ERR_GUEST_MEMORY_LIMIT',

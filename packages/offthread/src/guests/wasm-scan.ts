@@ -67,13 +67,17 @@ const SIMD_STORES: Record<number, string> = {
   91: 'v128.store64_lane',
 };
 
+/** A `call` (or `return_call`, `tail`) of function `callee` at bytes `start..end` of the module. */
+export type CallSite = (callee: number, start: number, end: number, tail: boolean) => void;
+
 /**
  * Reads the module's memory index space and, when `scanCode` (by default: when the
  * module imports an interface memory), the first write of each memory: stores, `memory.grow`,
  * `memory.fill`, the destination of `memory.copy`, `memory.init`, SIMD and atomic
  * stores, and active data segments. ERR_GUEST_MODULE for an opcode it does not know.
+ * `onCall` sees every direct call on the way (the input rewrite, wasm-rewrite.ts).
  */
-export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolean): ModuleMemories {
+export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolean, onCall?: CallSite): ModuleMemories {
   let at = 0;
   const fail = (why: string) => makeError('ERR_GUEST_MODULE', `${where}: ${why}`);
   const byte = () => {
@@ -244,8 +248,6 @@ export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolea
       case 0x09: // rethrow label
       case 0x0c: // br
       case 0x0d: // br_if
-      case 0x10: // call
-      case 0x12: // return_call
       case 0x14: // call_ref
       case 0x15: // return_call_ref
       case 0xd2: // ref.func
@@ -260,6 +262,13 @@ export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolea
       case 0x26: // table.set
         uleb();
         return true;
+      case 0x10: // call
+      case 0x12: {
+        // return_call
+        const callee = uleb();
+        onCall?.(callee, start, at, op === 0x12);
+        return true;
+      }
       case 0x18: // delegate label: closes a try
         uleb();
         depth--;

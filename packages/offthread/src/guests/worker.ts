@@ -11,13 +11,20 @@ import {
   runGuestCall,
   runGuestCallView,
 } from './runtime.js';
+import type { GuestMemoryMessage } from './shared-input.js';
 
 export function guestJobs(): WorkerJobs {
   let guests: GuestRuntime | null = null;
+  const memories = new Map<string, WebAssembly.Memory>();
   return {
     setup: {
+      // An input memory guests read in place (shared-input.ts): before the modules that import it.
+      'guest-memory': (msg) => {
+        const { name, memory } = msg as GuestMemoryMessage;
+        memories.set(name, memory);
+      },
       'guest-setup': (msg) => {
-        guests = new GuestRuntime(msg as GuestSetupMessage);
+        guests = new GuestRuntime(msg as GuestSetupMessage, memories);
       },
       // A live host's changes (host.add / host.remove), in the order the host made them.
       'guest-add': (msg) => guests?.add((msg as GuestAddMessage).module),

@@ -1,5 +1,6 @@
 //! The basic test and benchmark guest: exports `echo` (with misbehaviour on request),
-//! `counter` (single), `crunch` (pool) and `scan` (fanout over a shared input).
+//! `counter` (single), `crunch` (pool) and `scan` (fanout over a shared input, with
+//! `checksum_in_place` reading it in place through `offthread.input`).
 
 #[rustfmt::skip]
 #[path = "../../generated/guests_guest.rs"]
@@ -9,7 +10,7 @@ pub mod guest;
 pub mod schema;
 
 use guest::{counter, crunch, echo, scan};
-use offthread_guest::Error;
+use offthread_guest::{Error, Input};
 use schema::{Blob, BlobRef, Count, CountRef};
 
 /// Allocation failures (the host's memory limit) are reported as such.
@@ -75,11 +76,49 @@ impl crunch::Crunch for Basic {
     }
 }
 
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv_step(h: u64, b: u8) -> u64 {
+    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+}
+
 /// FNV-1a 64 of `bytes`.
 fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    bytes.iter().fold(FNV_OFFSET, |h, &b| fnv_step(h, b))
+}
+
+/// FNV-1a 64 of a `blob`'s `data`, read by offset through [`Input`] (in place or not):
+/// the root struct at 0 has `data`'s pointer at +4, to an array header with the count
+/// at +0, the data's offset at +8 and the element size at +12. Every read is bounded by
+/// the input's length, so a malformed message is an error, never a read elsewhere.
+fn blob_checksum(input: &Input<'_>) -> Result<u64, Error> {
+    let bad = |why: &str| Error::new(format!("invalid input: {why}"));
+    let header = input.u32_at(4).ok_or_else(|| bad("shorter than a blob"))? as usize;
+    if header == 0 {
+        return Ok(FNV_OFFSET); // no data
+    }
+    let field = |at: usize| input.u32_at(header.checked_add(at)?);
+    let count = field(0).ok_or_else(|| bad("array header out of bounds"))? as usize;
+    let data = field(8).ok_or_else(|| bad("array header out of bounds"))? as usize;
+    if field(12) != Some(1) {
+        return Err(bad("data is not a byte array"));
+    }
+    if data.checked_add(count).is_none_or(|end| end > input.len()) {
+        return Err(bad("data out of bounds"));
+    }
+    let mut h = FNV_OFFSET;
+    let mut i = 0;
+    // Eight bytes a load: in place, each is one i64.load from the input memory.
+    while i + 8 <= count {
+        let word = input.u64_at(data + i).unwrap_or(0); // in bounds: checked above
+        h = word.to_le_bytes().into_iter().fold(h, fnv_step);
+        i += 8;
+    }
+    while i < count {
+        h = fnv_step(h, input.u8_at(data + i).unwrap_or(0));
+        i += 1;
+    }
+    Ok(h)
 }
 
 impl scan::Scan for Basic {
@@ -107,10 +146,44 @@ impl scan::Scan for Basic {
         let after = unsafe { core::slice::from_raw_parts(ptr, data.len()) };
         Ok(Count { value: fnv(after) })
     }
+
+    /// Reached only through the generated dispatch ([`ScanExport`] reads this function's
+    /// input through [`Input`] instead): the same checksum, over the typed reader.
+    fn checksum_in_place(&mut self, input: BlobRef<'_>) -> Result<Count, Error> {
+        self.checksum(input)
+    }
+}
+
+/// `checksum_in_place`'s index in `scan`.
+const CHECKSUM_IN_PLACE: u32 = 2;
+
+/// `scan` as generated, except that `checksum_in_place` reads its input where the host
+/// put it: in place from the input memory when the host passes it so (the generated
+/// readers need it in this guest's memory, so the other functions get a copy there).
+pub struct ScanExport;
+
+impl offthread_guest::Interface<Basic> for ScanExport {
+    const DESCRIPTOR: &'static str = scan::DESCRIPTOR;
+
+    fn dispatch(guest: &mut Basic, function: u32, input: &[u8]) -> Result<Vec<u8>, Error> {
+        <scan::Export as offthread_guest::Interface<Basic>>::dispatch(guest, function, input)
+    }
+
+    fn dispatch_input(
+        guest: &mut Basic,
+        function: u32,
+        input: Input<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        if function != CHECKSUM_IN_PLACE {
+            return offthread_guest::dispatch_copied::<Basic, Self>(guest, function, input);
+        }
+        let value = blob_checksum(&input)?;
+        Count { value }.to_bytes().map_err(Error::write)
+    }
 }
 
 offthread_guest::export_guest!(
     Basic,
-    exports: [echo::Export, counter::Export, crunch::Export, scan::Export],
+    exports: [echo::Export, counter::Export, crunch::Export, ScanExport],
     imports: [],
 );

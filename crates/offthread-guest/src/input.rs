@@ -1,0 +1,191 @@
+//! A call's input where the host put it (docs/guest-abi.md, "Reading the input in place").
+//!
+//! A fanout's input can live outside this guest's memory: the host writes it once into
+//! a shared memory that every exporter imports, and a guest reads it through the
+//! `offthread.input` accessors, whose calls the host rewrites at load into plain loads
+//! from that memory (where the engine has multi-memory). Rust cannot address a second
+//! memory itself (LLVM has no address space for one), hence accessors rather than a
+//! slice. When the host copies the input instead (Node 20, Safari, `sharedInput: false`,
+//! direct calls), [`Input`] reads the copy in this guest's memory directly.
+//!
+//! What the accessors give is raw bytes by offset; the generated `…Ref` readers need a
+//! slice, so a typed function reading an in-place input gets a copy made by the guest
+//! (one `memory.copy`, [`Input::copy_to`]) — see `Interface::dispatch_input`.
+
+use alloc::vec::Vec;
+
+/// Bit 31 of `offthread_call`'s `export`: the input is in place, in the input memory.
+pub const IN_PLACE: u32 = 1 << 31;
+
+#[cfg(target_arch = "wasm32")]
+mod accessors {
+    #[link(wasm_import_module = "offthread.input")]
+    unsafe extern "C" {
+        pub fn load_u8(addr: u32) -> u8;
+        pub fn load_u16(addr: u32) -> u16;
+        pub fn load_u32(addr: u32) -> u32;
+        pub fn load_u64(addr: u32) -> u64;
+        pub fn load_f32(addr: u32) -> f32;
+        pub fn load_f64(addr: u32) -> f64;
+        pub fn copy(dst: *mut u8, src: u32, len: u32);
+    }
+}
+
+/// Outside wasm32 there is no input memory: an in-place [`Input`] cannot be made there.
+#[cfg(not(target_arch = "wasm32"))]
+mod accessors {
+    pub unsafe fn load_u8(_: u32) -> u8 {
+        0
+    }
+    pub unsafe fn load_u16(_: u32) -> u16 {
+        0
+    }
+    pub unsafe fn load_u32(_: u32) -> u32 {
+        0
+    }
+    pub unsafe fn load_u64(_: u32) -> u64 {
+        0
+    }
+    pub unsafe fn load_f32(_: u32) -> f32 {
+        0.0
+    }
+    pub unsafe fn load_f64(_: u32) -> f64 {
+        0.0
+    }
+    pub unsafe fn copy(_: *mut u8, _: u32, _: u32) {}
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Place<'a> {
+    /// A copy in this guest's memory.
+    Local(&'a [u8]),
+    /// `len` bytes at `at` of the input memory.
+    Shared { at: u32, len: u32 },
+}
+
+/// A call's input, read by byte offset: every read is bounds-checked against the
+/// input's length (`None` past its end), little-endian, any alignment.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a>(Place<'a>);
+
+macro_rules! reader {
+    ($name:ident, $t:ty, $size:expr, $load:ident) => {
+        #[doc = concat!("The `", stringify!($t), "` at byte `offset` (little-endian), or `None` past the end.")]
+        pub fn $name(&self, offset: usize) -> Option<$t> {
+            let end = offset.checked_add($size)?;
+            if end > self.len() {
+                return None;
+            }
+            match self.0 {
+                Place::Local(bytes) => {
+                    let mut b = [0u8; $size];
+                    b.copy_from_slice(&bytes[offset..end]);
+                    Some(<$t>::from_le_bytes(b))
+                }
+                // SAFETY: within the input's region of the input memory (checked above);
+                // the accessor is a load from that memory once the host rewrote the call.
+                Place::Shared { at, .. } => Some(unsafe { accessors::$load(at + offset as u32) }),
+            }
+        }
+    };
+}
+
+impl<'a> Input<'a> {
+    /// An input copied into this guest's memory.
+    pub fn local(bytes: &'a [u8]) -> Self {
+        Self(Place::Local(bytes))
+    }
+
+    /// An input in place: `len` bytes at `at` of the input memory.
+    ///
+    /// # Safety
+    /// Only what the host passed to `offthread_call` with [`IN_PLACE`] (the host wrote
+    /// that region and keeps it until the call returns).
+    #[doc(hidden)]
+    pub unsafe fn in_place(at: u32, len: u32) -> Self {
+        Self(Place::Shared { at, len })
+    }
+
+    pub fn len(&self) -> usize {
+        match self.0 {
+            Place::Local(bytes) => bytes.len(),
+            Place::Shared { len, .. } => len as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether it is read in place (false: a copy in this guest's memory).
+    pub fn in_place_now(&self) -> bool {
+        matches!(self.0, Place::Shared { .. })
+    }
+
+    /// The bytes, when they are in this guest's memory (a copy); `None` in place.
+    pub fn local_bytes(&self) -> Option<&'a [u8]> {
+        match self.0 {
+            Place::Local(bytes) => Some(bytes),
+            Place::Shared { .. } => None,
+        }
+    }
+
+    reader!(u8_at, u8, 1, load_u8);
+    reader!(u16_at, u16, 2, load_u16);
+    reader!(u32_at, u32, 4, load_u32);
+    reader!(u64_at, u64, 8, load_u64);
+    reader!(f32_at, f32, 4, load_f32);
+    reader!(f64_at, f64, 8, load_f64);
+
+    /// Copies `dst.len()` bytes from `offset` into `dst` (in place: one `memory.copy`);
+    /// `None` if they are not all inside the input.
+    pub fn copy_to(&self, offset: usize, dst: &mut [u8]) -> Option<()> {
+        let end = offset.checked_add(dst.len())?;
+        if end > self.len() {
+            return None;
+        }
+        match self.0 {
+            Place::Local(bytes) => dst.copy_from_slice(&bytes[offset..end]),
+            // SAFETY: `dst` is valid for `dst.len()` bytes of this guest's memory and the
+            // source lies within the input's region (checked above).
+            Place::Shared { at, .. } => unsafe {
+                accessors::copy(dst.as_mut_ptr(), at + offset as u32, dst.len() as u32)
+            },
+        }
+        Some(())
+    }
+
+    /// The whole input as an owned vector (not 64-byte aligned: the readers need [`crate::dispatch_copied`]'s copy).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = alloc::vec![0u8; self.len()];
+        let _ = self.copy_to(0, &mut out);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_reads_are_little_endian_and_bounded() {
+        let bytes = [1u8, 2, 3, 4, 5, 6, 7, 8, 9];
+        let input = Input::local(&bytes);
+        assert_eq!(input.len(), 9);
+        assert!(!input.in_place_now());
+        assert_eq!(input.u8_at(8), Some(9));
+        assert_eq!(input.u8_at(9), None);
+        assert_eq!(input.u16_at(0), Some(0x0201));
+        assert_eq!(input.u32_at(1), Some(0x0504_0302));
+        assert_eq!(input.u64_at(1), Some(0x0908_0706_0504_0302));
+        assert_eq!(input.u64_at(2), None);
+        assert_eq!(input.u64_at(usize::MAX), None);
+        let mut dst = [0u8; 3];
+        assert_eq!(input.copy_to(6, &mut dst), Some(()));
+        assert_eq!(dst, [7, 8, 9]);
+        assert_eq!(input.copy_to(7, &mut dst), None);
+        assert_eq!(input.to_vec(), bytes);
+        assert_eq!(Input::local(&1.5f64.to_le_bytes()).f64_at(0), Some(1.5));
+        assert_eq!(Input::local(&2.5f32.to_le_bytes()).f32_at(0), Some(2.5));
+    }
+}
