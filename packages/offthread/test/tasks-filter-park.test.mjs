@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
 import { filters, Pool, tasks } from 'offthread';
 
@@ -118,6 +120,33 @@ describe('a parked task filter gives its thread back', () => {
       assert.equal(err.code, 'ERR_ABORTED');
       await until(() => Atomics.load(ended, 0) === 1);
       assert.deepEqual(pool.stats().budget, { size: 1, used: 0, waiting: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a pipeline of two task filters runs on a pool of 1', LIMIT, async () => {
+    const pool = new Pool({ threads: 1 });
+    try {
+      const work = tasks(fixture, { pool });
+      const chunks = Array.from({ length: 100 }, (_, i) => `c${i}`);
+      const out = [];
+      // Before, the first filter held the one slot and worker while it waited for the
+      // second to read: the second never started, and the pipeline waited for good.
+      await pipeline(
+        Readable.from(chunks),
+        filters.task(work.step, { objectMode: true }),
+        filters.task(work.step, { objectMode: true }),
+        new Writable({
+          objectMode: true,
+          write(chunk, _encoding, callback) {
+            out.push(chunk);
+            callback();
+          },
+        }),
+      );
+      assert.equal(out.length, 100);
+      assert.match(out[99], /^100:100:c99@\d+@\d+$/);
     } finally {
       await pool.close();
     }
