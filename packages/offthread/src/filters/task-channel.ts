@@ -277,12 +277,14 @@ export class TaskChannel {
       this.#outbox.push([msg, transfer]);
       return;
     }
-    if (this.#parked && this.#switch) {
+    if (this.#parked) {
       this.#parked = false;
       this.#port?.ref?.();
-      this.#outbox = [[msg, transfer]];
-      this.#switch.resume(() => this.#flush());
-      return;
+      if (this.#switch) {
+        this.#outbox = [[msg, transfer]];
+        this.#switch.resume(() => this.#flush());
+        return;
+      }
     }
     this.#send(msg, transfer);
   }
