@@ -125,6 +125,38 @@ describe('a parked task filter gives its thread back', () => {
     }
   });
 
+  test("chunks keep their order while tasks run on the filter's worker between them", LIMIT, async () => {
+    const pool = new Pool({ threads: 1 });
+    try {
+      const work = tasks(fixture, { pool });
+      const t = filters.task(work.step, { objectMode: true });
+      const outs = [];
+      t.on('data', (out) => outs.push(out));
+      const ended = once(t, 'end');
+      const calls = [];
+      for (let i = 0; i < 200; i++) {
+        t.write(`c${i}`);
+        calls.push(work.add(i, 1));
+        // Now and then a turn of the loop: the filter parks, tasks run, chunks resume it.
+        if (i % 7 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      t.end();
+      await ended;
+      assert.deepEqual(
+        await Promise.all(calls),
+        Array.from({ length: 200 }, (_, i) => i + 1),
+      );
+      assert.deepEqual(
+        outs.map((out) => out.replace(/@\d+$/, '')),
+        Array.from({ length: 200 }, (_, i) => `${i + 1}:c${i}`),
+      );
+      // The stream ended; its job settles just after (its result comes by another path).
+      await until(() => pool.stats().budget.used === 0);
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('a pipeline of two task filters runs on a pool of 1', LIMIT, async () => {
     const pool = new Pool({ threads: 1 });
     try {
