@@ -157,6 +157,25 @@ describe('a parked task filter gives its thread back', () => {
     }
   });
 
+  test('a worker lost with another task takes a parked filter with it: ERR_WORKER_DIED', LIMIT, async () => {
+    const pool = new Pool({ threads: 1 });
+    try {
+      const work = tasks(fixture, { pool });
+      const t = filters.task(work.step, { objectMode: true });
+      const failed = once(t, 'error');
+      t.write('a');
+      assert.match(await read(t), /^1:a@\d+$/);
+      await until(() => pool.stats().budget.used === 0);
+      await assert.rejects(work.die(), { code: 'ERR_WORKER_DIED' });
+      const [err] = await failed;
+      assert.equal(err.code, 'ERR_WORKER_DIED');
+      assert.equal(await work.add(1, 1), 2, 'its replacement serves');
+      assert.deepEqual(pool.stats().budget, { size: 1, used: 0, waiting: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('a pipeline of two task filters runs on a pool of 1', LIMIT, async () => {
     const pool = new Pool({ threads: 1 });
     try {

@@ -44,3 +44,7 @@ export async function* counted(chunks, made) {
     yield chunk;
   }
 }
+/** Ends its worker (process.exit in a worker thread stops that thread). */
+export function die() {
+  process.exit(1);
+}
