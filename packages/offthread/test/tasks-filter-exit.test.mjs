@@ -1,13 +1,16 @@
 // An open task filter does not keep the process alive by itself (as Node's own streams do
 // not): a stream created, fed and read, then left open, lets `node app.js` exit; one with
-// a write in flight keeps it alive until the answer comes. Each case runs in a child
-// process that must exit on its own. Also: the job pools' keep-alive switch
-// (JobOptions.keepAlive) on both transports, which the filter parks its job with.
+// a write in flight keeps it alive until the answer comes, and so do chunks written that
+// the transform has not taken while it waits for a reader. A filter opened behind parked
+// ones runs (they give their worker and budget slot back). Each case runs in a child
+// process that must exit on its own. Also: the job pools' park switch (JobOptions.park)
+// on both transports, which the filter parks its job with.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 
 const work = new URL('./fixtures/open-filter-work.mjs', import.meta.url).href;
+const parkWork = new URL('../test-fixtures/tasks/park-work.mjs', import.meta.url).href;
 
 /** Runs `body` (an ES module's text; `filters`, `tasks`, `Pool`, `work` in scope) in a child; its exit and output. */
 function child(body, timeout = 30_000) {
@@ -90,6 +93,49 @@ t.once('data', (c) => console.log('answered', c.toString()));
     assert.equal(r.status, 0, r.err);
   });
 
+  test('chunks the transform has not taken while it waits for a reader keep the process alive until answered', () => {
+    const r = child(`
+const counter = tasks(new URL(${JSON.stringify(parkWork)}));
+const made = new Int32Array(new SharedArrayBuffer(4));
+const t = filters.task(counter.counted, { objectMode: true, args: [made] });
+for (let i = 0; i < 40; i++) t.write('c' + i);
+let read = 0;
+process.on('exit', () => console.log('read', read));
+// Nobody reads yet: the transform fills its credit (16 outputs and more) and waits for a
+// reader, with chunks it has not taken. A reader comes 300 ms after the first 16, on
+// timers that do not themselves hold the process: only the filter can keep it alive.
+const look = setInterval(() => {
+  if (Atomics.load(made, 0) < 16) return;
+  clearInterval(look);
+  setTimeout(() => t.on('data', () => read++), 300).unref();
+}, 5).unref();
+`);
+    // Before, the filter parked while it waited for the reader: the process exited with 0 read.
+    assert.equal(r.signal, null, `the child did not exit (${r.err})`);
+    assert.equal(r.out, 'read 40', r.err);
+    assert.equal(r.status, 0, r.err);
+  });
+
+  test('a filter opened behind a parked one on a pool of 1 runs, and the process exits', () => {
+    const r = child(
+      `
+const pool = new Pool({ threads: 1 });
+const own = tasks(new URL(${JSON.stringify(work)}), { pool });
+const a = filters.task(own.echo);
+a.write('a');
+console.log('a', String(await new Promise((resolve) => a.once('data', resolve))));
+// a is parked now, open; before, it held the pool's one worker and slot until it ended.
+const b = filters.task(own.echo);
+b.write('b');
+b.once('data', (c) => console.log('b', c.toString()));
+`,
+      20_000,
+    );
+    assert.equal(r.signal, null, `the child did not exit: the second filter never ran (${r.err})`);
+    assert.deepEqual(r.out.split('\n'), ['a a', 'b b'], r.err);
+    assert.equal(r.status, 0, r.err);
+  });
+
   test('the answer to a write arrives before the process exits', () => {
     const r = child(`
 const t = filters.task(work.late, { args: [400] });
@@ -104,7 +150,7 @@ process.on('exit', () => console.log('outputs', outputs));
   });
 });
 
-describe('the job pools: JobOptions.keepAlive', () => {
+describe('the job pools: JobOptions.park', () => {
   for (const transport of ['JobPool', 'MessageJobPool']) {
     test(`${transport}: a parked job does not hold the process; switched on again, it does`, () => {
       const body = (switchBack) => `
@@ -114,11 +160,11 @@ const { ${transport} } = require('../dist/pool/${transport === 'JobPool' ? 'jobs
 const jobs = new ${transport}({ threads: 1, maxQueue: 10, script: 'tasks', grace: 100, nice: 0 });
 jobs.setup({ kind: 'module', mod: 0, url: ${JSON.stringify(work)} });
 jobs.setup({ kind: 'export', fn: 0, mod: 0, name: 'late' });
-let ref;
-// Answers in 500 ms: parked, the process exits first; switched on again, it waits.
-jobs.run(0, ['done', {}, 500], { keepAlive: (r) => { ref = r; } }).then((v) => console.log(v));
-ref(false);
-${switchBack ? 'setTimeout(() => ref(true), 50);' : ''}
+let sw;
+// Answers in 500 ms: parked, the process exits first; resumed, it waits.
+jobs.run(0, ['done', {}, 500], { park: (s) => { sw = s; } }).then((v) => console.log(v));
+sw.park();
+${switchBack ? 'setTimeout(() => sw.resume(() => {}), 50);' : ''}
 process.on('exit', () => console.log('exit'));
 `;
       const parked = child(body(false));

@@ -5,14 +5,20 @@
  *
  * At most IN_WINDOW chunks or IN_BYTES are on their way in (a writer waits beyond), at
  * most OUT_WINDOW outputs are sent ahead of what the reader took (the transform pauses
- * beyond that). While the transform waits on this side with nothing sent it has not
- * seen (parked: nothing written and unanswered, no read it could answer), the job and the
- * port stop keeping the process alive — an open filter nobody ends does not hold a
- * process, as Node's own streams do not — and anything sent makes them hold it again. The
- * job stays on its worker throughout, and the pool keeps its threads (`hold()`).
+ * beyond that). While the transform waits on this side with everything sent seen (for
+ * input, or for a reader), the stream is parked (JobOptions.park): its job gives its slot
+ * of the pool's thread budget back and its worker runs other jobs; anything sent then
+ * takes a slot again first (the messages wait here, in order, until it has one). Parked
+ * with nothing written and unanswered, the job and the port stop keeping the process
+ * alive too — an open filter nobody ends does not hold a process, as Node's own streams
+ * do not; chunks written that the transform has not taken (it waits for a reader) are
+ * work in flight and keep it alive until they are answered or the stream is destroyed.
+ * The job stays on its worker throughout, with its state, and the pool keeps its threads
+ * (`hold()`).
  */
 import { describe, makeError } from '../errors.js';
 import type { Transferable } from '../host.js';
+import type { ParkSwitch } from '../pool/jobs.js';
 import { defaultPool, Pool } from '../pool/pool.js';
 import { registerTask, runTask } from '../tasks/index.js';
 import { taskRef } from '../tasks/ref.js';
@@ -159,9 +165,12 @@ export class TaskChannel {
   #granted = 0;
   /** Messages sent to the driver; a 'wait' that had seen them all parks the stream. */
   #sent = 0;
+  /** Parked: the job gave its budget slot back (see the file's comment). */
   #parked = false;
-  /** The job's keep-alive switch (JobOptions.keepAlive). */
-  #jobRef: ((on: boolean) => void) | null = null;
+  /** Messages waiting, in order, for the parked job to take a budget slot again; null when none. */
+  #outbox: [ToDriver, ArrayBuffer[] | undefined][] | null = null;
+  /** The job's park switch (JobOptions.park). */
+  #switch: ParkSwitch | null = null;
   /** The transform has ended (every output received), or the channel was closed. */
   #over = false;
   /** Room for the writer and credit for the worker, due at the loop's next turn. */
@@ -207,8 +216,8 @@ export class TaskChannel {
     runTask(pool, driverModule(), 'drive', [port2 as unknown as DriverPort, url, name, args], {
       signal: this.#controller.signal,
       transfer: [port2 as unknown as Transferable],
-      keepAlive: (ref) => {
-        this.#jobRef = ref;
+      park: (sw) => {
+        this.#switch = sw;
       },
     }).then(
       () => {},
@@ -295,23 +304,64 @@ export class TaskChannel {
   /** The job is over or abandoned: the port closes, the pool may sleep again. */
   close(): void {
     this.#over = true;
+    this.#outbox = null;
     this.#port?.close();
     this.#release?.();
     this.#release = null;
   }
 
+  /** Sends `msg` to the driver; a parked job takes a budget slot again first (the message waits). */
   #post(msg: ToDriver, transfer?: ArrayBuffer[]): void {
-    (this.#port as CallerPort).postMessage(msg, transfer);
-    this.#sent++;
-    if (this.#parked) this.#park(false);
+    if (this.#outbox) {
+      this.#outbox.push([msg, transfer]);
+      return;
+    }
+    if (this.#parked) {
+      this.#parked = false;
+      this.#port?.ref?.();
+      if (this.#switch) {
+        this.#outbox = [[msg, transfer]];
+        this.#switch.resume(() => this.#flush());
+        return;
+      }
+    }
+    this.#send(msg, transfer);
   }
 
-  /** Parked: neither the job nor the port keeps the process alive; unparked, both do. */
-  #park(on: boolean): void {
-    this.#parked = on;
-    this.#jobRef?.(!on);
-    if (on) this.#port?.unref?.();
-    else this.#port?.ref?.();
+  #send(msg: ToDriver, transfer?: ArrayBuffer[]): void {
+    (this.#port as CallerPort).postMessage(msg, transfer);
+    this.#sent++;
+  }
+
+  /** The job has a budget slot again: what waited goes to the driver, in order. */
+  #flush(): void {
+    const waiting = this.#outbox ?? [];
+    this.#outbox = null;
+    for (const [msg, transfer] of waiting) {
+      if (this.#over) return;
+      try {
+        this.#send(msg, transfer);
+      } catch (err) {
+        // An object-mode chunk structured clone refuses, written while the job was parked.
+        const failure = makeError('ERR_TASK_DATA', `a chunk cannot cross to the worker: ${(err as Error).message}`);
+        this.abort(failure);
+        this.#events.failed(failure);
+        return;
+      }
+    }
+  }
+
+  /**
+   * The transform waits on this side with everything sent seen: parked, the job's budget
+   * slot goes back. Chunks written and not yet taken (it waits for a reader) keep the
+   * process alive; with none, neither the job nor the port does.
+   */
+  #park(): void {
+    const keepAlive = this.#inFlight > 0;
+    this.#parked = true;
+    this.#switch?.park({ keepAlive });
+    if (keepAlive) this.#port?.ref?.();
+    else this.#port?.unref?.();
   }
 
   #onMessage(msg: FromDriver): void {
@@ -319,7 +369,7 @@ export class TaskChannel {
     if (msg.t === 'took' || msg.t === 'wait') {
       this.#inFlight -= msg.n;
       for (let i = 0; i < msg.n; i++) this.#inBytes -= this.#sizes.shift() ?? 0;
-      if (msg.t === 'wait' && msg.seen === this.#sent && !this.#parked) this.#park(true);
+      if (msg.t === 'wait' && msg.seen === this.#sent && this.#outbox === null) this.#park();
       if (msg.n > 0) {
         this.#roomDue = true;
         this.#soon();

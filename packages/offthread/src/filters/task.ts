@@ -17,8 +17,10 @@
  * which `filters.web.task()` shares). Outputs come in order; a throw in the transform
  * fails the stream with that error (name, message, code, stack, as any task's);
  * destroying the stream aborts the job, which ends the transform on its worker (its
- * `finally` runs). The pool keeps its threads (`hold()`) while the stream is open, but an
- * open stream with nothing in flight does not keep the process alive.
+ * `finally` runs). The pool keeps its threads (`hold()`) while the stream is open; while
+ * the transform waits on this side (parked) the stream holds no slot of the pool's thread
+ * budget and its worker runs other jobs, and with nothing written unanswered it does not
+ * keep the process alive (task-channel.ts).
  */
 import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';

@@ -5,7 +5,7 @@
  */
 import { makeError } from '../errors.js';
 import type { Transferable } from '../host.js';
-import type { Budget, BudgetWaiter } from './budget.js';
+import type { Budget, BudgetWaiter, Lease } from './budget.js';
 import { type RunOptions, watchCall } from './call.js';
 import { PRIORITIES, type Priority } from './layout.js';
 import type { FromWorker } from './serve.js';
@@ -41,13 +41,41 @@ export interface JobOptions extends RunOptions {
   priority?: Priority | undefined;
   onProgress?: ((value: unknown) => void) | undefined;
   /**
-   * For a long job that waits on its caller between bursts of work (a stream parked
-   * between chunks): called once, at once, with the job's switch. `ref(false)` says the
-   * job now only waits on its caller: it alone no longer keeps the process alive (its
-   * worker is unref'd unless other work is in flight); `ref(true)` says it works again.
-   * The pool's busy state (and so its idle sleep) does not change.
+   * For a long job that waits on its caller between bursts of work (a stream between
+   * chunks): called once, at once, with the job's switch (`ParkSwitch`).
    */
-  keepAlive?: ((ref: (on: boolean) => void) => void) | undefined;
+  park?: ((sw: ParkSwitch) => void) | undefined;
+}
+
+/**
+ * A long job's switch (JobOptions.park): its caller says when the job only waits on it,
+ * and when work for it comes. The pool knows no feature: what "waiting" means is the
+ * caller's, and the job says it on its worker's side too (JobContext.park), so that its
+ * worker may run other jobs meanwhile.
+ */
+export interface ParkSwitch {
+  /**
+   * The job waits on its caller: its run-budget slot goes back, so other jobs may run in
+   * its thread's place. It no longer keeps the process alive either (its workers are
+   * unref'd unless other work is in flight), unless `keepAlive` (work the caller handed it
+   * is still unanswered).
+   */
+  park(options?: { keepAlive?: boolean }): void;
+  /**
+   * Work for it: it takes a budget slot again (by its priority; at once when one is free)
+   * and then `go` runs. The caller sends the work in `go`, so its worker never works for it
+   * outside the budget. It keeps the process alive again from now.
+   */
+  resume(go: () => void): void;
+}
+
+/** What a pool lends its jobs' park switches. */
+export interface Parking {
+  lease: Lease;
+  /** `job.parked` is to change to `parked`: the pool's keep-alive count follows. */
+  parked(job: Job, parked: boolean): void;
+  /** The pool dropped the job while it waited to take a slot again (destroyed). */
+  fail(job: Job, err: Error): void;
 }
 
 export interface Job {
@@ -63,10 +91,12 @@ export interface Job {
   settled: boolean;
   /** Inside the run budget: from its admission until its worker let go of it. */
   admitted: boolean;
-  /** Waiting for the run budget, until admitted. */
+  /** Waiting for the run budget, until admitted (first, or again after parking: `resumes`). */
   waiter?: BudgetWaiter | undefined;
+  /** Its caller's work waiting for the job to take a budget slot again (ParkSwitch.resume). */
+  resumes?: (() => void)[] | undefined;
   onProgress: ((value: unknown) => void) | undefined;
-  /** Switched off by its caller (JobOptions.keepAlive): waiting on it, not keeping the process alive. */
+  /** Parked by its caller (JobOptions.park): waiting on it, not keeping the process alive. */
   parked: boolean;
   /** The job streams its result (pool/streams.ts): weak, so a dropped stream can be collected and cancel itself. */
   stream?: WeakRef<JobStream>;
@@ -98,7 +128,7 @@ export function newJob(
   args: unknown[],
   options: JobOptions,
   abort: (job: Job, err: Error) => void,
-  park: (job: Job, parked: boolean) => void = noop,
+  parking?: Parking,
 ): [Job, Promise<unknown>] {
   const job: Job = {
     id,
@@ -120,10 +150,57 @@ export function newJob(
     job.reject = reject;
   });
   if (options.signal || options.timeout !== undefined) job.stop = watchCall(options, (err) => abort(job, err));
-  options.keepAlive?.((on) => {
-    if (!job.settled && job.parked === on) park(job, !on);
-  });
+  if (options.park && parking) options.park(parkSwitch(job, parking));
   return [job, promise];
+}
+
+/** JobOptions.park's switch for `job` (see ParkSwitch). */
+function parkSwitch(job: Job, p: Parking): ParkSwitch {
+  return {
+    park(options) {
+      if (job.settled) return;
+      const parked = options?.keepAlive !== true;
+      if (job.parked !== parked) p.parked(job, parked);
+      // Not while it waits to take a slot (first, or again): it holds none then.
+      if (job.admitted && !job.waiter) {
+        job.admitted = false;
+        p.lease.leave();
+      }
+    },
+    resume(go) {
+      if (job.settled) return;
+      if (job.parked) p.parked(job, false);
+      if (job.resumes) {
+        job.resumes.push(go); // after the work already waiting, in order
+        return;
+      }
+      // Inside the budget, or about to start (its work waits for it on the caller's port).
+      if (job.admitted || job.waiter) {
+        go();
+        return;
+      }
+      job.resumes = [go];
+      job.waiter = p.lease.admit({
+        priority: job.priority,
+        weight: 1,
+        start: () => {
+          job.waiter = undefined;
+          const waiting = job.resumes ?? [];
+          job.resumes = undefined;
+          if (job.settled) {
+            p.lease.leave(); // over meanwhile (its pool cancels such a wait: not expected)
+            return;
+          }
+          job.admitted = true;
+          for (const fn of waiting) fn();
+        },
+        fail: (err) => {
+          job.resumes = undefined;
+          p.fail(job, err);
+        },
+      });
+    },
+  };
 }
 
 /** A finished job's outcome: the error, or null and the value. */

@@ -21,7 +21,7 @@ import { host, type Transferable, type WorkerPort } from '../host.js';
 import { Budget, type Lease } from './budget.js';
 import { decode, encode, NO_FIT, type Region, region } from './codec.js';
 import type { TaskStats } from './engine.js';
-import { type Job, type JobOptions, type JobPoolOptions, jobMessage, newJob, refusal } from './job.js';
+import { type Job, type JobOptions, type JobPoolOptions, jobMessage, newJob, type Parking, refusal } from './job.js';
 import {
   CLAIMED,
   DONE,
@@ -52,7 +52,7 @@ import { MessageJobPool } from './message-jobs.js';
 import type { FromWorker, ToWorker } from './serve.js';
 import { findUncloneable } from './wire.js';
 
-export type { JobOptions, JobPoolOptions, ResourceLimits } from './job.js';
+export type { JobOptions, JobPoolOptions, ParkSwitch, ResourceLimits } from './job.js';
 export type { Priority } from './layout.js';
 
 interface Thread {
@@ -87,7 +87,7 @@ export class JobPool {
   #pending = 0;
   #inSlots = 0;
   #busy = false;
-  /** The workers keep the process alive (JobOptions.keepAlive: jobs their callers parked do not). */
+  /** The workers keep the process alive (JobOptions.park: jobs their callers parked do not). */
   #ref = false;
   /** Pending jobs parked by their callers. */
   #parked = 0;
@@ -107,6 +107,8 @@ export class JobPool {
   readonly #next: [number] = [0];
   /** This pool's share of the run budget: a job is written into a slot only with a slot of it. */
   readonly #lease: Lease;
+  /** What its jobs' park switches use (JobOptions.park). */
+  readonly #parking: Parking;
   /** Called with true when the first job is pending and false when the last settles. */
   onBusy: (busy: boolean) => void = () => {};
   /** A feature's answer to a setup message (its worker-side runner's `reply`). */
@@ -116,6 +118,11 @@ export class JobPool {
     this.#options = options;
     this.threads = options.threads;
     this.#lease = (options.budget ?? new Budget(options.threads)).lease(options.threads);
+    this.#parking = {
+      lease: this.#lease,
+      parked: (job, parked) => this.#park(job, parked),
+      fail: (job, err) => this.#settle(job, err),
+    };
   }
 
   /** Sends `body` to every worker, those started later included (a feature registering functions). */
@@ -129,14 +136,7 @@ export class JobPool {
     const refused = refusal(this.#state, this.#broken, options, this.#queued(), this.#options.maxQueue);
     if (refused) return refused;
     this.#start();
-    const [job, promise] = newJob(
-      this.#nextId++,
-      fn,
-      args,
-      options,
-      (j, err) => this.#abort(j, err),
-      (j, parked) => this.#park(j, parked),
-    );
+    const [job, promise] = newJob(this.#nextId++, fn, args, options, (j, err) => this.#abort(j, err), this.#parking);
     this.#pending++;
     this.#updateBusy();
     job.waiter = this.#lease.admit({
@@ -482,6 +482,12 @@ export class JobPool {
       job.parked = false;
       this.#parked--;
     }
+    if (job.waiter) {
+      // Waiting for a slot (first, or again after parking): it leaves the wait.
+      this.#lease.cancel(job.waiter);
+      job.waiter = undefined;
+      job.resumes = undefined;
+    }
     job.stop();
     if (err !== null) job.reject(err);
     else job.resolve(value);
@@ -527,11 +533,7 @@ export class JobPool {
     if (job.settled) return;
     this.#counts.cancelled++;
     job.stream?.deref()?.fail(err);
-    this.#settle(job, err);
-    if (job.waiter) {
-      this.#lease.cancel(job.waiter);
-      return;
-    }
+    this.#settle(job, err); // ends its wait for a budget slot, if any (a parked job's worker is told below)
     if (job.slot < 0) {
       const list = this.#overflow[job.priority] as Job[];
       const at = list.indexOf(job);
@@ -638,8 +640,8 @@ export class JobPool {
   }
 
   /**
-   * Busy, less the jobs their callers parked (JobOptions.keepAlive): a stream left open
-   * between chunks holds its worker and slot but not the process, as Node's own streams.
+   * Busy, less the jobs their callers parked (JobOptions.park): a stream left open
+   * between chunks holds its state on its worker but not the process, as Node's own streams.
    * A slot held past its job's settling (an aborted task still running) still counts.
    */
   #updateRef(busy: boolean): void {

@@ -7,7 +7,7 @@ import { makeError } from '../errors.js';
 import { host, type WorkerPort } from '../host.js';
 import { Budget, type Lease } from './budget.js';
 import type { TaskStats } from './engine.js';
-import { type Job, type JobOptions, type JobPoolOptions, jobMessage, newJob, refusal } from './job.js';
+import { type Job, type JobOptions, type JobPoolOptions, jobMessage, newJob, type Parking, refusal } from './job.js';
 import { PRIORITIES } from './layout.js';
 import type { FromWorker, ToWorker } from './serve.js';
 import { findUncloneable } from './wire.js';
@@ -39,7 +39,7 @@ export class MessageJobPool {
   #nextId = 1;
   #pending = 0;
   #busy = false;
-  /** The workers keep the process alive (JobOptions.keepAlive: jobs their callers parked do not). */
+  /** The workers keep the process alive (JobOptions.park: jobs their callers parked do not). */
   #ref = false;
   /** Pending jobs parked by their callers. */
   #parked = 0;
@@ -49,6 +49,8 @@ export class MessageJobPool {
   readonly #counts = { completed: 0, failed: 0, cancelled: 0, replaced: 0 };
   /** This pool's share of the run budget: a job joins the queue only with a slot of it. */
   readonly #lease: Lease;
+  /** What its jobs' park switches use (JobOptions.park). */
+  readonly #parking: Parking;
   onBusy: (busy: boolean) => void = () => {};
   onReply: (body: unknown) => void = () => {};
 
@@ -56,6 +58,11 @@ export class MessageJobPool {
     this.#options = options;
     this.threads = options.threads;
     this.#lease = (options.budget ?? new Budget(options.threads)).lease(options.threads);
+    this.#parking = {
+      lease: this.#lease,
+      parked: (job, parked) => this.#park(job, parked),
+      fail: (job, err) => this.#settle(job, err),
+    };
   }
 
   setup(body: unknown): void {
@@ -75,14 +82,7 @@ export class MessageJobPool {
     const bad = options.transfer ? null : findUncloneable(args, 'args');
     if (bad) return Promise.reject(makeError('ERR_TASK_DATA', `an argument cannot cross to a worker: ${bad}`));
     if (this.#threads.length === 0) for (let i = 0; i < this.threads; i++) this.#threads.push(this.#spawn(i));
-    const [job, promise] = newJob(
-      this.#nextId++,
-      fn,
-      args,
-      options,
-      (j, err) => this.#abort(j, err),
-      (j, parked) => this.#park(j, parked),
-    );
+    const [job, promise] = newJob(this.#nextId++, fn, args, options, (j, err) => this.#abort(j, err), this.#parking);
     this.#pending++;
     this.#updateBusy();
     job.waiter = this.#lease.admit({
@@ -232,6 +232,12 @@ export class MessageJobPool {
       job.parked = false;
       this.#parked--;
     }
+    if (job.waiter) {
+      // Waiting for a slot (first, or again after parking): it leaves the wait.
+      this.#lease.cancel(job.waiter);
+      job.waiter = undefined;
+      job.resumes = undefined;
+    }
     job.stop();
     if (err !== null) job.reject(err);
     else job.resolve(value);
@@ -244,11 +250,7 @@ export class MessageJobPool {
     if (job.settled) return;
     this.#counts.cancelled++;
     job.stream?.deref()?.fail(err);
-    this.#settle(job, err);
-    if (job.waiter) {
-      this.#lease.cancel(job.waiter);
-      return;
-    }
+    this.#settle(job, err); // ends its wait for a budget slot, if any (a parked job's worker is told below)
     const thread = this.#threads.find((t) => t.job === job);
     if (!thread) {
       const list = this.#queue[job.priority] as Job[];

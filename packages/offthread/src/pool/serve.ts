@@ -47,6 +47,14 @@ export interface JobContext {
   readonly signal: AbortSignal;
   /** Sends a progress value to the caller's `onProgress`. */
   progress(value: unknown): void;
+  /**
+   * An async job that waits on its caller between bursts of work (a stream between chunks,
+   * its caller's side using JobOptions.park) says so: while it waits (true) its worker may
+   * run other jobs, and its own work, when it comes, waits for the worker's loop; false as
+   * soon as it works again. Absent where the loop runs one job at a time whatever (the
+   * message transport).
+   */
+  park?(waiting: boolean): void;
 }
 
 /** A feature's side of the worker: registers functions, runs them. */
@@ -263,7 +271,10 @@ function serveShared(
   let received = 0; // messages read (the caller's W_POSTED counts what it sent)
   let setups = 0; // setup messages read (a slot's S_NEED)
   let serving = false;
-  let awaiting = false; // an async job is running: take nothing else until it settles
+  /** Async jobs running and not parked: take nothing else while any is. */
+  let awaiting = 0;
+  /** Async jobs parked (JobContext.park): waiting on their callers, with this worker free. */
+  let parked = 0;
   let sleeping = false;
   let takes = 0;
   let lastLone = false;
@@ -277,8 +288,11 @@ function serveShared(
   const next: [number] = [0];
   const regions: Region[] = [];
   const pumps = new Map<number, StreamPump>();
-  /** The job this worker is running (one at a time), or null. */
-  let current: Running | null = null;
+  /**
+   * The jobs this worker runs, by slot: one at a time, besides those parked on their
+   * callers (a parked job's state stays in this worker's heap while others run).
+   */
+  const live = new Map<number, Running>();
 
   const slotRegion = (slot: number): Region => {
     let r = regions[slot];
@@ -366,6 +380,10 @@ function serveShared(
     controller: AbortController | null = null;
     /** It sent progress: its result goes by message too, after them. */
     messaged = false;
+    /** It runs async (a promise or a stream): only such a job may park. */
+    async = false;
+    /** Parked (JobContext.park): waiting on its caller while this worker runs other jobs. */
+    parked = false;
     constructor(slot: number, id: number) {
       this.slot = slot;
       this.id = id;
@@ -378,7 +396,7 @@ function serveShared(
       const { signal } = controller;
       const poll = (): boolean => {
         if (abortedGetter.call(signal)) return true;
-        if (current === this && Atomics.load(L.i32, L.s(this.slot, S_CANCEL)) === 1) {
+        if (live.get(this.slot) === this && Atomics.load(L.i32, L.s(this.slot, S_CANCEL)) === 1) {
           controller.abort(abortReason());
           return true;
         }
@@ -402,6 +420,22 @@ function serveShared(
     abort(): void {
       if (this.controller && !abortedGetter.call(this.controller.signal)) this.controller.abort(abortReason());
     }
+
+    park(waiting: boolean): void {
+      if (!this.async || this.parked === waiting || live.get(this.slot) !== this) return;
+      this.parked = waiting;
+      parked += waiting ? 1 : -1;
+      awaiting += waiting ? -1 : 1;
+      setBusy();
+      // Free again: take what is queued (or sleep). Its own work, when it comes, arrives
+      // through the event loop, between the jobs this worker takes meanwhile.
+      if (waiting) later(serve);
+    }
+  }
+
+  /** Tells the caller whether this worker is busy (it picks idle ones for messages, counts running jobs). */
+  function setBusy(): void {
+    Atomics.store(L.i32, L.w(me, W_BUSY), awaiting > 0 ? 1 : 0);
   }
 
   /** Runs the claimed slot; false when it must wait (stashed) or went async. */
@@ -436,43 +470,46 @@ function serveShared(
       list = decode(slotRegion(slot), 0, next) as unknown[];
     }
     let out: unknown;
+    const job = new Running(slot, id);
+    live.set(slot, job);
     try {
-      current = new Running(slot, id);
-      out = runner.run(fn, list, current);
+      out = runner.run(fn, list, job);
     } catch (err) {
-      current = null;
-      Atomics.store(i32, L.w(me, W_BUSY), 0);
+      live.delete(slot);
+      setBusy();
       fail(slot, id, err);
       return true;
     }
-    const job = current;
     if (isIterator(out)) {
-      stream(slot, id, out);
+      job.async = true;
+      awaiting++;
+      stream(job, out);
       return false;
     }
     if (out !== null && typeof out === 'object' && typeof (out as PromiseLike<unknown>).then === 'function') {
-      awaiting = true;
+      job.async = true;
+      awaiting++;
       (out as PromiseLike<unknown>).then(
         (value) => {
-          if (isIterator(value)) stream(slot, id, value);
-          else settleAsync(() => answer(slot, id, value, job.messaged));
+          if (isIterator(value)) stream(job, value);
+          else settleAsync(job, () => answer(slot, id, value, job.messaged));
         },
-        (err) => settleAsync(() => fail(slot, id, err)),
+        (err) => settleAsync(job, () => fail(slot, id, err)),
       );
       return false;
     }
-    current = null;
+    live.delete(slot);
     const ms = performance.now() - t0;
     const seen = runMs[fn];
     runMs[fn] = seen === undefined ? ms : seen * 0.75 + ms * 0.25;
-    Atomics.store(i32, L.w(me, W_BUSY), 0);
+    setBusy();
     answer(slot, id, out, job.messaged);
     return true;
   }
 
   /** Streams the job's items to the caller as it grants credit (pool/streams.ts). */
-  function stream(slot: number, id: number, it: AsyncIterator<unknown> | Iterator<unknown>): void {
-    awaiting = true;
+  function stream(job: Running, it: AsyncIterator<unknown> | Iterator<unknown>): void {
+    const { slot, id } = job;
     const pump = new StreamPump(
       it,
       (value) => {
@@ -482,17 +519,19 @@ function serveShared(
       },
       (err, value) => {
         pumps.delete(slot);
-        settleAsync(() => (err === null ? answer(slot, id, value, true) : fail(slot, id, err)));
+        settleAsync(job, () => (err === null ? answer(slot, id, value, true) : fail(slot, id, err)));
       },
     );
     pumps.set(slot, pump);
     post({ type: 'stream', slot, id });
   }
 
-  function settleAsync(send: () => void): void {
-    current = null;
-    Atomics.store(L.i32, L.w(me, W_BUSY), 0);
-    awaiting = false;
+  function settleAsync(job: Running, send: () => void): void {
+    if (job.parked) parked--;
+    else awaiting--;
+    job.parked = false;
+    live.delete(job.slot);
+    setBusy();
     send();
     serve();
   }
@@ -511,11 +550,12 @@ function serveShared(
 
   /** The loop: runs jobs until it must return to the event loop. */
   function serve(): void {
-    if (serving || awaiting || !L) return;
+    if (serving || awaiting > 0 || !L) return;
     serving = true;
     const started = performance.now();
     try {
       for (;;) {
+        if (awaiting > 0) return; // a parked job works again (its abort, read here)
         if (Atomics.load(L.i32, L.w(me, W_POSTED)) !== received) {
           // A message is due: read it here where the host can, else from the event loop.
           const msg = host.receive?.();
@@ -535,7 +575,9 @@ function serveShared(
         const slot = take();
         if (slot < 0) {
           if (lastLone && spin()) continue;
-          if (host.loopIdle?.()) {
+          // Not while a job is parked: its work comes through the event loop, which a
+          // blocked thread would hold up for BLOCK_MS.
+          if (parked === 0 && host.loopIdle?.()) {
             if (block()) continue;
             later(serve); // a turn for the event loop, then back
             return;
@@ -624,7 +666,8 @@ function serveShared(
         if (Atomics.load(L.i32, L.s(msg.slot, S_ID)) === msg.id) pumps.get(msg.slot)?.pull(msg.n);
         break;
       case 'cancel': {
-        if (current?.slot === msg.slot && current.id === msg.id) current.abort();
+        const job = live.get(msg.slot);
+        if (job?.id === msg.id) job.abort();
         pumps.get(msg.slot)?.cancel();
         break;
       }

@@ -278,7 +278,7 @@ export function registerTask(pool: Pool, url: string, name: string): void {
 
 /**
  * @internal A feature's own call of a task export (filters.task() runs its stream driver
- * so): the pool's job options as they are (JobOptions.keepAlive, which task calls do
+ * so): the pool's job options as they are (JobOptions.park, which task calls do
  * not offer), already checked by the feature.
  */
 export function runTask(pool: Pool, url: string, name: string, args: unknown[], options: JobOptions): Promise<unknown> {

@@ -9,10 +9,12 @@
  * side reports what the transform took), and this side pulls the transform only while
  * the caller has granted room for outputs — so a slow reader pauses the transform, not
  * memory. Whenever the transform waits on the caller (for input, or for credit) this
- * side says so with how many messages it had seen: a caller that sent nothing since
- * knows the stream is parked, and lets its job stop keeping the process alive. The job's
- * own settlement carries the outcome: a throw arrives typed, as any task's; an abort of
- * the job (the stream destroyed) ends the transform here.
+ * side says so with how many messages it had seen — a caller that sent nothing since
+ * knows the stream is parked, gives its job's budget slot back and may let the process
+ * go — and tells the worker's loop (JobContext.park), which runs other jobs meanwhile:
+ * the transform's state stays in this worker's heap, and its next message waits for the
+ * worker's event loop. The job's own settlement carries the outcome: a throw arrives
+ * typed, as any task's; an abort of the job (the stream destroyed) ends the transform here.
  *
  * All of it is one function that reaches nothing outside itself (`streamDriver`), in
  * ES2020, so that its source is the driver module where no file of the package can be
@@ -121,11 +123,20 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
    * transform has ended and every output was sent.
    */
   return async function drive(port, url, name, args) {
-    const context = (globalThis as Record<symbol, { signal: AbortSignal } | undefined>)[
-      Symbol.for('offthread.currentTask')
-    ];
+    const KEY = Symbol.for('offthread.currentTask');
+    const holder = globalThis as Record<symbol, unknown>;
+    const context = holder[KEY] as { signal: AbortSignal; park?: (waiting: boolean) => void } | undefined;
     if (!context) throw coded('ERR_NOT_IN_TASK', 'the stream driver runs only as a task');
     const signal = context.signal;
+    /**
+     * Tells the worker's loop the transform waits on the caller (it may run other jobs
+     * meanwhile) or works again — then, since another task may have run here meanwhile,
+     * the transform's currentTask() is this job's again.
+     */
+    const park = (waiting: boolean) => {
+      if (typeof context.park === 'function') context.park(waiting);
+      if (!waiting) holder[KEY] = context;
+    };
     // The chunks as an async iterable (the inbox); it reports what was taken so the caller sends more.
     const chunks: unknown[] = [];
     let ended = false;
@@ -147,6 +158,7 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
     const waiting = () => {
       port.postMessage({ t: 'wait', n: unreported, seen } satisfies FromDriver);
       unreported = 0;
+      park(true);
     };
     const inbox: AsyncIterableIterator<unknown> = {
       next() {
@@ -172,6 +184,7 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
     };
     /** The stream was destroyed: the transform's wait for input throws (its `finally` runs). */
     const stop = () => {
+      park(false);
       aborted = true;
       failed = signal.reason !== undefined ? signal.reason : coded('ERR_ABORTED', 'the stream was destroyed');
       const w = inputWait;
@@ -180,6 +193,7 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
       if (creditCame) creditCame();
     };
     port.onmessage = ({ data }) => {
+      park(false);
       const msg = data as ToDriver;
       seen++;
       if (msg.t === 'chunk') {
@@ -232,6 +246,7 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
       }
       port.postMessage({ t: 'end' } satisfies FromDriver);
     } finally {
+      park(false);
       signal.removeEventListener('abort', stop);
       port.onmessage = null;
       port.close();
