@@ -107,6 +107,7 @@ export class JobPool {
   readonly #next: [number] = [0];
   /** This pool's share of the run budget: a job is written into a slot only with a slot of it. */
   readonly #lease: Lease;
+  readonly #abortJob = (job: Job, err: Error): void => this.#abort(job, err);
   /** What its jobs' park switches use (JobOptions.park). */
   readonly #parking: Parking;
   /** Called with true when the first job is pending and false when the last settles. */
@@ -136,15 +137,20 @@ export class JobPool {
     const refused = refusal(this.#state, this.#broken, options, this.#queued(), this.#options.maxQueue);
     if (refused) return refused;
     this.#start();
-    const [job, promise] = newJob(this.#nextId++, fn, args, options, (j, err) => this.#abort(j, err), this.#parking);
+    const [job, promise] = newJob(this.#nextId++, fn, args, options, this.#abortJob, this.#parking);
     this.#pending++;
     this.#updateBusy();
-    job.waiter = this.#lease.admit({
-      priority: job.priority,
-      weight: 1,
-      start: () => this.#admit(job),
-      fail: (err) => this.#settle(job, err),
-    });
+    // Entered at once, the common case, without making a waiter: its object and two
+    // closures per call were a quarter of the main thread's time per small task.
+    if (this.#lease.enter(1)) this.#admit(job);
+    else {
+      job.waiter = this.#lease.admit({
+        priority: job.priority,
+        weight: 1,
+        start: () => this.#admit(job),
+        fail: (err) => this.#settle(job, err),
+      });
+    }
     return promise;
   }
 
