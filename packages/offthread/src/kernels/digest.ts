@@ -34,6 +34,8 @@ export function checkHashData(data: unknown): HashData {
 export const PIECE = 1 << 20;
 
 type Kind = 'md5' | 'sha256';
+/** Each kind's registry kernel: constant names (a name built per call is hashed per lookup). */
+const HEX = { md5: 'md5.hex', sha256: 'sha256.hex' } as const;
 const NO_BYTES = new Uint8Array(0);
 
 const isShared = (bytes: Uint8Array) =>
@@ -50,7 +52,7 @@ export function digestAsync(kind: Kind, input: HashData, call: CallOptions): Pro
   const data = typeof input !== 'string' && input.byteLength === 0 ? NO_BYTES : input;
   const small = typeof data === 'string' ? data.length <= PIECE : data.byteLength <= PIECE || isShared(data);
   // The common case stays one pool call, no extra async step (services/http calls it per round).
-  if (small) return callAsync(call, { kernel: `${kind}.hex`, input: data }) as Promise<string>;
+  if (small) return callAsync(call, { kernel: HEX[kind], input: data }) as Promise<string>;
   return large(kind, data, call);
 }
 
@@ -62,7 +64,7 @@ async function large(kind: Kind, data: HashData, call: CallOptions): Promise<str
   // Strings go whole to worker engines (structured clone copies them; only the native
   // engine encodes them piece by piece).
   if (pool.engine !== 'native' && typeof data === 'string') {
-    return (await callAsync(call, { kernel: `${kind}.hex`, input: data })) as string;
+    return (await callAsync(call, { kernel: HEX[kind], input: data })) as string;
   }
   if (call.signal?.aborted) throw makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason);
   // The pieces run under this call's own signal, aborted when the call fails (abort,
@@ -108,7 +110,7 @@ async function viaShared(
   // A browser page without cross-origin isolation has no SharedArrayBuffer: the job
   // gets the bytes by postMessage, a copy on this thread.
   if (typeof SharedArrayBuffer === 'undefined') {
-    return (await pool.run('registry', { kernel: `${kind}.hex`, input: bytes }, { signal })) as string;
+    return (await pool.run('registry', { kernel: HEX[kind], input: bytes }, { signal })) as string;
   }
   pool.assertOpen();
   const shared = new Uint8Array(new SharedArrayBuffer(length));
@@ -120,7 +122,7 @@ async function viaShared(
     at += p.byteLength;
     await nextTurn();
   }
-  return (await pool.run('registry', { kernel: `${kind}.hex`, input: shared }, { signal })) as string;
+  return (await pool.run('registry', { kernel: HEX[kind], input: shared }, { signal })) as string;
 }
 
 const encoder = new TextEncoder();

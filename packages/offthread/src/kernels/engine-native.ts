@@ -13,6 +13,12 @@ import { type KernelName, kernels } from './kernels.js';
 
 type Resolve = (value: never) => void;
 type Reject = (err: unknown) => void;
+/** A kernel's native forms, as this engine calls them (kernels.ts). */
+interface NativeDef {
+  native(p: NativePool, id: number, a: unknown, c: boolean): void;
+  fromNative?: (raw: unknown, args: unknown) => unknown;
+  nativeShared?(a: unknown): boolean;
+}
 
 /** One executor for every job's Promise: it hands the resolvers out through these. */
 let lastResolve: Resolve;
@@ -58,7 +64,9 @@ export class NativeEngine implements Engine {
    */
   readonly #resolvers: (Resolve | undefined)[] = [];
   readonly #rejecters: (Reject | undefined)[] = [];
-  readonly #converters: (((raw: unknown) => unknown) | undefined)[] = [];
+  readonly #converters: (((raw: unknown, args: unknown) => unknown) | undefined)[] = [];
+  /** The args of each job whose kernel converts its completion (`fromNative`). */
+  readonly #args: unknown[] = [];
   /** Each submitted job's weight in the run budget, given back when its completion is drained. */
   readonly #weights: number[] = [];
   /** This engine's share of the pool's run budget (its own until the pool gives it one). */
@@ -102,11 +110,11 @@ export class NativeEngine implements Engine {
     if (this.#state !== 'open') {
       return Promise.reject(makeError('ERR_POOL_CLOSED', `the pool is ${this.#state}`));
     }
+    const def = kernels[kernel as KernelName] as NativeDef;
     // Slots of the pool's run budget first (pool/budget.ts): one per thread the job may use.
-    const shared = (kernels[kernel as KernelName] as { nativeShared?(a: unknown): boolean }).nativeShared?.(args);
-    const weight = shared ? Math.min(this.threads, this.#lease.budget.size) : 1;
-    if (!this.#lease.enter(weight)) return this.#wait(kernel, args, call, weight);
-    const id = this.#submit(kernel, args, call.signal !== undefined || call.timeout !== undefined, weight);
+    const weight = def.nativeShared?.(args) ? Math.min(this.threads, this.#lease.budget.size) : 1;
+    if (!this.#lease.enter(weight)) return this.#wait(def, args, call, weight);
+    const id = this.#submit(def, args, call.signal !== undefined || call.timeout !== undefined, weight);
     if (id < 0) return Promise.reject(this.#submitError);
     const promise = new Promise<JobResult<K>>(captureResolvers);
     this.#resolvers[id] = lastResolve;
@@ -120,11 +128,7 @@ export class NativeEngine implements Engine {
    * Hands a job that is inside the budget to the Rust pool: its slot id, or -1 when the
    * binding refused it (`#submitError`; its budget weight is given back).
    */
-  #submit(kernel: string, args: unknown, cancellable: boolean, weight: number): number {
-    const def = kernels[kernel as KernelName] as {
-      native(p: NativePool, id: number, a: unknown, c: boolean): void;
-      fromNative?: (raw: unknown) => unknown;
-    };
+  #submit(def: NativeDef, args: unknown, cancellable: boolean, weight: number): number {
     const id = this.#freeIds.pop() ?? this.#resolvers.length;
     try {
       this.#native ??= this.#start(); // back from idle
@@ -137,6 +141,7 @@ export class NativeEngine implements Engine {
       return -1;
     }
     this.#converters[id] = def.fromNative;
+    if (def.fromNative) this.#args[id] = args;
     this.#weights[id] = weight;
     this.#undrained++;
     return id;
@@ -154,7 +159,7 @@ export class NativeEngine implements Engine {
    * before it): it waits in the budget's queue, its abort and timeout watched from
    * the call, and goes to the Rust pool once its slots are free.
    */
-  #wait<K extends JobName>(kernel: K, args: JobArgs<K>, call: RunOptions, weight: number): Promise<JobResult<K>> {
+  #wait<K extends JobName>(def: NativeDef, args: JobArgs<K>, call: RunOptions, weight: number): Promise<JobResult<K>> {
     if (this.#waiters >= this.#maxQueue) {
       return Promise.reject(
         makeError('ERR_QUEUE_FULL', `the pool already holds ${this.#waiters} jobs waiting for a thread (maxQueue)`),
@@ -167,7 +172,7 @@ export class NativeEngine implements Engine {
         weight,
         start: () => {
           this.#waiters--;
-          id = this.#submit(kernel, args, true, weight);
+          id = this.#submit(def, args, true, weight);
           if (id < 0) {
             stop();
             this.#unpend();
@@ -269,6 +274,8 @@ export class NativeEngine implements Engine {
         const resolve = this.#resolvers[id];
         const reject = this.#rejecters[id] as Reject;
         const convert = this.#converters[id];
+        const args = convert ? this.#args[id] : undefined;
+        if (convert) this.#args[id] = undefined; // let go before the id goes back (below)
         if (resolve) this.#settle(id);
         this.#freeIds.push(id);
         // Its thread is free: a job waiting for the budget may start now, in this very id.
@@ -278,7 +285,7 @@ export class NativeEngine implements Engine {
           const [code, message] = value as [ErrorCode, string];
           reject(makeError(code, message));
         } else {
-          resolve((convert ? convert(value) : value) as never);
+          resolve((convert ? convert(value, args) : value) as never);
         }
       }
       if (n < DRAIN_BATCH) return;

@@ -9,6 +9,7 @@ import type { NativeFilter, NativePool } from '../../native/binding';
 import { makeError } from '../errors.js';
 import { host } from '../host.js';
 import { type JsEnv, jsKernel } from './js/registry.js';
+import type { PiResult } from './pi-variants.js';
 import type { RegistryValue, WasmKernels } from './wasm-client.js';
 import { WasmFilter } from './wasm-filter.js';
 
@@ -24,8 +25,12 @@ interface Kernel<Args, Result> {
   native(pool: NativePool, id: number, args: Args, cancellable: boolean): void;
   /** Computes in a worker; null means it stopped because `env.stop()` said so. */
   worker(env: WorkerEnv, args: Args): Result | null;
-  /** A native completion (number, string, Buffer) as JS sees it; default: as is. */
-  fromNative?(raw: unknown): Result;
+  /**
+   * A native completion (number, string, Buffer) as JS sees it, given the job's args;
+   * default: as is. Built in the drain, so the call's promise resolves to it directly
+   * (a `.then` on the pool's promise would cost a promise and a microtask per call).
+   */
+  fromNative?(raw: unknown, args: Args): Result;
   /** True when the Rust pool shares this job out over all its threads (the run budget weighs it so). */
   nativeShared?(args: Args): boolean;
 }
@@ -79,13 +84,18 @@ export interface RegistryArgs {
 /** The input of a call that takes none (an empty view: no string to convert). */
 export const NO_INPUT = new Uint8Array(0);
 
+/** π's registry kernel for `a` (see piCall). */
+function piKernel(a: PiArgs): 'pi.range' | 'pi.rangeReference' {
+  return a.impl === 'js' || a.kernel === 'plain' ? 'pi.rangeReference' : 'pi.range';
+}
+
 /**
  * π over a range: `pi.range` (the fast kernel), or the definition (`pi.rangeReference`)
  * for `kernel: 'plain'` and for `impl: 'js'` (on the JS tier; `jsBitwise` is `pi.range`
  * on the JS tier).
  */
 export function piCall(a: PiArgs): RegistryArgs {
-  const kernel = a.impl === 'js' || a.kernel === 'plain' ? 'pi.rangeReference' : 'pi.range';
+  const kernel = piKernel(a);
   const tier = a.impl === 'wasm' ? 'wasm' : a.impl ? 'js' : undefined;
   return { kernel, input: NO_INPUT, a: a.first, b: a.count, c: a.seed, tier };
 }
@@ -152,8 +162,51 @@ function viaRegistry<A, R extends RegistryValue>(toCall: (a: A) => RegistryArgs)
   };
 }
 
-/** π over a range by its arguments (pi.ts and src/queue run it by this name). */
-const pi = viaRegistry<PiArgs, number>(piCall);
+/** The addon's numbers of π's two kernels, looked up on the first native π job. */
+let piIndex: Record<'pi.range' | 'pi.rangeReference', number> | undefined;
+
+/**
+ * π over a range by its arguments (pi.ts and src/queue run it by this name). Its native
+ * forms are `registry`'s over `piCall` written out, without building the RegistryArgs
+ * (twice a job: weight and submit) or looking the kernel up by name — the facade's hot
+ * path, where a 1-sample π at 1,000 in flight is all overhead.
+ */
+const pi: Kernel<PiArgs, number> = {
+  native: (pool, id, a, cancellable) => {
+    piIndex ??= {
+      'pi.range': nativeKernelIndex('pi.range'),
+      'pi.rangeReference': nativeKernelIndex('pi.rangeReference'),
+    };
+    pool.submitKernel(id, piIndex[piKernel(a)], NO_INPUT, a.first, a.count, a.seed, cancellable);
+  },
+  worker: (env, a) => registry.worker(env, piCall(a)) as number | null,
+  nativeShared: (a) => a.count > SHARED_PI,
+};
+
+/** A `pi` job that resolves to the facade's result (pi-variants.ts), for `variant`. */
+export interface PiEstimateArgs extends PiArgs {
+  variant: PiResult['variant'];
+}
+
+/** π's result for `inside` of `samples` (every variant builds it here). */
+export function piResult(samples: number, seed: number, inside: number, variant: PiResult['variant']): PiResult {
+  return { estimate: (4 * inside) / samples, inside, samples, seed, variant };
+}
+
+/**
+ * π over [0, count) resolving to its `PiResult`: the native drain builds the object
+ * (`fromNative`), so the facade returns the pool's own promise with no `.then` after it.
+ */
+const piEstimate: Kernel<PiEstimateArgs, PiResult> = {
+  native: pi.native,
+  nativeShared: pi.nativeShared,
+  fromNative: (raw, a) => piResult(a.count, a.seed, raw as number, a.variant),
+  worker: (env, a) => {
+    const inside = pi.worker(env, a);
+    return inside === null ? null : piResult(a.count, a.seed, inside, a.variant);
+  },
+};
+
 /** The MD5 loop by its arguments (src/queue runs it by this name). */
 const md5Iterate = viaRegistry<Md5IterateArgs, string>(md5IterateCall);
 /** A QR code by its options (src/queue runs it by this name). */
@@ -248,7 +301,7 @@ const workerFilter: Kernel<WorkerFilterArgs, Uint8Array | number> = {
   },
 };
 
-export const kernels = { pi, md5Iterate, qr, registry, echo, testSpin, testPanic, filter, workerFilter };
+export const kernels = { pi, piEstimate, md5Iterate, qr, registry, echo, testSpin, testPanic, filter, workerFilter };
 export type KernelName = keyof typeof kernels;
 export type ArgsOf<K extends KernelName> = Parameters<(typeof kernels)[K]['worker']>[1];
 export type ResultOf<K extends KernelName> = NonNullable<ReturnType<(typeof kernels)[K]['worker']>>;

@@ -14,6 +14,7 @@ import { callAsync, callSync } from './registry.js';
 
 /** Largest `rounds` accepted (10^9: minutes of work on one core). */
 export const MAX_ROUNDS = 1_000_000_000;
+const ITERATE_KEYS = ['start', ...CALL_KEYS] as const;
 
 export interface IterateOptions {
   /** Continue from d_k (a 32-character digest) instead of d₀ = "". */
@@ -62,10 +63,14 @@ export function hex(data: string | Uint8Array): string {
  * the promise settles, do not write to the bytes (the digest would mix old and new
  * bytes) nor transfer or shrink their buffer (the call rejects with ERR_INVALID_ARG).
  */
-export async function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
-  const input = checkHashData(data);
-  const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return await digestAsync('md5', input, call);
+export function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
+  // Not async: a small input's call is the pool's own promise (no extra promise and tick).
+  try {
+    const input = checkHashData(data);
+    return digestAsync('md5', input, checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS)));
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
 
 /** The loop with the host's MD5, one digest per round: the oracle of the tests. */
@@ -88,11 +93,16 @@ export function iterateSync(text: string, rounds: number, options?: IterateOptio
 }
 
 /** d_N on the pool; honours `{ pool, signal, timeout }` (checked every 4,096 rounds). */
-export async function iterate(text: string, rounds: number, options?: IterateOptions & CallOptions): Promise<string> {
-  const opts = toOptions<IterateOptions & CallOptions>(options, ['start', ...CALL_KEYS]);
-  const t = checkText(text);
-  const n = checkRounds(rounds);
-  const start = checkStart(opts.start);
-  const call = checkCallOptions(opts);
-  return (await callAsync(call, md5IterateCall({ text: t, rounds: n, start }))) as string;
+export function iterate(text: string, rounds: number, options?: IterateOptions & CallOptions): Promise<string> {
+  // Not async: the call is the pool's own promise (no extra promise and tick per call).
+  try {
+    const opts = toOptions<IterateOptions & CallOptions>(options, ITERATE_KEYS);
+    const t = checkText(text);
+    const n = checkRounds(rounds);
+    const start = checkStart(opts.start);
+    const call = checkCallOptions(opts);
+    return callAsync(call, md5IterateCall({ text: t, rounds: n, start })) as Promise<string>;
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }

@@ -13,7 +13,7 @@ import { raceAbort } from '../pool/call.js';
 import { type CallOptions, checkCallOptions, type Pool, poolOf, runAll } from '../pool/pool.js';
 import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from '../validate.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
-import { NO_INPUT, nativeKernelIndex, type PiKernel } from './kernels.js';
+import { NO_INPUT, nativeKernelIndex, type PiKernel, piResult } from './kernels.js';
 import { callSync, type SyncTier } from './registry.js';
 import { wasmKernels } from './wasm-sync.js';
 
@@ -73,10 +73,6 @@ export const AUTO_INLINE_MAX = 1 << 14;
 const MIN_CHUNK = 2 ** 14;
 /** Most chunks one call may ask for (`chunks`): each is a queue entry. */
 const MAX_CHUNKS = 4096;
-
-function result(samples: number, seed: number, inside: number, variant: PiResult['variant']): PiResult {
-  return { estimate: (4 * inside) / samples, inside, samples, seed, variant };
-}
 
 const SYNC_KEYS = ['seed'] as const;
 const ASYNC_KEYS = [...SYNC_KEYS, 'chunks', 'kernel', ...CALL_KEYS] as const;
@@ -171,7 +167,7 @@ export function estimateSync(samples: number | bigint, variant: PiVariant, optio
     throw makeError('ERR_INVALID_VARIANT', `${variant} is async-only: use piVariants.estimate()`);
   }
   const chosen = variant === 'auto' ? pickSync(n) : (variant as PiSyncVariant);
-  return result(n, seed, countSync(chosen, n, seed), chosen);
+  return piResult(n, seed, countSync(chosen, n, seed), chosen);
 }
 
 async function chunkedUv(n: number, seed: number, chunks: number, kernel: PiKernel): Promise<number> {
@@ -206,11 +202,13 @@ function checkChunks(chunks: unknown, max: number): number | undefined {
 }
 
 /**
- * A pool variant on `pool`. Not async: on the native engine it returns the pool's own
- * promise, so the caller's `await` is the only step between the job and its result (an
- * async wrapper here cost an extra promise and its ticks per call: the facade ran at
- * about half of `pool.echo`'s rate at 1,000 in flight, issue 35). Throws at once on a
- * variant that does not fit the pool.
+ * A pool variant on `pool`, resolving to its result. Not async: on the native engine it
+ * returns the pool's own promise of a `piEstimate` job, whose completion the drain turns
+ * into the `PiResult` — so the caller's `await` is the only step between the job and its
+ * result. (An async wrapper here cost an extra promise and its ticks per call: the
+ * facade ran at about half of `pool.echo`'s rate at 1,000 in flight, issue 35; a
+ * `.then` building the result cost one more promise and microtask.) Throws at once on
+ * a variant that does not fit the pool.
  */
 function onPool(
   pool: Pool,
@@ -220,7 +218,7 @@ function onPool(
   chunks: number | undefined,
   call: CallOptions,
   kernel: PiKernel,
-): Promise<number> {
+): Promise<PiResult> {
   const needed = onPoolVariant(pool);
   if (variant === 'wasmWorkers' && needed !== variant && !host().wasmModule()) {
     throw makeError('ERR_BACKEND_UNAVAILABLE', `wasmWorkers needs offthread.wasm: ${host().wasmError()}`);
@@ -231,64 +229,127 @@ function onPool(
       `${variant} needs a pool on the ${variant === 'parallelAsync' ? 'native' : variant === 'wasmWorkers' ? 'wasm' : 'js'} engine; this pool runs ${pool.engine}`,
     );
   }
-  if (pool.engine === 'native') return pool.run('pi', { first: 0, count: n, seed, kernel }, call);
-  return onWorkers(pool, n, seed, chunks, call);
+  if (needed === 'parallelAsync') return pool.run('piEstimate', { first: 0, count: n, seed, kernel, variant }, call);
+  return onWorkers(pool, variant, n, seed, chunks, call);
 }
 
 /** Jump-ahead chunks of [0, n) on a worker pool, summed. */
-async function onWorkers(pool: Pool, n: number, seed: number, chunks: number | undefined, call: CallOptions) {
-  if (n === 0) return 0;
-  const counts = await runAll(
-    pool,
-    'pi',
-    piChunks(n, pool.threads, chunks).map((c) => ({ ...c, seed })),
-    call,
-  );
-  return counts.reduce((a, b) => a + b, 0);
+async function onWorkers(
+  pool: Pool,
+  variant: PiAsyncVariant,
+  n: number,
+  seed: number,
+  chunks: number | undefined,
+  call: CallOptions,
+): Promise<PiResult> {
+  if (n === 0) return piResult(n, seed, 0, variant);
+  try {
+    const parts = piChunks(n, pool.threads, chunks).map((c) => ({ ...c, seed }));
+    const counts = await runAll(pool, 'pi', parts, call);
+    return piResult(
+      n,
+      seed,
+      counts.reduce((a, b) => a + b, 0),
+      variant,
+    );
+  } catch (err) {
+    throw fromNative(err);
+  }
+}
+
+/** The pool variant `auto` or `variant` names on `pool`, with its `chunks` checked. */
+function onPoolOf(
+  pool: Pool,
+  variant: 'auto' | PiAsyncVariant,
+  n: number,
+  seed: number,
+  chunks: unknown,
+  call: CallOptions,
+  kernel: PiKernel,
+): Promise<PiResult> {
+  const chosen = variant === 'auto' ? onPoolVariant(pool) : variant;
+  if (chosen !== 'parallelAsync') warnFallbackOnce();
+  return onPool(pool, chosen, n, seed, checkChunks(chunks, MAX_CHUNKS), call, kernel);
+}
+
+/** `estimate`'s arguments, checked (a throw here is the rejection as it is). */
+function parseAsync(samples: unknown, variant: unknown, options: unknown) {
+  const { opts, n, seed } = parseArgs(samples, variant, options, ASYNC_KEYS);
+  const call = checkCallOptions(opts);
+  return { opts, n, seed, call, kernel: checkKernel(opts.kernel, variant as PiVariant) };
 }
 
 /**
  * π off the event loop. `auto` runs small inputs inline and the rest on the pool
  * (`parallelAsync` on the native engine, `wasmWorkers` / `jsWorkers` on a worker pool);
- * pool variants honour `{ pool, signal, timeout }`.
+ * pool variants honour `{ pool, signal, timeout }`. Not async, so a call on the native
+ * pool costs the pool's promise only; bad input still rejects, never throws.
  */
-export async function estimate(
+export function estimate(
   samples: number | bigint,
   variant: PiVariant,
   options?: PiVariantAsyncOptions,
 ): Promise<PiResult> {
-  const { opts, n, seed } = parseArgs(samples, variant, options, ASYNC_KEYS);
-  const call = checkCallOptions(opts);
-  const kernel = checkKernel(opts.kernel, variant);
+  let args: ReturnType<typeof parseAsync>;
   try {
-    if (variant === 'nativeAsync') {
-      return result(n, seed, await raceAbort(countUv(variant, kernel, 0, n, seed), call), variant);
-    }
-    if (variant === 'nativeChunked') {
-      const chunks = checkChunks(opts.chunks, 1024) ?? 4;
-      return result(n, seed, await raceAbort(chunkedUv(n, seed, chunks, kernel), call), variant);
-    }
-    const onWorkers = variant === 'js' || variant === 'jsBitwise' || variant === 'wasm';
-    if (onWorkers && (call.pool?.engine ?? activeBackend()) !== 'native') {
-      // A sync variant asked for asynchronously on a worker pool: one worker runs it, so
-      // the caller's thread stays free and abort/timeout apply.
+    args = parseAsync(samples, variant, options);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const { opts, n, seed, call, kernel } = args;
+  try {
+    const pooled = variant === 'parallelAsync' || variant === 'wasmWorkers' || variant === 'jsWorkers';
+    if (variant === 'auto' ? n > AUTO_INLINE_MAX : pooled) {
+      const poolVariant = variant as 'auto' | PiAsyncVariant;
       const maybe = poolOf(call); // no extra tick: the job is queued before this returns
-      const pool = maybe instanceof Promise ? await maybe : maybe;
-      const inside = await pool.run('pi', { first: 0, count: n, seed, impl: variant }, call);
-      return result(n, seed, inside, variant);
+      if (!(maybe instanceof Promise)) return onPoolOf(maybe, poolVariant, n, seed, opts.chunks, call, kernel);
+      return maybe
+        .then((pool) => onPoolOf(pool, poolVariant, n, seed, opts.chunks, call, kernel))
+        .catch((err) => Promise.reject(fromNative(err)));
     }
-    if (variant === 'auto' ? n > AUTO_INLINE_MAX : (asyncVariants as readonly string[]).includes(variant)) {
-      const maybe = poolOf(call);
-      const pool = maybe instanceof Promise ? await maybe : maybe;
-      const chosen = variant === 'auto' ? onPoolVariant(pool) : (variant as PiAsyncVariant);
-      if (chosen !== 'parallelAsync') warnFallbackOnce();
-      const inside = await onPool(pool, chosen, n, seed, checkChunks(opts.chunks, MAX_CHUNKS), call, kernel);
-      return result(n, seed, inside, chosen);
+    const sync = variant === 'js' || variant === 'jsBitwise' || variant === 'wasm';
+    if (variant === 'nativeAsync' || variant === 'nativeChunked' || (sync && !onNative(call))) {
+      return estimateOther(n, seed, variant, opts.chunks, call, kernel);
     }
     call.pool?.assertOpen();
     if (call.signal?.aborted) throw makeError('ERR_ABORTED', 'The operation was aborted', call.signal.reason);
     const chosen = variant === 'auto' ? pickSync(n) : (variant as PiSyncVariant);
-    return result(n, seed, countSync(chosen, n, seed), chosen);
+    return Promise.resolve(piResult(n, seed, countSync(chosen, n, seed), chosen));
+  } catch (err) {
+    return Promise.reject(fromNative(err));
+  }
+}
+
+/** Whether the call's pool (else a new default one) runs the native engine. */
+function onNative(call: CallOptions): boolean {
+  return (call.pool?.engine ?? activeBackend()) === 'native';
+}
+
+/**
+ * `estimate`'s other paths: the libuv variants, and a sync variant asked for
+ * asynchronously on a worker pool (one worker runs it, so the caller's thread stays
+ * free and abort/timeout apply).
+ */
+async function estimateOther(
+  n: number,
+  seed: number,
+  variant: PiVariant,
+  chunksOption: unknown,
+  call: CallOptions,
+  kernel: PiKernel,
+): Promise<PiResult> {
+  try {
+    if (variant === 'nativeAsync') {
+      return piResult(n, seed, await raceAbort(countUv(variant, kernel, 0, n, seed), call), variant);
+    }
+    if (variant === 'nativeChunked') {
+      const chunks = checkChunks(chunksOption, 1024) ?? 4;
+      return piResult(n, seed, await raceAbort(chunkedUv(n, seed, chunks, kernel), call), variant);
+    }
+    const impl = variant as 'js' | 'jsBitwise' | 'wasm';
+    const maybe = poolOf(call); // no extra tick: the job is queued before this returns
+    const pool = maybe instanceof Promise ? await maybe : maybe;
+    return piResult(n, seed, await pool.run('pi', { first: 0, count: n, seed, impl }, call), impl);
   } catch (err) {
     throw fromNative(err);
   }

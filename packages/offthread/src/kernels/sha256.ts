@@ -20,8 +20,12 @@ export function hex(data: string | Uint8Array): string {
  * the promise settles, do not write to the bytes (the digest would mix old and new
  * bytes) nor transfer or shrink their buffer (the call rejects with ERR_INVALID_ARG).
  */
-export async function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
-  const input = checkHashData(data);
-  const call = checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS));
-  return await digestAsync('sha256', input, call);
+export function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
+  // Not async: a small input's call is the pool's own promise (no extra promise and tick).
+  try {
+    const input = checkHashData(data);
+    return digestAsync('sha256', input, checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS)));
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
