@@ -15,8 +15,11 @@ import { startLoopDelay } from '../lib/loop-delay.mjs';
 import { burn, copy } from './_nexus-work.mjs';
 
 const MODULE = new URL('./_nexus-work.mjs', import.meta.url);
-/** Repetitions of each variant, interleaved; a row is the median one. */
-const REPS = 3;
+/**
+ * Repetitions of each variant, interleaved; a row is the median one. Five: with three, one
+ * quiet run's reps of the same variant spread 1.1-1.4 s (Emitter) and 220-463 ms (filter).
+ */
+const REPS = 5;
 
 /** The run of median wall time (its loop delay with it). */
 const median = (runs) => [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)];
