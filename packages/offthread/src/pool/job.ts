@@ -121,6 +121,29 @@ export function refusal(
   return null;
 }
 
+/**
+ * `job` enters `lease`'s budget: `start(job)` at once when there is room, else once a
+ * slot is free (`fail(job, err)` if the pool is destroyed first). The common case makes
+ * no waiter: its object and closures per call were a quarter of the main thread's time
+ * per small task (1167b09). `start` and `fail` are the pool's own, made once.
+ */
+export function enterBudget(
+  lease: Lease,
+  job: Job,
+  start: (job: Job) => void,
+  fail: (job: Job, err: Error) => void,
+): void {
+  if (lease.enter(1)) start(job);
+  else {
+    job.waiter = lease.admit({
+      priority: job.priority,
+      weight: 1,
+      start: () => start(job),
+      fail: (err) => fail(job, err),
+    });
+  }
+}
+
 /** A new job of `run`, the promise its caller gets, and its abort/timeout watch calling `abort`. */
 export function newJob(
   id: number,
