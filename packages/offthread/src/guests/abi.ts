@@ -5,6 +5,7 @@
  * Host-neutral: used on the main thread (load) and in workers (runtime.ts).
  */
 import { makeError } from '../errors.js';
+import { WasmCursor } from './wasm-bytes.js';
 
 export const ABI_VERSION = 1;
 export const WASM_PAGE = 65_536;
@@ -252,29 +253,10 @@ export interface ModuleShape {
  * accepted). Throws ERR_GUEST_MODULE for bytes that are not a wasm module.
  */
 export function readModule(bytes: Uint8Array, where: string): ModuleShape {
-  let at = 0;
-  const byte = () => {
-    if (at >= bytes.length) throw bad(where, 'truncated WebAssembly module');
-    return bytes[at++] as number;
-  };
-  const leb = () => {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      const b = byte();
-      result += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) return result;
-      shift += 7;
-      if (shift > 63) throw bad(where, 'malformed LEB128 in the module');
-    }
-  };
-  const name = () => {
-    const len = leb();
-    if (at + len > bytes.length) throw bad(where, 'truncated WebAssembly module');
-    const text = utf8.decode(bytes.subarray(at, at + len));
-    at += len;
-    return text;
-  };
+  const c = new WasmCursor(bytes, (why) => bad(where, why));
+  const byte = () => c.byte();
+  const leb = () => c.uleb();
+  const name = () => c.name();
   /** A value type's name; null for one this reader does not know (a GC type, say). */
   const valtype = (): string | null => {
     const t = byte();
@@ -287,10 +269,8 @@ export function readModule(bytes: Uint8Array, where: string): ModuleShape {
     return null;
   };
   const limits = () => {
-    const flags = byte();
-    const initial = leb();
-    const maximum = flags & 1 ? leb() : null;
-    return { initial, maximum, shared: (flags & 2) !== 0 };
+    const { initial, maximum, shared } = c.limits();
+    return { initial, maximum, shared };
   };
   const magic = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
   if (bytes.length < 8 || magic.some((b, i) => bytes[i] !== b)) {
@@ -300,18 +280,14 @@ export function readModule(bytes: Uint8Array, where: string): ModuleShape {
   const functionTypes: number[] = []; // the function index space: imports, then own
   const shape: ModuleShape = { memory: null, functionImports: [], exports: new Map() };
   const exports: { name: string; kind: number; index: number }[] = [];
-  at = 8;
-  while (at < bytes.length) {
-    const id = byte();
-    const size = leb();
-    const end = at + size;
-    if (end > bytes.length) throw bad(where, 'truncated WebAssembly module');
+  for (const { id, start } of c.sections()) {
+    c.at = start;
     if (id === 1) {
       for (let n = leb(), i = 0; i < n; i++) {
         // Only plain function types (0x60); anything else (GC's rec groups) ends the
         // reading of types: the functions typed by them are reported as unknown.
-        if (bytes[at] !== 0x60) break;
-        at++;
+        if (bytes[c.at] !== 0x60) break;
+        c.at++;
         const params = Array.from({ length: leb() }, valtype);
         const results = Array.from({ length: leb() }, valtype);
         const known = [...params, ...results].every((t) => t !== null);
@@ -347,7 +323,6 @@ export function readModule(bytes: Uint8Array, where: string): ModuleShape {
     } else if (id === 7) {
       for (let n = leb(), i = 0; i < n; i++) exports.push({ name: name(), kind: byte(), index: leb() });
     }
-    at = end;
   }
   for (const e of exports) {
     const type = e.kind === 0 ? (types[functionTypes[e.index] ?? -1] ?? null) : null;
@@ -365,7 +340,6 @@ const VALTYPES: Record<number, string> = {
   112: 'funcref',
   111: 'externref',
 };
-const utf8 = new TextDecoder('utf-8', { fatal: false });
 
 /**
  * Every ABI export present with its documented type, every `offthread.*` import with

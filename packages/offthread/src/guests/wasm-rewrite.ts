@@ -10,6 +10,7 @@
  */
 import { makeError } from '../errors.js';
 import { INPUT_MODULE } from './abi.js';
+import { WasmCursor } from './wasm-bytes.js';
 import { MEMORY_MODULE, readMemories } from './wasm-scan.js';
 
 /** Each load accessor and its instruction's opcode (little-endian, any alignment). */
@@ -64,43 +65,8 @@ export interface Rewritten {
  */
 export function rewriteInputAccessors(bytes: Uint8Array, memory: string, pages: number, where: string): Rewritten {
   const fail = (why: string) => makeError('ERR_GUEST_MODULE', `${where}: ${why} (docs/guest-abi.md)`);
-  let at = 0;
-  const byte = () => {
-    if (at >= bytes.length) throw fail('truncated WebAssembly module');
-    return bytes[at++] as number;
-  };
-  const read = () => {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      const b = byte();
-      result += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) return result;
-      shift += 7;
-      if (shift > 35) throw fail('malformed LEB128 in the module');
-    }
-  };
-  const skipName = () => {
-    const len = read();
-    at += len;
-    return new TextDecoder().decode(bytes.subarray(at - len, at));
-  };
-  const limits = () => {
-    const flags = byte();
-    read();
-    if (flags & 1) read();
-    if (flags & 8) read();
-  };
-
-  const sections: { id: number; head: number; start: number; end: number }[] = [];
-  at = 8;
-  while (at < bytes.length) {
-    const head = at;
-    const id = byte();
-    const size = read();
-    sections.push({ id, head, start: at, end: at + size });
-    at += size;
-  }
+  const c = new WasmCursor(bytes, fail);
+  const sections = c.sections();
   const importSection = sections.find((s) => s.id === 2);
   const codeSection = sections.find((s) => s.id === 10);
   if (!importSection || !codeSection) throw fail('nothing to rewrite: no imports or no code');
@@ -112,37 +78,37 @@ export function rewriteInputAccessors(bytes: Uint8Array, memory: string, pages: 
   let env = -1;
   let target = -1;
   let targetLimits: [number, number] = [0, 0];
-  at = importSection.start;
-  const count = read();
-  const entriesStart = at;
+  c.at = importSection.start;
+  const count = c.uleb();
+  const entriesStart = c.at;
   for (let i = 0; i < count; i++) {
-    const module = skipName();
-    const field = skipName();
-    const kind = byte();
+    const module = c.name();
+    const field = c.name();
+    const kind = c.byte();
     if (kind === 0) {
-      read();
+      c.uleb();
       if (module === INPUT_MODULE) accessors.set(functions, field);
       functions++;
     } else if (kind === 1) {
-      const t = byte();
-      if (t === 0x63 || t === 0x64) read();
-      limits();
+      const t = c.byte();
+      if (t === 0x63 || t === 0x64) c.sleb();
+      c.limits();
     } else if (kind === 2) {
-      const start = at;
-      limits();
+      const start = c.at;
+      c.limits();
       if (module === 'env' && field === 'memory') env = memories;
       if (module === MEMORY_MODULE && field === memory) {
         target = memories;
-        targetLimits = [start, at];
+        targetLimits = [start, c.at];
       }
       memories++;
     } else if (kind === 3) {
-      const t = byte();
-      if (t === 0x63 || t === 0x64) read();
-      byte();
+      const t = c.byte();
+      if (t === 0x63 || t === 0x64) c.sleb();
+      c.byte();
     } else if (kind === 4) {
-      byte();
-      read();
+      c.byte();
+      c.uleb();
     } else throw fail(`unknown import kind ${kind}`);
   }
   if (env < 0) throw fail('no env.memory import');
@@ -181,24 +147,24 @@ export function rewriteInputAccessors(bytes: Uint8Array, memory: string, pages: 
 
   // The code section again, each body with its calls replaced and its size re-encoded.
   const code: Bytes[] = [];
-  at = codeSection.start;
-  const bodies = read();
+  c.at = codeSection.start;
+  const bodies = c.uleb();
   code.push(uleb(bodies));
   let next = 0;
   for (let i = 0; i < bodies; i++) {
-    const size = read();
-    const end = at + size;
+    const size = c.uleb();
+    const end = c.at + size;
     const body: Bytes[] = [];
-    let from = at;
+    let from = c.at;
     for (; next < calls.length && (calls[next] as { start: number }).start < end; next++) {
-      const c = calls[next] as { start: number; end: number; with: number[] };
-      body.push(bytes.subarray(from, c.start), c.with);
-      from = c.end;
+      const call = calls[next] as { start: number; end: number; with: number[] };
+      body.push(bytes.subarray(from, call.start), call.with);
+      from = call.end;
     }
     body.push(bytes.subarray(from, end));
     const joined = concat(body);
     code.push(uleb(joined.length), joined);
-    at = end;
+    c.at = end;
   }
 
   const parts: Bytes[] = [bytes.subarray(0, 8)];

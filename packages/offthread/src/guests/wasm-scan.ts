@@ -7,6 +7,7 @@
  */
 import { makeError } from '../errors.js';
 import type { Access, InterfaceDecl } from './abi.js';
+import { WasmCursor } from './wasm-bytes.js';
 
 /** One entry of the module's memory index space (imports first, then its own). */
 export interface MemorySlot {
@@ -45,8 +46,6 @@ export const MEMORY_MODULE = 'offthread.memory';
 
 const KINDS = ['a function', 'a table', 'a memory', 'a global', 'a tag'];
 
-const utf8 = new TextDecoder('utf-8', { fatal: false });
-
 const MEMORY_OPS: Record<number, string> = {
   54: 'i32.store',
   55: 'i64.store',
@@ -78,73 +77,26 @@ export type CallSite = (callee: number, start: number, end: number, tail: boolea
  * `onCall` sees every direct call on the way (the input rewrite, wasm-rewrite.ts).
  */
 export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolean, onCall?: CallSite): ModuleMemories {
-  let at = 0;
   const fail = (why: string) => makeError('ERR_GUEST_MODULE', `${where}: ${why}`);
-  const byte = () => {
-    if (at >= bytes.length) throw fail('truncated WebAssembly module');
-    return bytes[at++] as number;
-  };
-  const uleb = () => {
-    // Most immediates are one byte: skip the loop for them (the reader is per instruction).
-    const first = bytes[at];
-    if (first !== undefined && first < 0x80) {
-      at++;
-      return first;
-    }
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      const b = byte();
-      result += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) return result;
-      shift += 7;
-      if (shift > 63) throw fail('malformed LEB128 in the module');
-    }
-  };
-  /** A signed LEB128, as a number (exact for the small values blocktypes and heap types use). */
-  const sleb = () => {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      const b = byte();
-      result += (b & 0x7f) * 2 ** shift;
-      shift += 7;
-      if ((b & 0x80) === 0) return b & 0x40 ? result - 2 ** shift : result;
-      if (shift > 70) throw fail('malformed LEB128 in the module');
-    }
-  };
-  const skip = (n: number) => {
-    if (at + n > bytes.length) throw fail('truncated WebAssembly module');
-    at += n;
-  };
-  const name = () => {
-    const len = uleb();
-    skip(len);
-    return utf8.decode(bytes.subarray(at - len, at));
-  };
+  const c = new WasmCursor(bytes, fail);
+  const byte = () => c.byte();
+  const uleb = () => c.uleb();
+  const sleb = () => c.sleb();
+  const skip = (n: number) => c.skip(n);
+  const name = () => c.name();
   // A value type: one byte, or (ref null? ht) with its heap type after it.
   const valtype = () => {
-    const t = byte();
-    if (t === 0x63 || t === 0x64) sleb();
+    const t = c.byte();
+    if (t === 0x63 || t === 0x64) c.sleb();
   };
-  const limits = () => {
-    const flags = byte();
-    const initial = uleb();
-    const maximum = flags & 1 ? uleb() : null;
-    if (flags & 8) uleb(); // custom page size (log2)
-    return { initial, maximum, shared: (flags & 2) !== 0, exotic: (flags & 0b1100) !== 0 };
-  };
+  const limits = () => c.limits();
 
   const out: ModuleMemories = { memories: [], misplaced: [], writes: [], scanned: false };
   let importedFunctions = 0;
   let code: { start: number; end: number } | null = null;
   let data: { start: number; end: number } | null = null;
-  at = 8;
-  while (at < bytes.length) {
-    const id = byte();
-    const size = uleb();
-    const end = at + size;
-    if (end > bytes.length) throw fail('truncated WebAssembly module');
+  for (const { id, start, end } of c.sections()) {
+    c.at = start;
     if (id === 2) {
       for (let n = uleb(), i = 0; i < n; i++) {
         const module = name();
@@ -168,9 +120,8 @@ export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolea
       }
     } else if (id === 5) {
       for (let n = uleb(), i = 0; i < n; i++) out.memories.push({ import: null, ...limits() });
-    } else if (id === 10) code = { start: at, end };
-    else if (id === 11) data = { start: at, end };
-    at = end;
+    } else if (id === 10) code = { start, end };
+    else if (id === 11) data = { start, end };
   }
   // Only a module that imports an interface memory has anything to check.
   if (!(scanCode ?? out.memories.some((m) => m.import?.module === MEMORY_MODULE))) return out;
@@ -192,7 +143,7 @@ export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolea
   /** One instruction at `at`; returns false at an `end` that closes the expression. */
   let depth = 0;
   const instruction = (): boolean => {
-    const start = at;
+    const start = c.at;
     const op = byte();
     if (op >= 0x45 && op <= 0xc4) return true; // numeric, conversions, sign extension
     if (op >= 0x28 && op <= 0x35) {
@@ -266,7 +217,7 @@ export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolea
       case 0x12: {
         // return_call
         const callee = uleb();
-        onCall?.(callee, start, at, op === 0x12);
+        onCall?.(callee, start, c.at, op === 0x12);
         return true;
       }
       case 0x18: // delegate label: closes a try
@@ -397,31 +348,31 @@ export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolea
   };
 
   if (code) {
-    at = code.start;
+    c.at = code.start;
     func = importedFunctions;
     for (let n = uleb(), i = 0; i < n; i++, func++) {
       const size = uleb();
-      const end = at + size;
+      const end = c.at + size;
       for (let groups = uleb(), g = 0; g < groups; g++) {
         uleb();
         valtype();
       }
       depth = 0;
-      while (at < end && instruction()) {
+      while (c.at < end && instruction()) {
         // one instruction at a time to the function's final `end`
       }
-      if (at !== end) throw fail(`function #${func}: its body did not end where its size says`);
+      if (c.at !== end) throw fail(`function #${func}: its body did not end where its size says`);
     }
   }
   if (data) {
-    at = data.start;
+    c.at = data.start;
     func = -1;
     for (let n = uleb(), i = 0; i < n; i++) {
       segment = i;
       const flags = uleb();
       if (flags !== 1) {
         const memory = flags === 2 ? uleb() : 0;
-        const start = at;
+        const start = c.at;
         depth = 0;
         while (instruction()) {
           // the offset expression
