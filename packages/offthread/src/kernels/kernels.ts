@@ -9,7 +9,6 @@ import type { NativeFilter, NativePool } from '../../native/binding';
 import { makeError } from '../errors.js';
 import { host } from '../host.js';
 import { type JsEnv, jsKernel } from './js/registry.js';
-import type { PiResult } from './pi-variants.js';
 import type { RegistryValue, WasmKernels } from './wasm-client.js';
 import { WasmFilter } from './wasm-filter.js';
 
@@ -183,13 +182,25 @@ const pi: Kernel<PiArgs, number> = {
   nativeShared: (a) => a.count > SHARED_PI,
 };
 
+/** A π estimate, as the facade returns it (`PiResult` in pi-variants.ts narrows `variant`). */
+export interface PiEstimate<V extends string = string> {
+  /** 4·inside/samples; NaN when samples is 0. */
+  estimate: number;
+  /** Samples with x² + y² ≤ 1: identical for every variant. */
+  inside: number;
+  samples: number;
+  seed: number;
+  /** The variant that computed it (for `auto`, the one it picked). */
+  variant: V;
+}
+
 /** A `pi` job that resolves to the facade's result (pi-variants.ts), for `variant`. */
 export interface PiEstimateArgs extends PiArgs {
-  variant: PiResult['variant'];
+  variant: string;
 }
 
 /** π's result for `inside` of `samples` (every variant builds it here). */
-export function piResult(samples: number, seed: number, inside: number, variant: PiResult['variant']): PiResult {
+export function piResult<V extends string>(samples: number, seed: number, inside: number, variant: V): PiEstimate<V> {
   return { estimate: (4 * inside) / samples, inside, samples, seed, variant };
 }
 
@@ -197,7 +208,7 @@ export function piResult(samples: number, seed: number, inside: number, variant:
  * π over [0, count) resolving to its `PiResult`: the native drain builds the object
  * (`fromNative`), so the facade returns the pool's own promise with no `.then` after it.
  */
-const piEstimate: Kernel<PiEstimateArgs, PiResult> = {
+const piEstimate: Kernel<PiEstimateArgs, PiEstimate> = {
   native: pi.native,
   nativeShared: pi.nativeShared,
   fromNative: (raw, a) => piResult(a.count, a.seed, raw as number, a.variant),

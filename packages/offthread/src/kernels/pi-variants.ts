@@ -13,7 +13,7 @@ import { raceAbort } from '../pool/call.js';
 import { type CallOptions, checkCallOptions, type Pool, poolOf, runAll } from '../pool/pool.js';
 import { CALL_KEYS, MAX_SAMPLES, toCount, toOptions, toSeed } from '../validate.js';
 import { countInsideJs, countInsideJsBitwise, stateAt } from './js/pi.js';
-import { NO_INPUT, nativeKernelIndex, type PiKernel, piResult } from './kernels.js';
+import { NO_INPUT, nativeKernelIndex, type PiEstimate, type PiKernel, piResult } from './kernels.js';
 import { callSync, type SyncTier } from './registry.js';
 import { wasmKernels } from './wasm-sync.js';
 
@@ -42,16 +42,8 @@ export interface PiVariantAsyncOptions extends PiVariantOptions, CallOptions {
   kernel?: PiKernel;
 }
 
-export interface PiResult {
-  /** 4·inside/samples; NaN when samples is 0. */
-  estimate: number;
-  /** Samples with x² + y² ≤ 1: identical for every variant. */
-  inside: number;
-  samples: number;
-  seed: number;
-  /** The variant that computed it (for `auto`, the one it picked). */
-  variant: Exclude<PiVariant, 'auto'>;
-}
+/** What every variant returns: the estimate, and the variant that computed it. */
+export type PiResult = PiEstimate<Exclude<PiVariant, 'auto'>>;
 
 /**
  * `auto` thresholds, from `npm run bench -- pi` on 2 cores: below AUTO_NATIVE_MIN the
@@ -229,7 +221,8 @@ function onPool(
       `${variant} needs a pool on the ${variant === 'parallelAsync' ? 'native' : variant === 'wasmWorkers' ? 'wasm' : 'js'} engine; this pool runs ${pool.engine}`,
     );
   }
-  if (needed === 'parallelAsync') return pool.run('piEstimate', { first: 0, count: n, seed, kernel, variant }, call);
+  if (needed === 'parallelAsync')
+    return pool.run('piEstimate', { first: 0, count: n, seed, kernel, variant }, call) as Promise<PiResult>;
   return onWorkers(pool, variant, n, seed, chunks, call);
 }
 
