@@ -6,11 +6,24 @@
 // its threads, and no pool's shared memory, once they are idle and collected.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sleep, threadCount, threadsDropTo } from './threads.mjs';
 
 const TASK_MODULE = new URL('../test-fixtures/tasks/work.mjs', import.meta.url);
+/** Threads of this process named `name` (/proc/self/task/N/comm). */
+function threadsNamed(name) {
+  let n = 0;
+  for (const t of readdirSync('/proc/self/task')) {
+    try {
+      if (readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === name) n++;
+    } catch {
+      // the thread exited meanwhile
+    }
+  }
+  return n;
+}
 const blockFor = (ms) => {
   const end = Date.now() + ms;
   while (Date.now() < end);
@@ -59,6 +72,35 @@ const cases = {
     globalThis.gc();
     return { start, made, back, arrayBuffers: process.memoryUsage().arrayBuffers };
   },
+
+  /**
+   * A burst of heap trims, as a GC that collects many pools asks for (each pool's
+   * finalizer trims): at most one trim thread is up at any time, and none once they are
+   * done. One thread per request let them overlap, each one more thread in the count.
+   */
+  async trimBurst() {
+    const { nativeBinding } = await import('offthread/internal');
+    const native = nativeBinding();
+    /** Freed blocks in the allocator's arenas, for the trims to give back. */
+    const litter = () => {
+      for (let i = 0; i < 500; i++) Buffer.allocUnsafeSlow(64 * 1024).fill(1);
+      globalThis.gc();
+    };
+    litter();
+    await sleep(100);
+    const start = threadCount();
+    // Bursts with no pause: each call of the old code started a thread, and they were
+    // still running (or starting) when the burst ended.
+    let most = 0;
+    for (let burst = 0; burst < 10; burst++) {
+      litter();
+      for (let i = 0; i < 100; i++) native.trimMemory();
+      most = Math.max(most, threadCount() - start);
+      await sleep(20);
+    }
+    const back = await threadsDropTo(start, 10_000);
+    return { start, most, back, left: threadsNamed('offthread-trim') };
+  },
 };
 
 if (process.argv[2] === 'child') {
@@ -89,5 +131,12 @@ if (process.argv[2] === 'child') {
     assert.ok(r.back <= r.start, `${r.start} threads at the start, ${r.back} after the pools went idle`);
     // Each task pool's shared memory is 1 MiB; 20 of them held would read ≥ 20 MiB.
     assert.ok(r.arrayBuffers < 2 ** 20, `${r.arrayBuffers} bytes of ArrayBuffers held after a GC`);
+  });
+
+  test('a burst of heap trims runs one trim thread at a time, none after', () => {
+    const r = child('trimBurst');
+    assert.ok(r.most <= 1, `${r.most} trim threads up at once (${JSON.stringify(r)})`);
+    assert.equal(r.left, 0, 'a trim thread is still up');
+    assert.ok(r.back <= r.start, `${r.start} threads before the trims, ${r.back} after`);
   });
 }
