@@ -9,9 +9,10 @@
 // memory) and one message, terminated 10 s after it (the idle timeout). What `bare`
 // keeps is Node's, V8's and glibc's, not a pool's.
 //
-//   node bench/run.mjs dropped-pools [--quick] [--pools N]
+//   node bench/run.mjs dropped-pools [--quick] [--pools N] [--engines wasm,bare]
 
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { progress, runInChild } from '../lib/measure.mjs';
@@ -89,8 +90,42 @@ async function callFor(engine) {
     : (pool) => md5.hexAsync('abc', { pool });
 }
 
+/**
+ * Watches every worker the pools start (worker_threads' Worker, as offthread's Node host
+ * reaches it at each spawn): when a row's threads are late, whether its workers were
+ * never told to stop (the pool's side) or were told and have not exited (Node's side).
+ * Installed before offthread is loaded; a no-op for the native row, which has no workers.
+ */
+function watchWorkers() {
+  const wt = createRequire(import.meta.url)('node:worker_threads');
+  // Up now: never told to stop (`running`), and told but not yet exited (`stopping`).
+  const up = { running: 0, stopping: 0 };
+  const Base = wt.Worker;
+  wt.Worker = class extends Base {
+    #state = 'running';
+    constructor(...args) {
+      super(...args);
+      up.running++;
+      this.once('exit', () => {
+        up[this.#state]--;
+        this.#state = 'exited';
+      });
+    }
+    terminate() {
+      if (this.#state === 'running') {
+        up.running--;
+        up.stopping++;
+        this.#state = 'stopping';
+      }
+      return super.terminate();
+    }
+  };
+  return () => ({ ...up });
+}
+
 /** Runs in a child process: `pools` pools of `engine` made, used once, dropped. */
 export async function dropPools(engine, pools, waitMs) {
+  const workersUp = watchWorkers();
   const { Pool } = await import('offthread');
   const { nativeBinding } = await import('offthread/internal');
   const trim = () => nativeBinding()?.trimMemory();
@@ -124,8 +159,9 @@ export async function dropPools(engine, pools, waitMs) {
     peakThreads: peak.threads,
     endThreads,
     backMs: endThreads <= start.threads ? backMs : null,
-    // Which threads are left over, if any (Node 20 names its own threads "node").
-    endNames: endThreads > start.threads ? JSON.stringify(threadNames()) : '',
+    // Which threads are left over, if any (Node 20 names its own threads "node", workers
+    // included): by name, and the workers among them by state.
+    endNames: endThreads > start.threads ? JSON.stringify({ ...threadNames(), workers: workersUp() }) : '',
     startRss: start.rss,
     peakRss: peak.rss,
     endRss: rssMiB(),
@@ -156,11 +192,18 @@ export async function oneAtATime(engine, pools) {
 
 /** @param {import('../run.mjs').ExperimentContext} ctx */
 export async function run(ctx) {
-  const { values } = parseArgs({ args: ctx.argv, options: { pools: { type: 'string' } }, strict: false });
+  const { values } = parseArgs({
+    args: ctx.argv,
+    options: { pools: { type: 'string' }, engines: { type: 'string' } },
+    strict: false,
+  });
   const pools = Number(values.pools ?? (ctx.quick ? 100 : 1000));
+  // A subset of the rows (e.g. `--engines wasm,bare`): one row re-run in a fifth of the time.
+  const only = values.engines?.split(',');
+  const rowsOf = (list) => (only ? list.filter((e) => only.includes(e)) : list);
   const waitMs = 60_000;
   const rows = [];
-  for (const engine of [...ENGINES, BARE]) {
+  for (const engine of rowsOf([...ENGINES, BARE])) {
     ctx.progress(`dropped-pools: ${engine}, ${pools} pools`);
     const child = await runInChild(import.meta.url, 'dropPools', [engine, pools, waitMs], {
       timeoutMs: 900_000,
@@ -170,7 +213,7 @@ export async function run(ctx) {
   }
   const sequential = [];
   const onePools = ctx.quick ? 200 : 500;
-  for (const engine of ENGINES) {
+  for (const engine of rowsOf(ENGINES)) {
     ctx.progress(`dropped-pools: ${engine}, ${onePools} pools one at a time`);
     const child = await runInChild(import.meta.url, 'oneAtATime', [engine, onePools], {
       timeoutMs: 900_000,
