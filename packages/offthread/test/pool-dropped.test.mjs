@@ -35,10 +35,11 @@ const cases = {
    * The pool is collected first, then its idle timer is due: a timer of the test's own,
    * due after the pool's, reads the engine's workers in the same timers phase — before
    * the finalizer's task can run (that runs in the loop's poll phase, after timers).
+   * `kind`: 'js' or 'wasm' (whose workers also instantiate offthread.wasm).
    */
-  async collectedBeforeIdle() {
+  async collectedBeforeIdle(kind) {
     const { md5, Pool } = await import('offthread');
-    let pool = new Pool({ engine: 'js', threads: 2, idleTimeout: 100 });
+    let pool = new Pool({ engine: kind, threads: 2, idleTimeout: 100 });
     await md5.hexAsync('abc', { pool });
     const engine = pool._engine; // holds the workers, not the pool (its busy callback is a WeakRef)
     const ref = new WeakRef(pool);
@@ -104,12 +105,12 @@ const cases = {
 };
 
 if (process.argv[2] === 'child') {
-  const out = await cases[process.argv[3]]();
+  const out = await cases[process.argv[3]](...process.argv.slice(4));
   process.stdout.write(`${JSON.stringify(out)}\n`);
   process.exit(0); // a pool still up must not keep the child alive
 } else {
-  const child = (name) => {
-    const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'child', name], {
+  const child = (name, ...args) => {
+    const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'child', name, ...args], {
       encoding: 'utf8',
       timeout: 120_000,
     });
@@ -117,12 +118,13 @@ if (process.argv[2] === 'child') {
     return JSON.parse(r.stdout.trim().split('\n').pop());
   };
 
-  test('a pool collected before its idle timer fires: the timer stops its workers', () => {
-    const r = child('collectedBeforeIdle');
-    assert.ok(r.collected, 'the pool was not collected: the case proves nothing');
-    assert.ok(r.workersBefore > 0, `no workers up before the idle timer (${r.workersBefore})`);
-    assert.equal(r.workersAtTimer, 0, 'the idle timer left the collected pool’s workers up');
-  });
+  for (const engine of ['js', 'wasm'])
+    test(`a ${engine} pool collected before its idle timer fires: the timer stops its workers`, () => {
+      const r = child('collectedBeforeIdle', engine);
+      assert.ok(r.collected, 'the pool was not collected: the case proves nothing');
+      assert.ok(r.workersBefore > 0, `no workers up before the idle timer (${r.workersBefore})`);
+      assert.equal(r.workersAtTimer, 0, 'the idle timer left the collected pool’s workers up');
+    });
 
   test('20 dropped pools per engine: threads back to the start, no shared memory held after a GC', () => {
     const r = child('manyDropped');
