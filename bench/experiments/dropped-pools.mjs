@@ -147,7 +147,17 @@ export async function dropPools(engine, pools, waitMs) {
   }
   const madeMs = performance.now() - t0;
   const lastCall = performance.now();
-  while (threads() > start.threads && performance.now() - lastCall < waitMs) await sleep(100);
+  // Every second of the wait: threads, and the workers still running or stopping. The
+  // state at the end alone hides a late spell that ended before it (a run's wasm row was
+  // late for the whole wait and ended with no worker up, the one extra thread a trim).
+  const trace = [];
+  for (let tick = 0; threads() > start.threads && performance.now() - lastCall < waitMs; tick++) {
+    if (tick % 10 === 0) {
+      const w = workersUp();
+      trace.push(`${Math.round((performance.now() - lastCall) / 1000)} s: ${threads()} (${w.running}/${w.stopping})`);
+    }
+    await sleep(100);
+  }
   const backMs = performance.now() - lastCall;
   await sleep(1000); // RSS settles after the last threads' stacks are unmapped
   const endThreads = threads();
@@ -162,6 +172,7 @@ export async function dropPools(engine, pools, waitMs) {
     // Which threads are left over, if any (Node 20 names its own threads "node", workers
     // included): by name, and the workers among them by state.
     endNames: endThreads > start.threads ? JSON.stringify({ ...threadNames(), workers: workersUp() }) : '',
+    trace,
     startRss: start.rss,
     peakRss: peak.rss,
     endRss: rssMiB(),
@@ -224,6 +235,10 @@ export async function run(ctx) {
   const late = rows
     .filter((r) => r.backMs === null)
     .map((r) => `${r.engine} (${r.endThreads} against ${r.startThreads}: ${r.endNames})`);
+  // A late row's wait, second by second: threads (workers never told to stop/told, not exited).
+  const traces = rows
+    .filter((r) => r.backMs === null)
+    .map((r) => `${r.engine} row, threads during the wait (workers running/stopping): ${r.trace.join(', ')}.`);
   const back = rows.filter((r) => r.backMs !== null);
   const slowest = Math.max(...back.map((r) => r.backMs));
   return {
@@ -239,6 +254,7 @@ export async function run(ctx) {
             `Threads were back within ${(slowest / 1000).toFixed(1)} s of the last call${late.length > 0 ? ` except ${late.join('; ')}` : ' on every row'}: the idle timeout (10 s), not a garbage collection, stops them.`,
           ]
         : []),
+      ...traces,
       '"RSS at end" still holds the dropped pools\' objects until a GC collects them (that GC is V8\'s to schedule); "RSS after a GC" is 1.5 s after one forced GC at the very end (the trim a collected pool asks for has run); "after a trim" after one more `malloc_trim(0)` by hand. What stays above the start then is live or pinned by live allocations; compare the bare row.',
     ],
     tables: [
