@@ -9,9 +9,10 @@
 // memory) and one message, terminated 10 s after it (the idle timeout). What `bare`
 // keeps is Node's, V8's and glibc's, not a pool's.
 //
-//   node bench/run.mjs dropped-pools [--quick] [--pools N]
+//   node bench/run.mjs dropped-pools [--quick] [--pools N] [--engines wasm,bare]
 
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { progress, runInChild } from '../lib/measure.mjs';
@@ -24,6 +25,12 @@ const TASK_MODULE = new URL('../../packages/offthread/test-fixtures/tasks/work.m
 const threads = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
 const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until the process runs no more than `most` threads or `within` ms pass. */
+async function threadsBack(most, within) {
+  const end = performance.now() + within;
+  while (threads() > most && performance.now() < end) await sleep(20);
+}
 
 /** The names of the process's threads (/proc/self/task/N/comm), counted. */
 function threadNames() {
@@ -89,8 +96,42 @@ async function callFor(engine) {
     : (pool) => md5.hexAsync('abc', { pool });
 }
 
+/**
+ * Watches every worker the pools start (worker_threads' Worker, as offthread's Node host
+ * reaches it at each spawn): when a row's threads are late, whether its workers were
+ * never told to stop (the pool's side) or were told and have not exited (Node's side).
+ * Installed before offthread is loaded; a no-op for the native row, which has no workers.
+ */
+function watchWorkers() {
+  const wt = createRequire(import.meta.url)('node:worker_threads');
+  // Up now: never told to stop (`running`), and told but not yet exited (`stopping`).
+  const up = { running: 0, stopping: 0 };
+  const Base = wt.Worker;
+  wt.Worker = class extends Base {
+    #state = 'running';
+    constructor(...args) {
+      super(...args);
+      up.running++;
+      this.once('exit', () => {
+        up[this.#state]--;
+        this.#state = 'exited';
+      });
+    }
+    terminate() {
+      if (this.#state === 'running') {
+        up.running--;
+        up.stopping++;
+        this.#state = 'stopping';
+      }
+      return super.terminate();
+    }
+  };
+  return () => ({ ...up });
+}
+
 /** Runs in a child process: `pools` pools of `engine` made, used once, dropped. */
 export async function dropPools(engine, pools, waitMs) {
+  const workersUp = watchWorkers();
   const { Pool } = await import('offthread');
   const { nativeBinding } = await import('offthread/internal');
   const trim = () => nativeBinding()?.trimMemory();
@@ -112,9 +153,24 @@ export async function dropPools(engine, pools, waitMs) {
   }
   const madeMs = performance.now() - t0;
   const lastCall = performance.now();
-  while (threads() > start.threads && performance.now() - lastCall < waitMs) await sleep(100);
-  const backMs = performance.now() - lastCall;
+  // Every second of the wait: threads, and the workers still running or stopping. The
+  // state at the end alone hides a late spell that ended before it (a run's wasm row was
+  // late for the whole wait and ended with no worker up, the one extra thread a trim).
+  const trace = [];
+  for (let tick = 0; threads() > start.threads && performance.now() - lastCall < waitMs; tick++) {
+    if (tick % 10 === 0) {
+      const w = workersUp();
+      trace.push(`${Math.round((performance.now() - lastCall) / 1000)} s: ${threads()} (${w.running}/${w.stopping})`);
+    }
+    await sleep(100);
+  }
+  const backMs = threads() <= start.threads ? performance.now() - lastCall : null;
   await sleep(1000); // RSS settles after the last threads' stacks are unmapped
+  // The last stop asks for a heap trim 1 s after it (pool.ts, TRIM_AFTER_MS), on a thread
+  // of its own: read 1 s after the threads were back, the count caught that trim in
+  // flight (both earlier runs' wasm rows: "12 against 11", blanked as never back, though
+  // the threads were back in 10 s). The count at the end is read once it has run.
+  await threadsBack(start.threads, 3000);
   const endThreads = threads();
   return {
     engine,
@@ -123,9 +179,11 @@ export async function dropPools(engine, pools, waitMs) {
     startThreads: start.threads,
     peakThreads: peak.threads,
     endThreads,
-    backMs: endThreads <= start.threads ? backMs : null,
-    // Which threads are left over, if any (Node 20 names its own threads "node").
-    endNames: endThreads > start.threads ? JSON.stringify(threadNames()) : '',
+    backMs,
+    // Which threads are left over, if any (Node 20 names its own threads "node", workers
+    // included): by name, and the workers among them by state.
+    endNames: endThreads > start.threads ? JSON.stringify({ ...threadNames(), workers: workersUp() }) : '',
+    trace,
     startRss: start.rss,
     peakRss: peak.rss,
     endRss: rssMiB(),
@@ -156,11 +214,18 @@ export async function oneAtATime(engine, pools) {
 
 /** @param {import('../run.mjs').ExperimentContext} ctx */
 export async function run(ctx) {
-  const { values } = parseArgs({ args: ctx.argv, options: { pools: { type: 'string' } }, strict: false });
+  const { values } = parseArgs({
+    args: ctx.argv,
+    options: { pools: { type: 'string' }, engines: { type: 'string' } },
+    strict: false,
+  });
   const pools = Number(values.pools ?? (ctx.quick ? 100 : 1000));
+  // A subset of the rows (e.g. `--engines wasm,bare`): one row re-run in a fifth of the time.
+  const only = values.engines?.split(',');
+  const rowsOf = (list) => (only ? list.filter((e) => only.includes(e)) : list);
   const waitMs = 60_000;
   const rows = [];
-  for (const engine of [...ENGINES, BARE]) {
+  for (const engine of rowsOf([...ENGINES, BARE])) {
     ctx.progress(`dropped-pools: ${engine}, ${pools} pools`);
     const child = await runInChild(import.meta.url, 'dropPools', [engine, pools, waitMs], {
       timeoutMs: 900_000,
@@ -170,7 +235,7 @@ export async function run(ctx) {
   }
   const sequential = [];
   const onePools = ctx.quick ? 200 : 500;
-  for (const engine of ENGINES) {
+  for (const engine of rowsOf(ENGINES)) {
     ctx.progress(`dropped-pools: ${engine}, ${onePools} pools one at a time`);
     const child = await runInChild(import.meta.url, 'oneAtATime', [engine, onePools], {
       timeoutMs: 900_000,
@@ -181,6 +246,10 @@ export async function run(ctx) {
   const late = rows
     .filter((r) => r.backMs === null)
     .map((r) => `${r.engine} (${r.endThreads} against ${r.startThreads}: ${r.endNames})`);
+  // A late row's wait, second by second: threads (workers never told to stop/told, not exited).
+  const traces = rows
+    .filter((r) => r.backMs === null)
+    .map((r) => `${r.engine} row, threads during the wait (workers running/stopping): ${r.trace.join(', ')}.`);
   const back = rows.filter((r) => r.backMs !== null);
   const slowest = Math.max(...back.map((r) => r.backMs));
   return {
@@ -188,7 +257,7 @@ export async function run(ctx) {
     params: { pools, threadsPerPool: 2, idleTimeout: 'default (10 s)', waitMs },
     notes: [
       'Each pool: `new Pool({ engine, threads: 2 })`, one call (md5.hexAsync; tasks: one task on a js pool), then dropped. bare: two plain `new Worker()` given a 1 MiB SharedArrayBuffer and one message, terminated 10 s later; no offthread code.',
-      'Threads from /proc/self/status. "back" is the time from the last call until the process runs no more threads than at the start (blank: not within the wait).',
+      'Threads from /proc/self/status. "back" is the time from the last call until the process runs no more threads than at the start (blank: not within the wait). "threads at end" is read once the heap trim the last stop asks for (1 s after it, on a thread of its own) has run, within 3 s.',
       // Only when some row came back: Math.max() of none is -Infinity (the table's blank
       // "back after" cells say which rows were late).
       ...(back.length > 0
@@ -196,6 +265,7 @@ export async function run(ctx) {
             `Threads were back within ${(slowest / 1000).toFixed(1)} s of the last call${late.length > 0 ? ` except ${late.join('; ')}` : ' on every row'}: the idle timeout (10 s), not a garbage collection, stops them.`,
           ]
         : []),
+      ...traces,
       '"RSS at end" still holds the dropped pools\' objects until a GC collects them (that GC is V8\'s to schedule); "RSS after a GC" is 1.5 s after one forced GC at the very end (the trim a collected pool asks for has run); "after a trim" after one more `malloc_trim(0)` by hand. What stays above the start then is live or pinned by live allocations; compare the bare row.',
     ],
     tables: [

@@ -6,11 +6,24 @@
 // its threads, and no pool's shared memory, once they are idle and collected.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sleep, threadCount, threadsDropTo } from './threads.mjs';
 
 const TASK_MODULE = new URL('../test-fixtures/tasks/work.mjs', import.meta.url);
+/** Threads of this process named `name` (/proc/self/task/N/comm). */
+function threadsNamed(name) {
+  let n = 0;
+  for (const t of readdirSync('/proc/self/task')) {
+    try {
+      if (readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === name) n++;
+    } catch {
+      // the thread exited meanwhile
+    }
+  }
+  return n;
+}
 const blockFor = (ms) => {
   const end = Date.now() + ms;
   while (Date.now() < end);
@@ -22,10 +35,11 @@ const cases = {
    * The pool is collected first, then its idle timer is due: a timer of the test's own,
    * due after the pool's, reads the engine's workers in the same timers phase — before
    * the finalizer's task can run (that runs in the loop's poll phase, after timers).
+   * `kind`: 'js' or 'wasm' (whose workers also instantiate offthread.wasm).
    */
-  async collectedBeforeIdle() {
+  async collectedBeforeIdle(kind) {
     const { md5, Pool } = await import('offthread');
-    let pool = new Pool({ engine: 'js', threads: 2, idleTimeout: 100 });
+    let pool = new Pool({ engine: kind, threads: 2, idleTimeout: 100 });
     await md5.hexAsync('abc', { pool });
     const engine = pool._engine; // holds the workers, not the pool (its busy callback is a WeakRef)
     const ref = new WeakRef(pool);
@@ -59,15 +73,44 @@ const cases = {
     globalThis.gc();
     return { start, made, back, arrayBuffers: process.memoryUsage().arrayBuffers };
   },
+
+  /**
+   * A burst of heap trims, as a GC that collects many pools asks for (each pool's
+   * finalizer trims): at most one trim thread is up at any time, and none once they are
+   * done. One thread per request let them overlap, each one more thread in the count.
+   */
+  async trimBurst() {
+    const { nativeBinding } = await import('offthread/internal');
+    const native = nativeBinding();
+    /** Freed blocks in the allocator's arenas, for the trims to give back. */
+    const litter = () => {
+      for (let i = 0; i < 500; i++) Buffer.allocUnsafeSlow(64 * 1024).fill(1);
+      globalThis.gc();
+    };
+    litter();
+    await sleep(100);
+    const start = threadCount();
+    // Bursts with no pause: each call of the old code started a thread, and they were
+    // still running (or starting) when the burst ended.
+    let most = 0;
+    for (let burst = 0; burst < 10; burst++) {
+      litter();
+      for (let i = 0; i < 100; i++) native.trimMemory();
+      most = Math.max(most, threadCount() - start);
+      await sleep(20);
+    }
+    const back = await threadsDropTo(start, 10_000);
+    return { start, most, back, left: threadsNamed('offthread-trim') };
+  },
 };
 
 if (process.argv[2] === 'child') {
-  const out = await cases[process.argv[3]]();
+  const out = await cases[process.argv[3]](...process.argv.slice(4));
   process.stdout.write(`${JSON.stringify(out)}\n`);
   process.exit(0); // a pool still up must not keep the child alive
 } else {
-  const child = (name) => {
-    const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'child', name], {
+  const child = (name, ...args) => {
+    const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'child', name, ...args], {
       encoding: 'utf8',
       timeout: 120_000,
     });
@@ -75,12 +118,13 @@ if (process.argv[2] === 'child') {
     return JSON.parse(r.stdout.trim().split('\n').pop());
   };
 
-  test('a pool collected before its idle timer fires: the timer stops its workers', () => {
-    const r = child('collectedBeforeIdle');
-    assert.ok(r.collected, 'the pool was not collected: the case proves nothing');
-    assert.ok(r.workersBefore > 0, `no workers up before the idle timer (${r.workersBefore})`);
-    assert.equal(r.workersAtTimer, 0, 'the idle timer left the collected pool’s workers up');
-  });
+  for (const engine of ['js', 'wasm'])
+    test(`a ${engine} pool collected before its idle timer fires: the timer stops its workers`, () => {
+      const r = child('collectedBeforeIdle', engine);
+      assert.ok(r.collected, 'the pool was not collected: the case proves nothing');
+      assert.ok(r.workersBefore > 0, `no workers up before the idle timer (${r.workersBefore})`);
+      assert.equal(r.workersAtTimer, 0, 'the idle timer left the collected pool’s workers up');
+    });
 
   test('20 dropped pools per engine: threads back to the start, no shared memory held after a GC', () => {
     const r = child('manyDropped');
@@ -89,5 +133,12 @@ if (process.argv[2] === 'child') {
     assert.ok(r.back <= r.start, `${r.start} threads at the start, ${r.back} after the pools went idle`);
     // Each task pool's shared memory is 1 MiB; 20 of them held would read ≥ 20 MiB.
     assert.ok(r.arrayBuffers < 2 ** 20, `${r.arrayBuffers} bytes of ArrayBuffers held after a GC`);
+  });
+
+  test('a burst of heap trims runs one trim thread at a time, none after', () => {
+    const r = child('trimBurst');
+    assert.ok(r.most <= 1, `${r.most} trim threads up at once (${JSON.stringify(r)})`);
+    assert.equal(r.left, 0, 'a trim thread is still up');
+    assert.ok(r.back <= r.start, `${r.start} threads before the trims, ${r.back} after`);
   });
 }
