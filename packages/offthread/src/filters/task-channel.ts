@@ -144,6 +144,8 @@ export interface ChannelEvents {
   out(value: unknown): boolean;
   /** The transform took chunks: a writer held back may go on (see `roomIn`). */
   room(): void;
+  /** Whether the writer holds chunks written to the stream and not yet sent. */
+  held(): boolean;
   /** The transform has ended; every output was received. */
   ended(): void;
   /** The job failed (the task's error, typed) or could not start. */
@@ -357,7 +359,9 @@ export class TaskChannel {
    * process alive; with none, neither the job nor the port does.
    */
   #park(): void {
-    const keepAlive = this.#inFlight > 0;
+    // Chunks the writer holds back (no room, or a reader that does not read) count too:
+    // room goes out a turn later, so they may not have been sent when the transform waits.
+    const keepAlive = this.#inFlight > 0 || this.#events.held();
     this.#parked = true;
     this.#switch?.park({ keepAlive });
     if (keepAlive) this.#port?.ref?.();

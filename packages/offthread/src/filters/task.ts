@@ -55,6 +55,7 @@ export class TaskTransform extends Transform {
     this.#channel = new TaskChannel(setup, {
       out: (value) => this.#onOutput(value),
       room: () => this.#resumeWriter(),
+      held: () => this.writableLength > 0,
       ended: () => {
         this.#signal?.removeEventListener('abort', this.#onAbort);
         this.#resumeWriter();

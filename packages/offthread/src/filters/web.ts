@@ -144,6 +144,7 @@ export function taskStream(fn: unknown, options?: TaskFilterOptions): TransformS
       return false;
     },
     room: wakeWriter,
+    held: () => writer !== null,
     ended() {
       setup.signal?.removeEventListener('abort', onAbort);
       wakeWriter();
