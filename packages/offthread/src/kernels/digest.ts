@@ -14,8 +14,8 @@
 import { describe, makeError } from '../errors.js';
 import { host } from '../host.js';
 import { raceAbort } from '../pool/call.js';
-import { type CallOptions, type Pool, poolOf } from '../pool/pool.js';
-import { isInstance } from '../validate.js';
+import { type CallOptions, checkCallOptions, type Pool, poolOf } from '../pool/pool.js';
+import { CALL_KEYS, isInstance, toOptions } from '../validate.js';
 import { callAsync } from './registry.js';
 
 /** What `md5.hex`/`sha256.hex` and their async forms hash: a string (its UTF-8) or bytes. */
@@ -40,6 +40,19 @@ const NO_BYTES = new Uint8Array(0);
 
 const isShared = (bytes: Uint8Array) =>
   typeof SharedArrayBuffer !== 'undefined' && isInstance(bytes.buffer, SharedArrayBuffer);
+
+/**
+ * `md5.hexAsync` / `sha256.hexAsync`: their checks, then `digestAsync`. Not async: a
+ * small input's call is the pool's own promise (no extra promise and tick); bad input
+ * rejects, never throws.
+ */
+export function hexAsync(kind: Kind, data: unknown, options: unknown): Promise<string> {
+  try {
+    return digestAsync(kind, checkHashData(data), checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS)));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
 
 /**
  * The digest of `data` as pool jobs, lowercase hex. Honours `{ pool, signal, timeout }`

@@ -8,7 +8,7 @@ import { describe, makeError } from '../errors.js';
 import { host, warnFallbackOnce } from '../host.js';
 import { type CallOptions, checkCallOptions } from '../pool/pool.js';
 import { CALL_KEYS, toOptions } from '../validate.js';
-import { checkHashData, digestAsync } from './digest.js';
+import { checkHashData, hexAsync as digestHexAsync } from './digest.js';
 import { md5IterateCall } from './kernels.js';
 import { callAsync, callSync } from './registry.js';
 
@@ -64,13 +64,7 @@ export function hex(data: string | Uint8Array): string {
  * bytes) nor transfer or shrink their buffer (the call rejects with ERR_INVALID_ARG).
  */
 export function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
-  // Not async: a small input's call is the pool's own promise (no extra promise and tick).
-  try {
-    const input = checkHashData(data);
-    return digestAsync('md5', input, checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS)));
-  } catch (err) {
-    return Promise.reject(err);
-  }
+  return digestHexAsync('md5', data, options);
 }
 
 /** The loop with the host's MD5, one digest per round: the oracle of the tests. */

@@ -3,9 +3,8 @@
  * bytes. Native, else offthread.wasm — on the calling thread or on the pool. A kernel
  * of the Rust registry: this file is its whole TS side.
  */
-import { type CallOptions, checkCallOptions } from '../pool/pool.js';
-import { CALL_KEYS, toOptions } from '../validate.js';
-import { checkHashData, digestAsync } from './digest.js';
+import type { CallOptions } from '../pool/pool.js';
+import { checkHashData, hexAsync as digestHexAsync } from './digest.js';
 import { callSync } from './registry.js';
 
 /** SHA-256 of a string (UTF-8) or bytes, 64 lowercase hex characters, on the calling thread. */
@@ -21,11 +20,5 @@ export function hex(data: string | Uint8Array): string {
  * bytes) nor transfer or shrink their buffer (the call rejects with ERR_INVALID_ARG).
  */
 export function hexAsync(data: string | Uint8Array, options?: CallOptions): Promise<string> {
-  // Not async: a small input's call is the pool's own promise (no extra promise and tick).
-  try {
-    const input = checkHashData(data);
-    return digestAsync('sha256', input, checkCallOptions(toOptions<CallOptions>(options, CALL_KEYS)));
-  } catch (err) {
-    return Promise.reject(err);
-  }
+  return digestHexAsync('sha256', data, options);
 }
