@@ -73,6 +73,13 @@ export class WasmCursor {
     return utf8.decode(this.bytes.subarray(this.at - len, this.at));
   }
 
+  /** A value type: one byte, or (ref null? ht) with its heap type after it; the first byte. */
+  valtype(): number {
+    const t = this.byte();
+    if (t === 0x63 || t === 0x64) this.sleb();
+    return t;
+  }
+
   /** A memory's or table's limits. */
   limits(): Limits {
     const flags = this.byte();

@@ -90,8 +90,7 @@ export function rewriteInputAccessors(bytes: Uint8Array, memory: string, pages: 
       if (module === INPUT_MODULE) accessors.set(functions, field);
       functions++;
     } else if (kind === 1) {
-      const t = c.byte();
-      if (t === 0x63 || t === 0x64) c.sleb();
+      c.valtype();
       c.limits();
     } else if (kind === 2) {
       const start = c.at;
@@ -103,8 +102,7 @@ export function rewriteInputAccessors(bytes: Uint8Array, memory: string, pages: 
       }
       memories++;
     } else if (kind === 3) {
-      const t = c.byte();
-      if (t === 0x63 || t === 0x64) c.sleb();
+      c.valtype();
       c.byte();
     } else if (kind === 4) {
       c.byte();

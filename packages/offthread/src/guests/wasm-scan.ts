@@ -84,11 +84,7 @@ export function readMemories(bytes: Uint8Array, where: string, scanCode?: boolea
   const sleb = () => c.sleb();
   const skip = (n: number) => c.skip(n);
   const name = () => c.name();
-  // A value type: one byte, or (ref null? ht) with its heap type after it.
-  const valtype = () => {
-    const t = c.byte();
-    if (t === 0x63 || t === 0x64) c.sleb();
-  };
+  const valtype = () => c.valtype();
   const limits = () => c.limits();
 
   const out: ModuleMemories = { memories: [], misplaced: [], writes: [], scanned: false };
