@@ -26,10 +26,10 @@ pub(crate) trait Ledger: Send + Sync {
     fn is_destroyed(&self) -> bool;
     /// The job left the queue and starts, after waiting `waited_ns`.
     fn started(&self, waited_ns: u64);
-    /// The job's closure returned after `ran_ns`.
+    /// The job's closure returned after `ran_ns`; it moves from running to delivering.
     fn ran(&self, ran_ns: u64);
     fn count(&self, outcome: Outcome);
-    /// Frees the job's slot, queued (`running == false`) or running, once `on_done` returned.
+    /// Frees the job's slot, queued (`running == false`) or delivering, once `on_done` returned.
     fn release(&self, running: bool);
 }
 

@@ -65,7 +65,9 @@ pub struct PoolStats {
     pub threads: usize,
     /// Accepted, not started yet.
     pub queued: usize,
-    /// Started, `on_done` not returned yet.
+    /// Running their closure now. A job whose closure returned and whose `on_done` is
+    /// still delivering the outcome is not counted: its result may already be in the
+    /// caller's hands, and the caller may have started other work on the strength of it.
     pub running: usize,
     /// Finished with `Ok`.
     pub completed: u64,
@@ -79,11 +81,22 @@ pub struct PoolStats {
     pub run_time: Percentiles,
 }
 
-/// `load` holds `queued` in its low 32 bits and `running` in its high 32 bits, so moving
-/// a job from one to the other is one atomic add and "idle" is `load == 0`.
+/// `load` holds `queued` in its low 32 bits, `running` in bits 32..48 and `delivering`
+/// (closure returned, `on_done` not yet) in bits 48..64 — both ≤ `MAX_THREADS` — so
+/// moving a job from one to the next is one atomic add and "idle" is `load == 0`.
 const QUEUED_ONE: u64 = 1;
 const RUNNING_ONE: u64 = 1 << 32;
+const DELIVERING_ONE: u64 = 1 << 48;
 const QUEUED_MASK: u64 = RUNNING_ONE - 1;
+const _: () = assert!(
+    MAX_THREADS < 1 << 16,
+    "running and delivering have 16 bits each"
+);
+
+/// `running` out of a `load` word.
+fn running_of(load: u64) -> usize {
+    ((load >> 32) & 0xFFFF) as usize
+}
 
 /// Keeps a hot atomic on its own cache line (128: adjacent-line prefetch on x86).
 #[repr(align(128))]
@@ -122,6 +135,8 @@ impl Ledger for Shared {
     }
 
     fn ran(&self, ran_ns: u64) {
+        // One RMW moves the job from `running` to `delivering`.
+        self.load.0.fetch_add(DELIVERING_ONE - RUNNING_ONE, SeqCst);
         self.stats.record_run(ran_ns);
     }
 
@@ -130,7 +145,7 @@ impl Ledger for Shared {
     }
 
     fn release(&self, running: bool) {
-        self.release_slot(if running { RUNNING_ONE } else { QUEUED_ONE });
+        self.release_slot(if running { DELIVERING_ONE } else { QUEUED_ONE });
     }
 }
 
@@ -157,7 +172,7 @@ impl Shared {
         self.load.0.load(SeqCst) & QUEUED_MASK
     }
 
-    /// Frees a queued (`QUEUED_ONE`) or running (`RUNNING_ONE`) slot after `on_done`
+    /// Frees a queued (`QUEUED_ONE`) or delivering (`DELIVERING_ONE`) slot after `on_done`
     /// returned; wakes idle waiters when that was the last one.
     fn release_slot(&self, one: u64) {
         // SeqCst pairs with `idle_waiters` (Dekker): either we see the waiter, or the
@@ -524,9 +539,9 @@ impl Pool {
         self.inner.shared.queued() as usize
     }
 
-    /// Jobs started whose `on_done` has not returned yet: one atomic load.
+    /// Jobs running their closure now: one atomic load.
     pub fn running(&self) -> usize {
-        (self.inner.shared.load.0.load(Relaxed) >> 32) as usize
+        running_of(self.inner.shared.load.0.load(Relaxed))
     }
 
     /// Counters and latency percentiles. Merges every worker's histograms:
@@ -538,7 +553,7 @@ impl Pool {
         PoolStats {
             threads: s.threads,
             queued: (load & QUEUED_MASK) as usize,
-            running: (load >> 32) as usize,
+            running: running_of(load),
             completed,
             failed,
             cancelled,

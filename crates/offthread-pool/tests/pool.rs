@@ -933,3 +933,25 @@ fn two_clients_keep_two_threads_busy() {
     );
     pool.destroy();
 }
+
+#[test]
+fn a_job_delivering_its_outcome_no_longer_counts_as_running() {
+    // A caller may act on a result inside `on_done` (the Node binding hands it to JS,
+    // which may start other work at once): by then the job's thread runs no closure.
+    let pool = pool(2, None);
+    let (tx, rx) = channel();
+    let p = pool.clone();
+    pool.submit(
+        JobOptions::default(),
+        |_| Ok(1),
+        move |o| tx.send((o, p.running(), p.stats().running)).unwrap(),
+    )
+    .unwrap();
+    let (outcome, running, stats_running) = recv(&rx);
+    assert_eq!(outcome.unwrap(), 1);
+    assert_eq!((running, stats_running), (0, 0));
+    assert!(
+        pool.wait_idle(Some(EVENTUALLY)),
+        "delivering still counts for idle"
+    );
+}

@@ -4,6 +4,10 @@
 // shared memory while they run (test-fixtures/tasks/budget.mjs). The main thread reads
 // both in one synchronous step, during which no slot can change hands (slots move only
 // on this thread), so every sample is an exact upper bound: no timing in the assertions.
+// (The Rust count stops counting a job when its closure returns, before its result is
+// handed over: counted until the hand-over returned, a thread preempted right after
+// handing over read as running beside the task its slot had already gone to — 3 on a
+// pool of 2, once in a CI run on Node 24.)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

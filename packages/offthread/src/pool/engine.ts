@@ -38,6 +38,7 @@ export interface PoolStats {
   threads: number;
   /** Accepted, not started. */
   queued: number;
+  /** Running their work now (a job whose result is being handed back no longer counts). */
   running: number;
   /** Finished with a result. */
   completed: number;
