@@ -13,11 +13,27 @@ const THREADS = 2;
 /** Rounds of the CPU batch (its median is the figure). */
 const CPU_ROUNDS = 3;
 
+/**
+ * A peer's child once more if it ended without a result: poolifier's process on Node 24
+ * exited 0 mid-row now and then (2 of 6 runs, 2026-11-29; alone it passed), which would
+ * take the whole experiment down. offthread's own rows are never retried.
+ */
+async function inChild(ctx, row, fn, args) {
+  try {
+    return await runInChild(child, fn, args);
+  } catch (err) {
+    if (row === 'offthread') throw err;
+    ctx.progress(`tasks: ${row} ${fn} failed (${err.message.split('\n')[0]}); once more`);
+    ctx.retried = [...(ctx.retried ?? []), `${row} ${fn}`];
+    return runInChild(child, fn, args);
+  }
+}
+
 export async function runTaskRows(ctx) {
   const trivial = [];
   for (const row of TASK_ROWS) {
     ctx.progress(`tasks: ${row}, trivial`);
-    const { value } = await runInChild(child, 'measureTrivial', [
+    const { value } = await inChild(ctx, row, 'measureTrivial', [
       { row, threads: THREADS, inFlight: IN_FLIGHT, quick: ctx.quick },
     ]);
     trivial.push(...value);
@@ -35,7 +51,7 @@ export async function runTaskRows(ctx) {
     for (const row of order) {
       for (const threads of [1, 2]) {
         ctx.progress(`tasks: ${row}, ${count} CPU tasks on ${threads} (round ${round + 1} of ${rounds})`);
-        const { value } = await runInChild(child, 'measureCpuBatch', [{ row, threads, n, count }]);
+        const { value } = await inChild(ctx, row, 'measureCpuBatch', [{ row, threads, n, count }]);
         const key = `${row}/${threads}`;
         samples.set(key, [...(samples.get(key) ?? []), value]);
       }
@@ -54,7 +70,7 @@ export async function runTaskRows(ctx) {
   const big = [];
   for (const row of TASK_ROWS) {
     ctx.progress(`tasks: ${row}, 1 MiB argument`);
-    const { value } = await runInChild(child, 'measureBigArgument', [{ row, rounds: ctx.quick ? 30 : 200 }]);
+    const { value } = await inChild(ctx, row, 'measureBigArgument', [{ row, rounds: ctx.quick ? 30 : 200 }]);
     big.push(value);
   }
 
@@ -137,6 +153,7 @@ export async function runTaskRows(ctx) {
       `Task rows: every pool runs bench/experiments/_tasks/work.mjs on ${THREADS} worker threads (piscina, tinypool by filename + name; workerpool and poolifier through their worker-script wrappers; raw worker_threads: postMessage round-robin, no queue). offthread: \`tasks(url).echo(i)\`.`,
       `CPU-bound task: a hash loop of ${n.toLocaleString('en-US')} steps, calibrated to ≈ 5 ms on the main thread; ${count} submitted at once; ${rounds} round${rounds === 1 ? '' : 's'}, every row once a round in a rotated order, the median round reported (its loop delay too).`,
       '1 MiB argument: median round trip of `size(bytes)`; transfer moves the buffer (the caller’s is detached after the call), a SharedArrayBuffer view is shared (the worker’s write is seen by the caller).',
+      ...(ctx.retried ? [`Peer runs that ended without a result and were run once more: ${ctx.retried.join(', ')}.`] : []),
     ],
     tables: [
       {
