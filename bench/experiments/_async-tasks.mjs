@@ -153,7 +153,9 @@ export async function runTaskRows(ctx) {
       `Task rows: every pool runs bench/experiments/_tasks/work.mjs on ${THREADS} worker threads (piscina, tinypool by filename + name; workerpool and poolifier through their worker-script wrappers; raw worker_threads: postMessage round-robin, no queue). offthread: \`tasks(url).echo(i)\`.`,
       `CPU-bound task: a hash loop of ${n.toLocaleString('en-US')} steps, calibrated to ≈ 5 ms on the main thread; ${count} submitted at once; ${rounds} round${rounds === 1 ? '' : 's'}, every row once a round in a rotated order, the median round reported (its loop delay too).`,
       '1 MiB argument: median round trip of `size(bytes)`; transfer moves the buffer (the caller’s is detached after the call), a SharedArrayBuffer view is shared (the worker’s write is seen by the caller).',
-      ...(ctx.retried ? [`Peer runs that ended without a result and were run once more: ${ctx.retried.join(', ')}.`] : []),
+      ...(ctx.retried
+        ? [`Peer runs that ended without a result and were run once more: ${ctx.retried.join(', ')}.`]
+        : []),
     ],
     tables: [
       {
