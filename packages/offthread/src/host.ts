@@ -79,6 +79,11 @@ export interface Host {
    * entry of the package ('tasks': a job-pool worker running task modules).
    */
   spawnWorker(name: string, options?: SpawnOptions): WorkerPort;
+  /**
+   * Threads were told to stop: soon after they are gone, ask the allocator to give back
+   * what they freed (a no-op where there is nothing to ask). A worker's own exit asks too.
+   */
+  releaseMemorySoon(): void;
   defaultThreads(): number;
   /** MD5 without the addon or wasm (node:crypto); null where the host has none. */
   readonly md5Hex: ((data: string | Uint8Array) => string) | null;

@@ -102,6 +102,36 @@ const cases = {
     const back = await threadsDropTo(start, 10_000);
     return { start, most, back, left: threadsNamed('offthread-trim') };
   },
+
+  /**
+   * A task worker that exits on its own (process.exit in a task): no pool told it to
+   * stop, yet its heap went back to the allocator — the exit itself asks for a trim.
+   * Counted by wrapping the addon's trimMemory (the host calls it through the binding).
+   */
+  async exitAsksForTrim() {
+    const { Pool, tasks } = await import('offthread');
+    const { nativeBinding } = await import('offthread/internal');
+    const native = nativeBinding();
+    const trimMemory = native.trimMemory;
+    let trims = 0;
+    native.trimMemory = () => {
+      trims++;
+      trimMemory();
+    };
+    const pool = new Pool({ engine: 'js', threads: 1, idleTimeout: 60_000 });
+    const work = tasks(TASK_MODULE, { pool });
+    await work.add(1, 2); // the worker is up; no stop comes within the test
+    await sleep(1500); // any trim from starting has run
+    const before = trims;
+    const died = await work.exit(3).then(
+      () => 'resolved',
+      (err) => err.code,
+    );
+    const end = Date.now() + 10_000;
+    while (trims === before && Date.now() < end) await sleep(50);
+    await pool.close();
+    return { died, before, after: trims };
+  },
 };
 
 if (process.argv[2] === 'child') {
@@ -133,6 +163,12 @@ if (process.argv[2] === 'child') {
     assert.ok(r.back <= r.start, `${r.start} threads at the start, ${r.back} after the pools went idle`);
     // Each task pool's shared memory is 1 MiB; 20 of them held would read ≥ 20 MiB.
     assert.ok(r.arrayBuffers < 2 ** 20, `${r.arrayBuffers} bytes of ArrayBuffers held after a GC`);
+  });
+
+  test('a worker that exits on its own asks for a heap trim', () => {
+    const r = child('exitAsksForTrim');
+    assert.equal(r.died, 'ERR_WORKER_DIED', JSON.stringify(r));
+    assert.ok(r.after > r.before, `no trim after the worker exited (${JSON.stringify(r)})`);
   });
 
   test('a burst of heap trims runs one trim thread at a time, none after', () => {

@@ -17,8 +17,6 @@ import type { ResourceLimits } from './jobs.js';
 const POOL_KEYS = ['threads', 'maxQueue', 'nice', 'engine', 'resourceLimits', 'cancelGrace', 'idleTimeout'] as const;
 /** `idleTimeout`'s default: threads a pool has not used for this long are let go. */
 const IDLE_TIMEOUT_MS = 10_000;
-/** How long after its threads were told to stop a pool trims the heap: they exit within it. */
-const TRIM_AFTER_MS = 1_000;
 const LIMIT_KEYS = ['maxOldGenerationSizeMb', 'maxYoungGenerationSizeMb', 'codeRangeSizeMb', 'stackSizeMb'] as const;
 
 export type { EngineName, LatencyStats, PoolStats, TaskStats } from './engine.js';
@@ -135,29 +133,14 @@ const now = () => performance.now();
 const finalizer = new FinalizationRegistry<{ engine: Engine; resources: Map<symbol, PoolResource> }>((held) => {
   held.engine.destroy();
   for (const r of held.resources.values()) r.destroy();
-  trimSoon();
+  host().releaseMemorySoon();
 });
-
-let trimTimer: ReturnType<typeof setTimeout> | undefined;
-/**
- * Stopped threads' memory goes back to the allocator's arenas, which keep it (1,000
- * dropped pools: 250–370 MiB left after their threads were gone): once the threads have
- * exited, ask for it back. One trim for a burst of stops: each stop moves it later.
- */
-function trimSoon(): void {
-  if (trimTimer !== undefined) clearTimeout(trimTimer);
-  trimTimer = setTimeout(() => {
-    trimTimer = undefined;
-    host().native()?.trimMemory();
-  }, TRIM_AFTER_MS);
-  (trimTimer as { unref?: () => void }).unref?.();
-}
 
 /** Asks the engine and each resource to stop their threads; false if one cannot yet. */
 function sleepAll(held: { engine: Engine; resources: Map<symbol, PoolResource> }): boolean {
   let slept = held.engine.sleep();
   for (const r of held.resources.values()) slept = r.sleep() && slept;
-  trimSoon();
+  host().releaseMemorySoon();
   return slept;
 }
 

@@ -138,6 +138,7 @@ export const webHost: Host = {
     );
   },
   spawnWorker,
+  releaseMemorySoon: () => {}, // a browser's allocator is its own business
   defaultThreads: () => {
     const n = globalThis.navigator?.hardwareConcurrency;
     return Number.isInteger(n) && n > 0 ? Math.min(n, 1024) : 1;
