@@ -8,11 +8,16 @@
 //! slice. When the host copies the input instead (Node 20, Safari, `sharedInput: false`,
 //! direct calls), [`Input`] reads the copy in this guest's memory directly.
 //!
-//! What the accessors give is raw bytes by offset; the generated `…Ref` readers need a
-//! slice, so a typed function reading an in-place input gets a copy made by the guest
-//! (one `memory.copy`, [`Input::copy_to`]) — see `Interface::dispatch_input`.
+//! [`Input`] is an [`rt::Source`]: the generated `…Ref` readers read it in place, with
+//! the same checks as over a slice (the views make them, the source only loads). What
+//! a slice would hand out as a view, an in-place input hands out as an [`InputColumn`]
+//! (read by index) or, for text, an owned copy of just that field.
 
+use alloc::string::String;
 use alloc::vec::Vec;
+
+use crate::rt;
+use rt::Le;
 
 /// Bit 31 of `offthread_call`'s `export`: the input is in place, in the input memory.
 pub const IN_PLACE: u32 = 1 << 31;
@@ -31,8 +36,9 @@ mod accessors {
     }
 }
 
-/// Outside wasm32 there is no input memory: an in-place [`Input`] cannot be made there.
-#[cfg(not(target_arch = "wasm32"))]
+/// Outside wasm32 there is no input memory: an in-place [`Input`] cannot be made there
+/// (the tests below give it one).
+#[cfg(all(not(target_arch = "wasm32"), not(test)))]
 mod accessors {
     pub unsafe fn load_u8(_: u32) -> u8 {
         0
@@ -53,6 +59,54 @@ mod accessors {
         0.0
     }
     pub unsafe fn copy(_: *mut u8, _: u32, _: u32) {}
+}
+
+/// For the tests: an input memory of this thread, read as the rewritten accessors read
+/// theirs (little-endian, any alignment), counting what [`copy`] takes out of it.
+#[cfg(all(not(target_arch = "wasm32"), test))]
+pub(crate) mod accessors {
+    use std::cell::{Cell, RefCell};
+    use std::vec::Vec;
+
+    std::thread_local! {
+        pub static MEMORY: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        pub static COPIED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn bytes<const N: usize>(addr: u32) -> [u8; N] {
+        MEMORY.with(|m| {
+            let at = addr as usize;
+            m.borrow()[at..at + N].try_into().expect("N bytes")
+        })
+    }
+
+    pub unsafe fn load_u8(addr: u32) -> u8 {
+        u8::from_le_bytes(bytes(addr))
+    }
+    pub unsafe fn load_u16(addr: u32) -> u16 {
+        u16::from_le_bytes(bytes(addr))
+    }
+    pub unsafe fn load_u32(addr: u32) -> u32 {
+        u32::from_le_bytes(bytes(addr))
+    }
+    pub unsafe fn load_u64(addr: u32) -> u64 {
+        u64::from_le_bytes(bytes(addr))
+    }
+    pub unsafe fn load_f32(addr: u32) -> f32 {
+        f32::from_le_bytes(bytes(addr))
+    }
+    pub unsafe fn load_f64(addr: u32) -> f64 {
+        f64::from_le_bytes(bytes(addr))
+    }
+    pub unsafe fn copy(dst: *mut u8, src: u32, len: u32) {
+        COPIED.with(|c| c.set(c.get() + len as usize));
+        MEMORY.with(|m| {
+            let at = src as usize;
+            let from = &m.borrow()[at..at + len as usize];
+            // SAFETY: the caller's `dst` holds `len` bytes.
+            unsafe { core::ptr::copy_nonoverlapping(from.as_ptr(), dst, from.len()) }
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -160,6 +214,126 @@ impl<'a> Input<'a> {
         let mut out = alloc::vec![0u8; self.len()];
         let _ = self.copy_to(0, &mut out);
         out
+    }
+}
+
+/// The generated readers over an input wherever it is: the checks are the views' own
+/// (as over a slice); loads go through the accessors when in place.
+impl<'a> rt::Source<'a> for Input<'a> {
+    type Column<T: Le> = InputColumn<'a, T>;
+    type Text = String;
+
+    fn len(&self) -> usize {
+        Input::len(self)
+    }
+
+    #[inline]
+    fn load<T: Le>(&self, at: usize) -> T {
+        match self.0 {
+            Place::Local(bytes) => T::read_le(&bytes[at..]),
+            // One accessor of T's size (a single load once rewritten); in bounds: the
+            // views checked `at + T::SIZE <= len`.
+            Place::Shared { .. } => match T::SIZE {
+                1 => T::read_le(&[self.u8_at(at).unwrap_or(0)]),
+                2 => T::read_le(&self.u16_at(at).unwrap_or(0).to_le_bytes()),
+                4 => T::read_le(&self.u32_at(at).unwrap_or(0).to_le_bytes()),
+                _ => T::read_le(&self.u64_at(at).unwrap_or(0).to_le_bytes()),
+            },
+        }
+    }
+
+    fn column<T: Le>(&self, at: usize, count: usize) -> InputColumn<'a, T> {
+        match self.0 {
+            Place::Local(bytes) => InputColumn::Local(bytes.column(at, count)),
+            Place::Shared { .. } => InputColumn::Shared {
+                input: *self,
+                at,
+                count,
+                item: core::marker::PhantomData,
+            },
+        }
+    }
+
+    fn empty_column<T: Le>() -> InputColumn<'a, T> {
+        InputColumn::Local(rt::Column::Zero(0))
+    }
+
+    /// In place, an owned copy of just these bytes (one `memory.copy`).
+    fn text(&self, at: usize, len: usize) -> Option<String> {
+        match self.0 {
+            Place::Local(bytes) => bytes.text(at, len).map(String::from),
+            Place::Shared { .. } => {
+                let mut copy = alloc::vec![0u8; len];
+                self.copy_to(at, &mut copy)?;
+                String::from_utf8(copy).ok()
+            }
+        }
+    }
+
+    fn empty_text() -> String {
+        String::new()
+    }
+}
+
+/// A column of `T` in an [`Input`]: over a copy, the slice reader's [`rt::Column`]; in
+/// place, read item by item from the input memory (a load each).
+#[derive(Clone, Copy, Debug)]
+pub enum InputColumn<'a, T: Le> {
+    /// In this guest's memory.
+    Local(rt::Column<'a, T>),
+    /// `count` items from byte `at` of an input in place.
+    Shared {
+        input: Input<'a>,
+        at: usize,
+        count: usize,
+        item: core::marker::PhantomData<T>,
+    },
+}
+
+impl<'a, T: Le> InputColumn<'a, T> {
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Local(c) => c.len(),
+            Self::Shared { count, .. } => *count,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Item `i`, or `None` past the end.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<T> {
+        match self {
+            Self::Local(c) => c.get(i),
+            Self::Shared {
+                input, at, count, ..
+            } => (i < *count).then(|| rt::Source::load::<T>(input, at + i * T::SIZE)),
+        }
+    }
+
+    /// The zero-copy slice: only over a copy in this guest's memory (and aligned).
+    pub fn as_slice(&self) -> Option<&'a [T]> {
+        match self {
+            Self::Local(c) => c.as_slice(),
+            Self::Shared { .. } => None,
+        }
+    }
+
+    /// Iterates the items.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = T> + 'a {
+        let c = *self;
+        (0..c.len()).map(move |i| c.get(i).unwrap_or_default())
+    }
+
+    /// Copies the items out (in place: read item by item, no `memory.copy` of the input).
+    pub fn to_vec(&self) -> Vec<T> {
+        match self {
+            Self::Local(c) => c.to_vec(),
+            Self::Shared { .. } => self.iter().collect(),
+        }
     }
 }
 
