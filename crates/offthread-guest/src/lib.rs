@@ -23,7 +23,7 @@ pub use offthread_schema_rt as rt;
 pub mod input;
 #[cfg(test)]
 mod tests;
-pub use input::{IN_PLACE, Input, InputColumn};
+pub use input::{IN_PLACE, Input, InputColumn, InputIter};
 
 /// What [`export_guest!`] expands to needs, reachable from a std crate too.
 #[doc(hidden)]

@@ -237,3 +237,75 @@ fn malformed_messages_get_the_same_answer_and_the_same_error_code_in_place() {
     assert!(codes.len() >= 5, "{codes:?}");
     std::eprintln!("{errors} of 3000 malformed, refused with {codes:?}");
 }
+
+/// In place, narrow items come 8 bytes a load, the last few one at a time: every length
+/// and item size gives the items a slice gives.
+#[test]
+fn columns_in_place_iterate_as_over_a_slice() {
+    use crate::rt::Source;
+    let bytes: Vec<u8> = (0..400u32).map(|i| (i * 37 + 11) as u8).collect();
+    let input = in_place(&bytes);
+    for count in 0..24 {
+        for at in [0usize, 8, 64] {
+            let want8: Vec<u8> = (&bytes[..]).column::<u8>(at, count).iter().collect();
+            assert_eq!(
+                input.column::<u8>(at, count).iter().collect::<Vec<_>>(),
+                want8
+            );
+            assert_eq!(input.column::<u8>(at, count).iter().len(), count);
+            let want16: Vec<u16> = (&bytes[..]).column::<u16>(at, count).iter().collect();
+            assert_eq!(
+                input.column::<u16>(at, count).iter().collect::<Vec<_>>(),
+                want16
+            );
+            let want32: Vec<i32> = (&bytes[..]).column::<i32>(at, count).iter().collect();
+            assert_eq!(input.column::<i32>(at, count).to_vec(), want32);
+            let want64: Vec<f64> = (&bytes[..]).column::<f64>(at, count).iter().collect();
+            let got64: Vec<f64> = input.column::<f64>(at, count).iter().collect();
+            assert_eq!(got64.len(), want64.len());
+            assert!(
+                got64
+                    .iter()
+                    .zip(&want64)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+            );
+        }
+    }
+}
+
+/// `fold` (what `sum` and `iter().fold` reach) takes whole words in place: the same
+/// result as item by item, from any starting point.
+#[test]
+fn folding_a_column_in_place_gives_what_next_gives() {
+    use crate::rt::Source;
+    let bytes: Vec<u8> = (0..400u32).map(|i| (i * 53 + 7) as u8).collect();
+    let input = in_place(&bytes);
+    for count in [0usize, 1, 7, 8, 9, 17, 63, 64, 65, 100] {
+        for skip in [0usize, 1, 3, 9] {
+            let items = |it: crate::InputIter<'_, u16>| {
+                it.skip(skip).fold(Vec::new(), |mut v, x| {
+                    v.push(x);
+                    v
+                })
+            };
+            let by_next: Vec<u16> = (&bytes[..])
+                .column::<u16>(64, count)
+                .iter()
+                .skip(skip)
+                .collect();
+            assert_eq!(
+                items(input.column::<u16>(64, count).iter()),
+                by_next,
+                "{count} {skip}"
+            );
+            let sum: u64 = input.column::<u8>(8, count).iter().map(u64::from).sum();
+            assert_eq!(
+                sum,
+                bytes[8..8 + count]
+                    .iter()
+                    .map(|&b| u64::from(b))
+                    .sum::<u64>()
+            );
+        }
+    }
+}
