@@ -211,7 +211,8 @@ impl<'a> Input<'a> {
         Some(())
     }
 
-    /// The whole input as an owned vector (not 64-byte aligned: the readers need [`crate::dispatch_copied`]'s copy).
+    /// The whole input as an owned vector (not 64-byte aligned: a slice reader that wants
+    /// aligned columns needs [`crate::dispatch_copied`]'s copy; the readers over `Input` need none).
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = alloc::vec![0u8; self.len()];
         let _ = self.copy_to(0, &mut out);

@@ -77,8 +77,9 @@ pub trait Interface<T> {
     /// input in place only to a guest that imports the `offthread.input` accessors, so
     /// by default this is [`Interface::dispatch`] and an in-place input is an error: a
     /// guest that never reads in place imports no accessor (and loads on hosts without
-    /// them). An interface that reads in place overrides this, handing the functions it
-    /// does not read so to [`dispatch_copied`].
+    /// them). A generated `Export<InPlace>` overrides this and hands its typed readers
+    /// the input wherever it is ([`Place`]); a hand-written interface may override it
+    /// too, handing the functions it does not read in place to [`dispatch_copied`].
     fn dispatch_input(guest: &mut T, function: u32, input: Input<'_>) -> Result<Bytes, Error>
     where
         Self: Sized,
