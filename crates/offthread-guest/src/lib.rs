@@ -8,7 +8,8 @@
 //!
 //! `no_std` (with `alloc`): the guest brings its allocator (std's, on wasm32).
 
-#![no_std]
+// The tests use std (an emulated input memory per thread, input.rs).
+#![cfg_attr(not(test), no_std)]
 
 extern crate alloc;
 
@@ -20,7 +21,9 @@ use core::cell::UnsafeCell;
 pub use offthread_schema_rt as rt;
 
 pub mod input;
-pub use input::{IN_PLACE, Input};
+#[cfg(test)]
+mod tests;
+pub use input::{IN_PLACE, Input, InputColumn, InputIter};
 
 /// What [`export_guest!`] expands to needs, reachable from a std crate too.
 #[doc(hidden)]
@@ -74,8 +77,9 @@ pub trait Interface<T> {
     /// input in place only to a guest that imports the `offthread.input` accessors, so
     /// by default this is [`Interface::dispatch`] and an in-place input is an error: a
     /// guest that never reads in place imports no accessor (and loads on hosts without
-    /// them). An interface that reads in place overrides this, handing the functions it
-    /// does not read so to [`dispatch_copied`].
+    /// them). A generated `Export<InPlace>` overrides this and hands its typed readers
+    /// the input wherever it is ([`Place`]); a hand-written interface may override it
+    /// too, handing the functions it does not read in place to [`dispatch_copied`].
     fn dispatch_input(guest: &mut T, function: u32, input: Input<'_>) -> Result<Bytes, Error>
     where
         Self: Sized,
@@ -87,6 +91,50 @@ pub trait Interface<T> {
             )),
         }
     }
+}
+
+/// How a guest's typed functions read an input that travels in an interface memory
+/// (`f: (blob @ input) -> …`): the parameter `P` of a generated trait and its `Export`.
+/// [`Copied`] (the default) hands them readers over a slice in the guest's memory, as
+/// before; [`InPlace`] readers over [`Input`], which read a fanout's input in place.
+pub trait Place {
+    /// What the readers read.
+    type Source<'a>: rt::Source<'a>;
+    /// `input` as that source, or the error of an input this place cannot read.
+    fn source(input: Input<'_>) -> Result<Self::Source<'_>, Error>;
+}
+
+/// Readers over a slice (`schema::BlobRef<'_>`): a guest that never reads in place,
+/// imports no `offthread.input` accessor and gets its inputs copied in.
+pub struct Copied;
+
+/// Readers over the input where the host put it (`schema::BlobRef<'_, Input<'_>>`): in
+/// place in the input memory on a host that rewrites the accessors, else a copy. Such
+/// a guest imports the accessors.
+pub struct InPlace;
+
+impl Place for Copied {
+    type Source<'a> = &'a [u8];
+    fn source(input: Input<'_>) -> Result<&[u8], Error> {
+        local(input)
+    }
+}
+
+impl Place for InPlace {
+    type Source<'a> = Input<'a>;
+    fn source(input: Input<'_>) -> Result<Input<'_>, Error> {
+        Ok(input)
+    }
+}
+
+/// The bytes of an input copied into this guest's memory; an error in place (for the
+/// functions whose readers need a slice: those whose input is in no interface memory).
+pub fn local(input: Input<'_>) -> Result<&[u8], Error> {
+    input.local_bytes().ok_or_else(|| {
+        Error::new(
+            "an input in place reached a function that does not read in place (its interface's `Export<InPlace>` reads in place)",
+        )
+    })
 }
 
 /// [`Interface::dispatch`] over `input`, copied first into this guest's memory (64-byte

@@ -6,21 +6,27 @@ use super::ARRAY_ALIGN;
 use super::column::Column;
 use super::error::ReadError;
 use super::le::Le;
-use super::read::{ArrayHeader, ReadOptions, StructView, aligned, array_header, mul, oob, range};
+use super::read::{
+    ArrayHeader, ReadOptions, StructView, aligned, array_header, inside, mul, oob, range,
+};
+use super::source::Source;
 use super::{STRUCT_ALIGN, align_up};
+use core::marker::PhantomData;
 
-/// An array of structs stored one after another, `stride` bytes apart.
+/// An array of structs stored one after another, `stride` bytes apart, in a message
+/// at `S` ([`Source`]).
 #[derive(Clone, Copy, Debug)]
-pub struct AosView<'a> {
-    pub(super) buf: &'a [u8],
+pub struct AosView<'a, S = &'a [u8]> {
+    pub(super) buf: S,
     pub(super) data: usize,
     pub(super) count: usize,
     pub(super) stride: usize,
     pub(super) depth: u32,
     pub(super) opts: ReadOptions,
+    pub(super) life: PhantomData<&'a [u8]>,
 }
 
-impl<'a> AosView<'a> {
+impl<'a, S: Source<'a>> AosView<'a, S> {
     /// Number of items.
     pub fn len(&self) -> usize {
         self.count
@@ -32,13 +38,14 @@ impl<'a> AosView<'a> {
     }
 
     /// Item `i` as a struct view of `stride` bytes.
-    pub fn get(&self, i: usize) -> Option<StructView<'a>> {
+    pub fn get(&self, i: usize) -> Option<StructView<'a, S>> {
         (i < self.count).then(|| StructView {
             buf: self.buf,
             start: self.data + i * self.stride,
             used: self.stride,
             depth: self.depth,
             opts: self.opts,
+            life: PhantomData,
         })
     }
 }
@@ -67,14 +74,14 @@ impl<'a> SoaView<'a> {
     /// The column with path hash `hash`, holding `per_item` values of `T` per item
     /// (more than one for fixed arrays). Zeros when the writer had no such column.
     pub fn column<T: Le>(&self, hash: u32, per_item: usize) -> Result<Column<'a, T>, ReadError> {
-        let len = mul(self.count, per_item, self.buf)?;
+        let len = mul(self.count, per_item, self.buf.len())?;
         let Some(start) = self.column_start(hash)? else {
             return Ok(Column::Zero(len));
         };
         Ok(Column::from_bytes(range(
             self.buf,
             start,
-            mul(len, T::SIZE, self.buf)?,
+            mul(len, T::SIZE, self.buf.len())?,
         )?))
     }
 
@@ -91,7 +98,7 @@ impl<'a> SoaView<'a> {
         let start = block * ARRAY_ALIGN as u64;
         usize::try_from(start)
             .map(Some)
-            .map_err(|_| oob(usize::MAX, 0, self.buf))
+            .map_err(|_| oob(usize::MAX, 0, self.buf.len()))
     }
 }
 
@@ -138,8 +145,9 @@ impl<'a> VariantTable<'a> {
 }
 
 /// Where a struct's array fields lead: the views above. Here, not in read.rs, so the
-/// struct reader does not depend on the array views (no import circle).
-impl<'a> StructView<'a> {
+/// struct reader does not depend on the array views (no import circle). Arrays of
+/// structs are read from any [`Source`]; SoA arrays and union tables from a slice.
+impl<'a, S: Source<'a>> StructView<'a, S> {
     /// The AoS array at `off`. Inline items must have exactly `item_size` bytes;
     /// dynamic items (`evolving`) may be longer or shorter (fields past the stride read as zero).
     pub fn aos(
@@ -147,7 +155,7 @@ impl<'a> StructView<'a> {
         off: usize,
         item_size: usize,
         evolving: bool,
-    ) -> Result<AosView<'a>, ReadError> {
+    ) -> Result<AosView<'a, S>, ReadError> {
         self.aos_at(self.ptr(off), item_size, evolving)
     }
 
@@ -157,7 +165,7 @@ impl<'a> StructView<'a> {
         ptr: usize,
         item_size: usize,
         evolving: bool,
-    ) -> Result<AosView<'a>, ReadError> {
+    ) -> Result<AosView<'a, S>, ReadError> {
         let depth = self.child_depth()?;
         let empty = AosView {
             buf: self.buf,
@@ -166,11 +174,12 @@ impl<'a> StructView<'a> {
             stride: item_size,
             depth,
             opts: self.opts,
+            life: PhantomData,
         };
         if ptr == 0 {
             return Ok(empty);
         }
-        let h = array_header(self.buf, ptr)?;
+        let h = array_header(&self.buf, ptr)?;
         let stride = h.b as usize;
         let stride_ok = if evolving {
             stride >= 8 && stride.is_multiple_of(STRUCT_ALIGN)
@@ -185,7 +194,7 @@ impl<'a> StructView<'a> {
         }
         let data = h.a as usize;
         aligned(data, ARRAY_ALIGN)?;
-        range(self.buf, data, mul(h.count, stride, self.buf)?)?;
+        inside(&self.buf, data, mul(h.count, stride, self.buf.len())?)?;
         Ok(AosView {
             data,
             count: h.count,
@@ -193,7 +202,9 @@ impl<'a> StructView<'a> {
             ..empty
         })
     }
+}
 
+impl<'a> StructView<'a> {
     /// The SoA array at `off`, with its lookup table validated.
     pub fn soa(&self, off: usize) -> Result<SoaView<'a>, ReadError> {
         self.soa_at(self.ptr(off))
@@ -231,7 +242,7 @@ impl<'a> StructView<'a> {
         }
         for b in blocks.chunks_exact(4) {
             let start = u32::read_le(b) as u64 * ARRAY_ALIGN as u64;
-            let start = usize::try_from(start).map_err(|_| oob(usize::MAX, 0, self.buf))?;
+            let start = usize::try_from(start).map_err(|_| oob(usize::MAX, 0, self.buf.len()))?;
             range(self.buf, start, h.count)?;
         }
         Ok(SoaView {
@@ -246,7 +257,7 @@ impl<'a> StructView<'a> {
     /// union variants): one level deeper, and at most `max_soa_columns` entries.
     fn table_header(&self, ptr: usize) -> Result<ArrayHeader, ReadError> {
         self.child_depth()?;
-        let h = array_header(self.buf, ptr)?;
+        let h = array_header(&self.buf, ptr)?;
         if h.a > self.opts.max_soa_columns {
             return Err(ReadError::TooManyColumns {
                 columns: h.a,

@@ -23,6 +23,7 @@ mod hash;
 mod le;
 mod read;
 mod resize;
+mod source;
 mod varlen;
 mod write;
 
@@ -33,6 +34,7 @@ pub use hash::{FIELD_PATH_SEED, field_path_hash};
 pub use le::Le;
 pub use read::{Budget, ReadOptions, StructView};
 pub use resize::{ResizeError, ResizeLayout, resize_array};
+pub use source::Source;
 pub use varlen::{StrColumn, Utf16Column, VarColumn};
 pub use write::{Builder, ColumnSpec, SoaColumns, UnionSoaColumns, dynamic_header};
 

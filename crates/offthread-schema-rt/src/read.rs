@@ -4,7 +4,9 @@
 use super::column::Column;
 use super::error::ReadError;
 use super::le::Le;
+use super::source::Source;
 use super::{ARRAY_ALIGN, ARRAY_HEADER_SIZE, DYNAMIC_HEADER_SIZE, STRUCT_ALIGN};
+use core::marker::PhantomData;
 
 /// Limits that keep a hostile buffer from exhausting the reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,40 +63,54 @@ impl Budget {
     }
 }
 
-/// The bytes of one struct: `used` bytes from `start`, all inside the buffer.
-/// Fields past `used` (written by an older schema) read as zero.
+/// The bytes of one struct: `used` bytes from `start`, all inside the message.
+/// Fields past `used` (written by an older schema) read as zero. `S` is where the
+/// message is ([`Source`]): a slice by default.
 #[derive(Clone, Copy, Debug)]
-pub struct StructView<'a> {
-    pub(super) buf: &'a [u8],
+pub struct StructView<'a, S = &'a [u8]> {
+    pub(super) buf: S,
     pub(super) start: usize,
     pub(super) used: usize,
     pub(super) depth: u32,
     pub(super) opts: ReadOptions,
+    pub(super) life: PhantomData<&'a [u8]>,
 }
 
-pub(super) fn oob(offset: usize, len: usize, buf: &[u8]) -> ReadError {
+pub(super) fn oob(offset: usize, len: usize, buf_len: usize) -> ReadError {
     ReadError::OutOfBounds {
         offset: offset as u64,
         len: len as u64,
-        buf_len: buf.len() as u64,
+        buf_len: buf_len as u64,
     }
 }
 
-pub(super) fn range(buf: &[u8], offset: usize, len: usize) -> Result<&[u8], ReadError> {
-    offset
-        .checked_add(len)
-        .and_then(|end| buf.get(offset..end))
-        .ok_or_else(|| oob(offset, len, buf))
+/// Checks that `len` bytes at `offset` lie in `buf` (R0001).
+pub(super) fn inside<'a, S: Source<'a>>(
+    buf: &S,
+    offset: usize,
+    len: usize,
+) -> Result<(), ReadError> {
+    match offset.checked_add(len) {
+        Some(end) if end <= buf.len() => Ok(()),
+        _ => Err(oob(offset, len, buf.len())),
+    }
 }
 
-fn u32_at(buf: &[u8], offset: usize) -> Result<u32, ReadError> {
-    range(buf, offset, 4).map(u32::read_le)
+/// The `len` bytes at `offset` of a slice (R0001 when they are not all in it).
+pub(super) fn range(buf: &[u8], offset: usize, len: usize) -> Result<&[u8], ReadError> {
+    inside(&buf, offset, len)?;
+    Ok(&buf[offset..offset + len])
+}
+
+fn u32_at<'a, S: Source<'a>>(buf: &S, offset: usize) -> Result<u32, ReadError> {
+    inside(buf, offset, 4)?;
+    Ok(buf.load::<u32>(offset))
 }
 
 /// `a * b`, or an out-of-bounds error when it does not fit (wasm32's usize is 32-bit).
-pub(super) fn mul(a: usize, b: usize, buf: &[u8]) -> Result<usize, ReadError> {
+pub(super) fn mul(a: usize, b: usize, buf_len: usize) -> Result<usize, ReadError> {
     a.checked_mul(b)
-        .ok_or_else(|| oob(usize::MAX, usize::MAX, buf))
+        .ok_or_else(|| oob(usize::MAX, usize::MAX, buf_len))
 }
 
 pub(super) fn aligned(offset: usize, align: usize) -> Result<(), ReadError> {
@@ -115,11 +131,14 @@ pub(super) struct ArrayHeader {
     pub(super) b: u32,
 }
 
-pub(super) fn array_header(buf: &[u8], at: usize) -> Result<ArrayHeader, ReadError> {
+pub(super) fn array_header<'a, S: Source<'a>>(
+    buf: &S,
+    at: usize,
+) -> Result<ArrayHeader, ReadError> {
     aligned(at, ARRAY_ALIGN)?;
-    let h = range(buf, at, ARRAY_HEADER_SIZE)?;
-    let count = u32::read_le(&h[0..4]);
-    let capacity = u32::read_le(&h[4..8]);
+    inside(buf, at, ARRAY_HEADER_SIZE)?;
+    let count = buf.load::<u32>(at);
+    let capacity = buf.load::<u32>(at + 4);
     if count > capacity {
         return Err(ReadError::CountExceedsCapacity { count, capacity });
     }
@@ -132,37 +151,70 @@ pub(super) fn array_header(buf: &[u8], at: usize) -> Result<ArrayHeader, ReadErr
     }
     Ok(ArrayHeader {
         count: count as usize,
-        a: u32::read_le(&h[8..12]),
-        b: u32::read_le(&h[12..16]),
+        a: buf.load::<u32>(at + 8),
+        b: buf.load::<u32>(at + 12),
     })
 }
 
 impl<'a> StructView<'a> {
     /// The dynamic struct at offset 0 of `buf`.
     pub fn root_dynamic(buf: &'a [u8], opts: ReadOptions) -> Result<Self, ReadError> {
-        Self::dynamic_at(buf, 0, 0, opts)
+        Self::open_dynamic(buf, opts)
     }
 
     /// The inline struct of `size` bytes at offset 0 of `buf`.
     pub fn root_inline(buf: &'a [u8], size: usize, opts: ReadOptions) -> Result<Self, ReadError> {
-        range(buf, 0, size)?;
+        Self::open_inline(buf, size, opts)
+    }
+
+    /// The SoA union slice at `off`: its tag column and its offset column.
+    pub fn union_soa<Tag: Le>(
+        &self,
+        off: usize,
+    ) -> Result<(Column<'a, Tag>, Column<'a, u32>), ReadError> {
+        let ptr = self.ptr(off);
+        if ptr == 0 {
+            return Ok((Column::Zero(0), Column::Zero(0)));
+        }
+        self.child_depth()?;
+        let h = array_header(&self.buf, ptr)?;
+        let (tags, ptrs) = (h.a as usize, h.b as usize);
+        aligned(tags, ARRAY_ALIGN)?;
+        aligned(ptrs, ARRAY_ALIGN)?;
+        let n = self.buf.len();
+        let tags = range(self.buf, tags, mul(h.count, Tag::SIZE, n)?)?;
+        let ptrs = range(self.buf, ptrs, mul(h.count, 4, n)?)?;
+        Ok((Column::from_bytes(tags), Column::from_bytes(ptrs)))
+    }
+}
+
+impl<'a, S: Source<'a>> StructView<'a, S> {
+    /// The dynamic struct at offset 0 of the message `buf`.
+    pub fn open_dynamic(buf: S, opts: ReadOptions) -> Result<Self, ReadError> {
+        Self::dynamic_at(buf, 0, 0, opts)
+    }
+
+    /// The inline struct of `size` bytes at offset 0 of the message `buf`.
+    pub fn open_inline(buf: S, size: usize, opts: ReadOptions) -> Result<Self, ReadError> {
+        inside(&buf, 0, size)?;
         Ok(Self {
             buf,
             start: 0,
             used: size,
             depth: 0,
             opts,
+            life: PhantomData,
         })
     }
 
-    fn dynamic_at(
-        buf: &'a [u8],
-        at: usize,
-        depth: u32,
-        opts: ReadOptions,
-    ) -> Result<Self, ReadError> {
+    /// Where the message is.
+    pub fn source(&self) -> S {
+        self.buf
+    }
+
+    fn dynamic_at(buf: S, at: usize, depth: u32, opts: ReadOptions) -> Result<Self, ReadError> {
         aligned(at, STRUCT_ALIGN)?;
-        let header = u32_at(buf, at)?;
+        let header = u32_at(&buf, at)?;
         let units = (header & 0x1fff_ffff) as usize;
         let wasted = (header >> 29) as usize;
         let size = units * 8;
@@ -172,13 +224,14 @@ impl<'a> StructView<'a> {
                 header,
             });
         }
-        range(buf, at, size)?;
+        inside(&buf, at, size)?;
         Ok(Self {
             buf,
             start: at,
             used: size - wasted,
             depth,
             opts,
+            life: PhantomData,
         })
     }
 
@@ -205,7 +258,7 @@ impl<'a> StructView<'a> {
     #[inline]
     pub fn read<T: Le>(&self, off: usize) -> T {
         if off + T::SIZE <= self.used {
-            T::read_le(&self.buf[self.start + off..])
+            self.buf.load::<T>(self.start + off)
         } else {
             T::default()
         }
@@ -223,14 +276,14 @@ impl<'a> StructView<'a> {
     }
 
     /// The inline struct of `size` bytes embedded at `off`.
-    pub fn inline(&self, off: usize, size: usize) -> StructView<'a> {
+    pub fn inline(&self, off: usize, size: usize) -> Self {
         let used = self.used.saturating_sub(off).min(size);
         let start = if used == 0 {
             self.start
         } else {
             self.start + off
         };
-        StructView {
+        Self {
             used,
             start,
             ..*self
@@ -242,12 +295,12 @@ impl<'a> StructView<'a> {
     }
 
     /// The dynamic struct the offset at `off` points to; `None` when the offset is 0.
-    pub fn dynamic(&self, off: usize) -> Result<Option<StructView<'a>>, ReadError> {
+    pub fn dynamic(&self, off: usize) -> Result<Option<Self>, ReadError> {
         self.deref_dynamic(self.ptr(off))
     }
 
     /// The dynamic struct at absolute offset `ptr`; `None` when `ptr` is 0.
-    pub fn deref_dynamic(&self, ptr: usize) -> Result<Option<StructView<'a>>, ReadError> {
+    pub fn deref_dynamic(&self, ptr: usize) -> Result<Option<Self>, ReadError> {
         if ptr == 0 {
             return Ok(None);
         }
@@ -255,23 +308,18 @@ impl<'a> StructView<'a> {
     }
 
     /// The inline struct of `size` bytes at absolute offset `ptr`; `None` when `ptr` is 0.
-    pub fn deref_inline(
-        &self,
-        ptr: usize,
-        size: usize,
-    ) -> Result<Option<StructView<'a>>, ReadError> {
+    pub fn deref_inline(&self, ptr: usize, size: usize) -> Result<Option<Self>, ReadError> {
         if ptr == 0 {
             return Ok(None);
         }
         let depth = self.child_depth()?;
         aligned(ptr, STRUCT_ALIGN)?;
-        range(self.buf, ptr, size)?;
-        Ok(Some(StructView {
-            buf: self.buf,
+        inside(&self.buf, ptr, size)?;
+        Ok(Some(Self {
             start: ptr,
             used: size,
             depth,
-            opts: self.opts,
+            ..*self
         }))
     }
 
@@ -280,14 +328,15 @@ impl<'a> StructView<'a> {
         (self.read::<Tag>(off).into(), self.ptr(off + 4))
     }
 
-    /// The slice of scalars the offset at `off` points to (empty when 0).
-    pub fn scalars<T: Le>(&self, off: usize) -> Result<Column<'a, T>, ReadError> {
+    /// The array of `T` the offset at `off` points to, checked: `None` when the offset
+    /// is 0, else where its items start and how many there are.
+    fn array_of<T: Le>(&self, off: usize) -> Result<Option<(usize, usize)>, ReadError> {
         let ptr = self.ptr(off);
         if ptr == 0 {
-            return Ok(Column::Zero(0));
+            return Ok(None);
         }
         self.child_depth()?;
-        let h = array_header(self.buf, ptr)?;
+        let h = array_header(&self.buf, ptr)?;
         if h.b as usize != T::SIZE {
             return Err(ReadError::BadElementSize {
                 expected: T::SIZE as u32,
@@ -296,50 +345,41 @@ impl<'a> StructView<'a> {
         }
         let data = h.a as usize;
         aligned(data, ARRAY_ALIGN)?;
-        Ok(Column::from_bytes(range(
-            self.buf,
-            data,
-            mul(h.count, T::SIZE, self.buf)?,
-        )?))
+        inside(&self.buf, data, mul(h.count, T::SIZE, self.buf.len())?)?;
+        Ok(Some((data, h.count)))
     }
 
-    /// The `#string` slice of `u8` at `off` as UTF-8.
-    pub fn utf8(&self, off: usize) -> Result<&'a str, ReadError> {
-        let bytes = match self.scalars::<u8>(off)? {
-            Column::Slice(s) | Column::Bytes(s) => s,
-            Column::Zero(_) => return Ok(""),
-        };
-        core::str::from_utf8(bytes).map_err(|_| ReadError::InvalidString {
-            offset: self.ptr(off) as u64,
+    /// The slice of scalars the offset at `off` points to (empty when 0): a
+    /// [`Column`] over a slice.
+    pub fn scalars<T: Le>(&self, off: usize) -> Result<S::Column<T>, ReadError> {
+        Ok(match self.array_of::<T>(off)? {
+            Some((data, count)) => self.buf.column::<T>(data, count),
+            None => S::empty_column::<T>(),
         })
     }
 
-    /// The `#string` slice of `u16` at `off` as UTF-16 (decoded into a `String`).
-    pub fn utf16(&self, off: usize) -> Result<String, ReadError> {
-        let units = self.scalars::<u16>(off)?;
-        char::decode_utf16(units.iter())
-            .collect::<Result<String, _>>()
-            .map_err(|_| ReadError::InvalidString {
+    /// The `#string` slice of `u8` at `off` as UTF-8 (a `&str` over a slice).
+    pub fn utf8(&self, off: usize) -> Result<S::Text, ReadError> {
+        let Some((data, count)) = self.array_of::<u8>(off)? else {
+            return Ok(S::empty_text());
+        };
+        self.buf
+            .text(data, count)
+            .ok_or_else(|| ReadError::InvalidString {
                 offset: self.ptr(off) as u64,
             })
     }
 
-    /// The SoA union slice at `off`: its tag column and its offset column.
-    pub fn union_soa<Tag: Le>(
-        &self,
-        off: usize,
-    ) -> Result<(Column<'a, Tag>, Column<'a, u32>), ReadError> {
-        let ptr = self.ptr(off);
-        if ptr == 0 {
-            return Ok((Column::Zero(0), Column::Zero(0)));
-        }
-        self.child_depth()?;
-        let h = array_header(self.buf, ptr)?;
-        let (tags, ptrs) = (h.a as usize, h.b as usize);
-        aligned(tags, ARRAY_ALIGN)?;
-        aligned(ptrs, ARRAY_ALIGN)?;
-        let tags = range(self.buf, tags, mul(h.count, Tag::SIZE, self.buf)?)?;
-        let ptrs = range(self.buf, ptrs, mul(h.count, 4, self.buf)?)?;
-        Ok((Column::from_bytes(tags), Column::from_bytes(ptrs)))
+    /// The `#string` slice of `u16` at `off` as UTF-16 (decoded into a `String`).
+    pub fn utf16(&self, off: usize) -> Result<String, ReadError> {
+        let Some((data, count)) = self.array_of::<u16>(off)? else {
+            return Ok(String::new());
+        };
+        let units = (0..count).map(|i| self.buf.load::<u16>(data + 2 * i));
+        char::decode_utf16(units)
+            .collect::<Result<String, _>>()
+            .map_err(|_| ReadError::InvalidString {
+                offset: self.ptr(off) as u64,
+            })
     }
 }

@@ -135,7 +135,7 @@ impl<'a> SoaView<'a> {
                 values: Column::Zero(0),
             });
         };
-        let bytes = range(self.buf, start, mul(n, 4, self.buf)?)?;
+        let bytes = range(self.buf, start, mul(n, 4, self.buf.len())?)?;
         let mut prev = 0;
         for (i, o) in bytes.chunks_exact(4).map(u32::read_le).enumerate() {
             if (i == 0 && o != 0) || o < prev {
@@ -146,7 +146,7 @@ impl<'a> SoaView<'a> {
             prev = o;
         }
         let values_at = align_up(start + bytes.len(), ARRAY_ALIGN);
-        let values_len = mul(prev as usize, T::SIZE, self.buf)?;
+        let values_len = mul(prev as usize, T::SIZE, self.buf.len())?;
         let values = range(self.buf, values_at, values_len)?;
         Ok(VarColumn {
             offsets: Column::from_bytes(bytes),

@@ -184,3 +184,59 @@ fn the_cli_writes_the_guest_module_with_rust_guest() {
     assert!(!dir.join("figure35.rs").exists(), "only what was asked for");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 33 item 1: a function whose input is in an interface memory reads it through
+/// the trait's `P: guest::Place` (a slice by default, `guest::Input` in place); one
+/// whose input is in the callee's own memory always gets a slice.
+#[test]
+fn inputs_in_an_interface_memory_are_read_through_the_place_parameter() {
+    let src = "struct m (dynamic) { x: u32; }
+        interface i (dynamic, fanout) {
+            input: memory (import: write, export: read, 4);
+            f: (m @ input) -> (m);
+            g: (m) -> (m);
+            h: () -> ();
+        }
+        interface j (dynamic, direct) { k: (m) -> (m); }";
+    let code = emit_guest(&compile(src).unwrap(), &GuestOptions::default()).unwrap();
+    for needle in [
+        "pub trait I<P: guest::Place = guest::Copied> {",
+        "fn f<'a>(&mut self, input: schema::MRef<'a, P::Source<'a>>) -> Result<schema::M, guest::Error>;",
+        "fn g(&mut self, input: schema::MRef<'_>) -> Result<schema::M, guest::Error>;",
+        "pub struct Export<P = guest::Copied>(core::marker::PhantomData<P>);",
+        "impl<T: I<P>, P: guest::Place> guest::Interface<T> for Export<P> {",
+        "let input = schema::MRef::from_source(P::source(input)?).map_err(guest::Error::read)?;",
+        "let input = schema::MRef::from_bytes(guest::local(input)?).map_err(guest::Error::read)?;",
+        // An interface without such a function is as before.
+        "pub trait J {",
+        "impl<T: J> guest::Interface<T> for Export {",
+        "let input = schema::MRef::from_bytes(input).map_err(guest::Error::read)?;",
+    ] {
+        assert!(code.contains(needle), "missing {needle}\n{code}");
+    }
+}
+
+/// The readers' source parameter never shadows a schema type: `S`, or `S1` when a type
+/// is named `S`.
+#[test]
+fn the_readers_source_parameter_avoids_the_schemas_names() {
+    let rust = |src: &str| emit_rust(&compile(src).unwrap(), &RustOptions::default()).unwrap();
+    let plain = rust("struct m (dynamic) { x: u32; }");
+    assert!(
+        plain.contains("pub struct MRef<'a, S = &'a [u8]> {"),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("impl<'a, S: rt::Source<'a>> MRef<'a, S> {"),
+        "{plain}"
+    );
+    let named = rust("struct s (dynamic) { x: u32; } struct m (dynamic) { y: s; }");
+    assert!(
+        named.contains("pub struct MRef<'a, S1 = &'a [u8]> {"),
+        "{named}"
+    );
+    assert!(
+        named.contains("Result<Option<SRef<'a, S1>>, rt::ReadError>"),
+        "{named}"
+    );
+}

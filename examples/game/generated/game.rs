@@ -27,10 +27,11 @@ impl Direction {
     }
 }
 
-/// Zero-copy reader for `cell` (inline, 8 bytes).
+/// Zero-copy reader for `cell` (inline, 8 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct CellRef<'a> {
-    view: rt::StructView<'a>,
+pub struct CellRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> CellRef<'a> {
@@ -41,14 +42,26 @@ impl<'a> CellRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_inline(buf, 8, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> CellRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_inline(src, 8, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -198,10 +211,11 @@ impl Cell {
     }
 }
 
-/// Zero-copy reader for `player_state` (inline, 16 bytes).
+/// Zero-copy reader for `player_state` (inline, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct PlayerStateRef<'a> {
-    view: rt::StructView<'a>,
+pub struct PlayerStateRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> PlayerStateRef<'a> {
@@ -212,19 +226,31 @@ impl<'a> PlayerStateRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_inline(buf, 16, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> PlayerStateRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_inline(src, 16, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
     /// `at` at +0.
-    pub fn at(&self) -> CellRef<'a> {
+    pub fn at(&self) -> CellRef<'a, S> {
         CellRef::from_view(self.view.inline(0, 8))
     }
 
@@ -381,10 +407,11 @@ impl PlayerState {
     }
 }
 
-/// Zero-copy reader for `game_state` (dynamic, 24 bytes).
+/// Zero-copy reader for `game_state` (dynamic, 24 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct GameStateRef<'a> {
-    view: rt::StructView<'a>,
+pub struct GameStateRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> GameStateRef<'a> {
@@ -395,14 +422,36 @@ impl<'a> GameStateRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// `players` at +12.
+    pub fn players(&self) -> Result<PlayerStateSoa<'a>, rt::ReadError> {
+        self.view.soa(12).map(PlayerStateSoa::from_view)
+    }
+
+    /// `food` at +16.
+    pub fn food(&self) -> Result<CellSoa<'a>, rt::ReadError> {
+        self.view.soa(16).map(CellSoa::from_view)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> GameStateRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
+    }
+
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -414,16 +463,6 @@ impl<'a> GameStateRef<'a> {
     /// `size` at +8.
     pub fn size(&self) -> u16 {
         self.view.read::<u16>(8)
-    }
-
-    /// `players` at +12.
-    pub fn players(&self) -> Result<PlayerStateSoa<'a>, rt::ReadError> {
-        self.view.soa(12).map(PlayerStateSoa::from_view)
-    }
-
-    /// `food` at +16.
-    pub fn food(&self) -> Result<CellSoa<'a>, rt::ReadError> {
-        self.view.soa(16).map(CellSoa::from_view)
     }
 }
 
@@ -523,10 +562,11 @@ impl GameState {
     }
 }
 
-/// Zero-copy reader for `player_move` (dynamic, 16 bytes).
+/// Zero-copy reader for `player_move` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct PlayerMoveRef<'a> {
-    view: rt::StructView<'a>,
+pub struct PlayerMoveRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> PlayerMoveRef<'a> {
@@ -537,14 +577,26 @@ impl<'a> PlayerMoveRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> PlayerMoveRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 

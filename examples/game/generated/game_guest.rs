@@ -15,21 +15,28 @@ pub mod player {
     pub const DESCRIPTOR: &str = r#"{"name":"player","pattern":"fanout","fingerprint":"283e6c8d7e0a1c87","memories":[{"name":"state","import":"write","export":"read","pages":4},{"name":"moves","import":"read","export":"write","pages":1}],"functions":[{"name":"play","fingerprint":"15e0716704ab2efa","input":{"memory":"state"},"output":{"memory":"moves"}}]}"#;
 
     /// Implemented by guests that export `player`.
-    pub trait Player {
+    /// `P`: where the inputs in an interface memory are read — `guest::Copied`
+    /// (a slice in this guest's memory) or `guest::InPlace` (in place, `guest::Input`).
+    pub trait Player<P: guest::Place = guest::Copied> {
         /// `play`: input in memory `state`, result in memory `moves`.
-        fn play(&mut self, input: schema::GameStateRef<'_>) -> Result<schema::PlayerMove, guest::Error>;
+        fn play<'a>(&mut self, input: schema::GameStateRef<'a, P::Source<'a>>) -> Result<schema::PlayerMove, guest::Error>;
     }
 
-    /// `export_guest!(…, exports: [player::Export])` for a guest implementing [`Player`].
-    pub struct Export;
+    /// `export_guest!(…, exports: [player::Export])` for a guest implementing [`Player`];
+    /// `player::Export<guest::InPlace>` for one implementing `Player<guest::InPlace>`.
+    pub struct Export<P = guest::Copied>(core::marker::PhantomData<P>);
 
-    impl<T: Player> guest::Interface<T> for Export {
+    impl<T: Player<P>, P: guest::Place> guest::Interface<T> for Export<P> {
         const DESCRIPTOR: &'static str = DESCRIPTOR;
 
         fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {
+            Self::dispatch_input(this, function, guest::Input::local(input))
+        }
+
+        fn dispatch_input(this: &mut T, function: u32, input: guest::Input<'_>) -> Result<guest::Bytes, guest::Error> {
             match function {
                 0 => {
-                    let input = schema::GameStateRef::from_bytes(input).map_err(guest::Error::read)?;
+                    let input = schema::GameStateRef::from_source(P::source(input)?).map_err(guest::Error::read)?;
                     this.play(input)?.to_bytes().map_err(guest::Error::write)
                 }
                 _ => Err(guest::unknown_function(NAME, function)),

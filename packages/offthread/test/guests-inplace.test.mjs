@@ -31,6 +31,13 @@ function fnv(bytes) {
   return h;
 }
 
+/** A blob whose data's array header lies past its end (aligned): R0001 for any reader. */
+function outOfBounds() {
+  const bad = blob(Uint8Array.of(1, 2, 3));
+  new DataView(bad.buffer, bad.byteOffset).setUint32(4, Math.ceil((bad.length + 64) / 64) * 64, true);
+  return bad;
+}
+
 const code = (c) => (err) => err.code === c || assert.fail(`${err.code}: ${err.message}`);
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -255,13 +262,83 @@ describe('fanout in place', () => {
         const s = host.stats();
         const copies = (s.sharedBytes - before.sharedBytes + s.copiedIn - before.copiedIn) / input.length;
         assert.equal(copies, inPlace ? 1 : 9);
-        // The typed readers of `checksum` need the input in the guest's memory: in place,
-        // the guest copies it in itself (one memory.copy), with the same answer.
+        // The generated typed reader of `checksum` reads in place too (issue 33 item 1).
+        const mid = host.stats();
         assert.deepEqual((await host.fanout('scan', 'checksum', input)).map(countOf), expected);
+        const t = host.stats();
+        assert.equal((t.sharedBytes - mid.sharedBytes + t.copiedIn - mid.copiedIn) / input.length, inPlace ? 1 : 9);
+        await settle();
         assert.equal(host.inputRegions(), 0);
       } finally {
         await host.close();
       }
+    }
+  });
+
+  // A Rust guest's memory capped a few pages above what it needs at start: no room for
+  // a copy of a 1 MiB input. What fits in it reads in place; what copies fails.
+  const initialPages = readMemories(basic, 'basic').memories[0].initial;
+  const capped = { memoryPages: initialPages + 4 };
+
+  test('the generated typed reader reads a 1 MiB fanout in place: no copy in the host, none in the guest', async () => {
+    // The only way a guest copies out of the input memory is the `copy` accessor (a
+    // memory.copy once rewritten); the basic guest's readers make none, so it has none.
+    const imports = WebAssembly.Module.imports(new WebAssembly.Module(basic)).map((i) => `${i.module}.${i.name}`);
+    assert.ok(imports.includes('offthread.input.load_u64'), imports.join(' '));
+    assert.ok(!imports.includes('offthread.input.copy'), 'no memory.copy of the input');
+    const data = Uint8Array.from({ length: 1 << 20 }, (_, i) => (i * 7 + 3) & 0xff);
+    const input = blob(data);
+    const eight = Array.from({ length: 8 }, (_, i) => ({ name: `g${i}`, bytes: basic }));
+    const expected = Array(8).fill(fnv(data));
+    // In place: written once, and the guests, with no room for a copy, answer.
+    if (multi) {
+      const host = await guests.load(eight, { threads: 2, ...capped });
+      try {
+        const before = host.stats();
+        assert.deepEqual((await host.fanout('scan', 'checksum', input)).map(countOf), expected);
+        const s = host.stats();
+        assert.equal(s.sharedBytes - before.sharedBytes, input.length, 'one write');
+        assert.equal(s.copiedIn - before.copiedIn, 0, 'no copy into a guest');
+      } finally {
+        await host.close();
+      }
+    }
+    // The same guests copying (Node 20, or sharedInput: false): the same answers by
+    // copies, and with the cap, no room for them — what an in-place read avoids.
+    for (const sharedInput of [true, false]) {
+      if (multi && sharedInput) continue;
+      const host = await guests.load(eight, { threads: 2, sharedInput });
+      try {
+        const before = host.stats();
+        assert.deepEqual((await host.fanout('scan', 'checksum', input)).map(countOf), expected);
+        const s = host.stats();
+        assert.equal((s.sharedBytes - before.sharedBytes + s.copiedIn - before.copiedIn) / input.length, 9);
+      } finally {
+        await host.close();
+      }
+      const tight = await guests.load(eight.slice(0, 2), { threads: 1, sharedInput, ...capped });
+      try {
+        await assert.rejects(tight.fanout('scan', 'checksum', input), code('ERR_GUEST_MEMORY_LIMIT'));
+      } finally {
+        await tight.close();
+      }
+    }
+  });
+
+  test('a typed read in place refuses a malformed message with the R code of the slice reader', async () => {
+    const host = await guests.load([{ name: 'a', bytes: basic }], { threads: 1 });
+    try {
+      const bad = outOfBounds();
+      for (const fn of ['checksum', 'scribble']) {
+        await assert.rejects(host.fanout('scan', fn, bad), (err) => {
+          assert.equal(err.code, 'ERR_GUEST_FAILED');
+          assert.match(err.message, /invalid input: R0001/);
+          return true;
+        });
+      }
+      assert.deepEqual(await host.call('echo', 'echo', bad).catch((e) => e.message.match(/R\d{4}/)?.[0]), 'R0001');
+    } finally {
+      await host.close();
     }
   });
 
@@ -337,6 +414,53 @@ describe('fanout in place', () => {
       assert.equal(host.inputRegions(), 0, 'freed after the workers stopped');
     } finally {
       await host.close({ timeout: 0 });
+    }
+  });
+
+  test('a fanout whose guests fail, trap or lose their worker frees its region; the next fanouts run', async () => {
+    // 64 KiB fits the capped memory below even as a copy (Node 20); 1 MiB does not.
+    const data = Uint8Array.from({ length: 1 << 16 }, (_, i) => (i * 13) & 0xff);
+    const good = blob(data);
+    const big = blob(new Uint8Array(1 << 20).fill(9));
+    const bad = outOfBounds();
+    const four = Array.from({ length: 4 }, (_, i) => ({ name: `g${i}`, bytes: basic }));
+    // Capped memory: `scribble` in place copies the data to write over it, and traps
+    // when that copy does not fit.
+    const host = await guests.load(four, { threads: 2, ...capped });
+    const next = async () => {
+      // A fanout rejects at its first failure; its region is freed once every exporter
+      // has settled. Wait for that (an event, not a time: 10 s means it never came).
+      for (let i = 0; i < 2000 && host.inputRegions() > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(host.inputRegions(), 0, 'the region is freed');
+      assert.deepEqual((await host.fanout('scan', 'checksum', good)).map(countOf), Array(4).fill(fnv(data)));
+      await settle();
+      assert.equal(host.inputRegions(), 0);
+    };
+    try {
+      // 1. Every exporter calls offthread.fail (an invalid message).
+      const failed = host.fanout('scan', 'checksum', bad);
+      assert.equal(host.inputRegions(), multi ? 1 : 0, 'held while the exporters run');
+      await assert.rejects(failed, code('ERR_GUEST_FAILED'));
+      await next();
+      // 2. Every exporter traps, out of memory (in place: its own copy of 1 MiB; copied:
+      //    the host's copy does not fit either).
+      const trapped = host.fanout('scan', 'scribble', big);
+      assert.equal(host.inputRegions(), multi ? 1 : 0);
+      await assert.rejects(trapped, code('ERR_GUEST_MEMORY_LIMIT'));
+      await next();
+      // 3. The workers are stopped under the fanout: one spins until its timeout
+      //    terminates it; the fanout queued behind it is held, then runs or fails.
+      const spin = host.call('echo', 'spin', null, { timeout: 100, exporter: 'g0' });
+      const spin2 = host.call('echo', 'spin', null, { timeout: 100, exporter: 'g1' });
+      const queued = host.fanout('scan', 'checksum', good);
+      assert.equal(host.inputRegions(), multi ? 1 : 0);
+      await assert.rejects(spin, code('ERR_TIMEOUT'));
+      await assert.rejects(spin2, code('ERR_TIMEOUT'));
+      assert.deepEqual((await queued).map(countOf), Array(4).fill(fnv(data)));
+      assert.ok(host.stats().replaced >= 1, 'a worker was replaced');
+      await next();
+    } finally {
+      await host.close();
     }
   });
 

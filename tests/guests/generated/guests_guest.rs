@@ -208,33 +208,40 @@ pub mod scan {
     pub const DESCRIPTOR: &str = r#"{"name":"scan","pattern":"fanout","fingerprint":"dc0922c99ead00a7","memories":[{"name":"input","import":"write","export":"read","pages":256},{"name":"out","import":"read","export":"write","pages":1}],"functions":[{"name":"checksum","fingerprint":"da75053ac4b638e1","input":{"memory":"input"},"output":{"memory":"out"}},{"name":"scribble","fingerprint":"a4b837f64a2db478","input":{"memory":"input"},"output":{"memory":"out"}},{"name":"checksum_in_place","fingerprint":"6194704b65608f63","input":{"memory":"input"},"output":{"memory":"out"}}]}"#;
 
     /// Implemented by guests that export `scan`.
-    pub trait Scan {
+    /// `P`: where the inputs in an interface memory are read — `guest::Copied`
+    /// (a slice in this guest's memory) or `guest::InPlace` (in place, `guest::Input`).
+    pub trait Scan<P: guest::Place = guest::Copied> {
         /// `checksum`: input in memory `input`, result in memory `out`.
-        fn checksum(&mut self, input: schema::BlobRef<'_>) -> Result<schema::Count, guest::Error>;
+        fn checksum<'a>(&mut self, input: schema::BlobRef<'a, P::Source<'a>>) -> Result<schema::Count, guest::Error>;
         /// `scribble`: input in memory `input`, result in memory `out`.
-        fn scribble(&mut self, input: schema::BlobRef<'_>) -> Result<schema::Count, guest::Error>;
+        fn scribble<'a>(&mut self, input: schema::BlobRef<'a, P::Source<'a>>) -> Result<schema::Count, guest::Error>;
         /// `checksum_in_place`: input in memory `input`, result in memory `out`.
-        fn checksum_in_place(&mut self, input: schema::BlobRef<'_>) -> Result<schema::Count, guest::Error>;
+        fn checksum_in_place<'a>(&mut self, input: schema::BlobRef<'a, P::Source<'a>>) -> Result<schema::Count, guest::Error>;
     }
 
-    /// `export_guest!(…, exports: [scan::Export])` for a guest implementing [`Scan`].
-    pub struct Export;
+    /// `export_guest!(…, exports: [scan::Export])` for a guest implementing [`Scan`];
+    /// `scan::Export<guest::InPlace>` for one implementing `Scan<guest::InPlace>`.
+    pub struct Export<P = guest::Copied>(core::marker::PhantomData<P>);
 
-    impl<T: Scan> guest::Interface<T> for Export {
+    impl<T: Scan<P>, P: guest::Place> guest::Interface<T> for Export<P> {
         const DESCRIPTOR: &'static str = DESCRIPTOR;
 
         fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {
+            Self::dispatch_input(this, function, guest::Input::local(input))
+        }
+
+        fn dispatch_input(this: &mut T, function: u32, input: guest::Input<'_>) -> Result<guest::Bytes, guest::Error> {
             match function {
                 0 => {
-                    let input = schema::BlobRef::from_bytes(input).map_err(guest::Error::read)?;
+                    let input = schema::BlobRef::from_source(P::source(input)?).map_err(guest::Error::read)?;
                     this.checksum(input)?.to_bytes().map_err(guest::Error::write)
                 }
                 1 => {
-                    let input = schema::BlobRef::from_bytes(input).map_err(guest::Error::read)?;
+                    let input = schema::BlobRef::from_source(P::source(input)?).map_err(guest::Error::read)?;
                     this.scribble(input)?.to_bytes().map_err(guest::Error::write)
                 }
                 2 => {
-                    let input = schema::BlobRef::from_bytes(input).map_err(guest::Error::read)?;
+                    let input = schema::BlobRef::from_source(P::source(input)?).map_err(guest::Error::read)?;
                     this.checksum_in_place(input)?.to_bytes().map_err(guest::Error::write)
                 }
                 _ => Err(guest::unknown_function(NAME, function)),

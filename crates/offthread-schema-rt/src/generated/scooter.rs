@@ -3,10 +3,11 @@
 
 use crate as rt;
 
-/// Zero-copy reader for `scooter` (inline, 8 bytes).
+/// Zero-copy reader for `scooter` (inline, 8 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct ScooterRef<'a> {
-    view: rt::StructView<'a>,
+pub struct ScooterRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> ScooterRef<'a> {
@@ -17,14 +18,26 @@ impl<'a> ScooterRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_inline(buf, 8, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> ScooterRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_inline(src, 8, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -174,14 +187,14 @@ impl Scooter {
     }
 }
 
-/// An array of `scooter` stored item after item.
+/// An array of `scooter` stored item after item (in a message at any [`rt::Source`]).
 #[derive(Clone, Copy, Debug)]
-pub struct ScooterAos<'a> {
-    aos: rt::AosView<'a>,
+pub struct ScooterAos<'a, S = &'a [u8]> {
+    aos: rt::AosView<'a, S>,
 }
 
-impl<'a> ScooterAos<'a> {
-    pub fn from_view(aos: rt::AosView<'a>) -> Self {
+impl<'a, S: rt::Source<'a>> ScooterAos<'a, S> {
+    pub fn from_view(aos: rt::AosView<'a, S>) -> Self {
         Self { aos }
     }
 
@@ -195,20 +208,21 @@ impl<'a> ScooterAos<'a> {
     }
 
     /// Item `i`, or `None` past the end.
-    pub fn get(&self, i: usize) -> Option<ScooterRef<'a>> {
+    pub fn get(&self, i: usize) -> Option<ScooterRef<'a, S>> {
         self.aos.get(i).map(ScooterRef::from_view)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = ScooterRef<'a>> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = ScooterRef<'a, S>> + 'a {
         let aos = self.aos;
         (0..aos.len()).filter_map(move |i| aos.get(i).map(ScooterRef::from_view))
     }
 }
 
-/// Zero-copy reader for `scooter_fleet` (dynamic, 16 bytes).
+/// Zero-copy reader for `scooter_fleet` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct ScooterFleetRef<'a> {
-    view: rt::StructView<'a>,
+pub struct ScooterFleetRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> ScooterFleetRef<'a> {
@@ -219,24 +233,36 @@ impl<'a> ScooterFleetRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
-    }
-
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
-        Self { view }
-    }
-
-    pub fn view(&self) -> rt::StructView<'a> {
-        self.view
+        Self::from_source_with(buf, opts)
     }
 
     /// `soa` at +4.
     pub fn soa(&self) -> Result<ScooterSoa<'a>, rt::ReadError> {
         self.view.soa(4).map(ScooterSoa::from_view)
     }
+}
+
+impl<'a, S: rt::Source<'a>> ScooterFleetRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
+    }
+
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
+        Self { view }
+    }
+
+    pub fn view(&self) -> rt::StructView<'a, S> {
+        self.view
+    }
 
     /// `aos` at +8.
-    pub fn aos(&self) -> Result<ScooterAos<'a>, rt::ReadError> {
+    pub fn aos(&self) -> Result<ScooterAos<'a, S>, rt::ReadError> {
         self.view.aos(8, 8, false).map(ScooterAos::from_view)
     }
 }

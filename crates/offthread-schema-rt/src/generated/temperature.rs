@@ -3,10 +3,11 @@
 
 use crate as rt;
 
-/// Zero-copy reader for `temperature_reading` (dynamic, 24 bytes).
+/// Zero-copy reader for `temperature_reading` (dynamic, 24 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct TemperatureReadingRef<'a> {
-    view: rt::StructView<'a>,
+pub struct TemperatureReadingRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> TemperatureReadingRef<'a> {
@@ -17,14 +18,26 @@ impl<'a> TemperatureReadingRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> TemperatureReadingRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -175,10 +188,11 @@ impl TemperatureReading {
     }
 }
 
-/// Zero-copy reader for `temperature_batch` (dynamic, 8 bytes).
+/// Zero-copy reader for `temperature_batch` (dynamic, 8 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct TemperatureBatchRef<'a> {
-    view: rt::StructView<'a>,
+pub struct TemperatureBatchRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> TemperatureBatchRef<'a> {
@@ -189,20 +203,32 @@ impl<'a> TemperatureBatchRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
-    }
-
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
-        Self { view }
-    }
-
-    pub fn view(&self) -> rt::StructView<'a> {
-        self.view
+        Self::from_source_with(buf, opts)
     }
 
     /// `readings` at +4.
     pub fn readings(&self) -> Result<TemperatureReadingSoa<'a>, rt::ReadError> {
         self.view.soa(4).map(TemperatureReadingSoa::from_view)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> TemperatureBatchRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
+    }
+
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
+        Self { view }
+    }
+
+    pub fn view(&self) -> rt::StructView<'a, S> {
+        self.view
     }
 }
 
@@ -282,10 +308,11 @@ impl TemperatureBatch {
     }
 }
 
-/// Zero-copy reader for `analysis_result` (dynamic, 16 bytes).
+/// Zero-copy reader for `analysis_result` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct AnalysisResultRef<'a> {
-    view: rt::StructView<'a>,
+pub struct AnalysisResultRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> AnalysisResultRef<'a> {
@@ -296,14 +323,26 @@ impl<'a> AnalysisResultRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> AnalysisResultRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 

@@ -3,10 +3,11 @@
 
 use ::offthread_schema_rt as rt;
 
-/// Zero-copy reader for `reading` (dynamic, 16 bytes).
+/// Zero-copy reader for `reading` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct ReadingRef<'a> {
-    view: rt::StructView<'a>,
+pub struct ReadingRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> ReadingRef<'a> {
@@ -17,14 +18,26 @@ impl<'a> ReadingRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> ReadingRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -175,14 +188,14 @@ impl Reading {
     }
 }
 
-/// An array of `reading` stored item after item.
+/// An array of `reading` stored item after item (in a message at any [`rt::Source`]).
 #[derive(Clone, Copy, Debug)]
-pub struct ReadingAos<'a> {
-    aos: rt::AosView<'a>,
+pub struct ReadingAos<'a, S = &'a [u8]> {
+    aos: rt::AosView<'a, S>,
 }
 
-impl<'a> ReadingAos<'a> {
-    pub fn from_view(aos: rt::AosView<'a>) -> Self {
+impl<'a, S: rt::Source<'a>> ReadingAos<'a, S> {
+    pub fn from_view(aos: rt::AosView<'a, S>) -> Self {
         Self { aos }
     }
 
@@ -196,20 +209,21 @@ impl<'a> ReadingAos<'a> {
     }
 
     /// Item `i`, or `None` past the end.
-    pub fn get(&self, i: usize) -> Option<ReadingRef<'a>> {
+    pub fn get(&self, i: usize) -> Option<ReadingRef<'a, S>> {
         self.aos.get(i).map(ReadingRef::from_view)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = ReadingRef<'a>> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = ReadingRef<'a, S>> + 'a {
         let aos = self.aos;
         (0..aos.len()).filter_map(move |i| aos.get(i).map(ReadingRef::from_view))
     }
 }
 
-/// Zero-copy reader for `batch` (dynamic, 16 bytes).
+/// Zero-copy reader for `batch` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct BatchRef<'a> {
-    view: rt::StructView<'a>,
+pub struct BatchRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> BatchRef<'a> {
@@ -220,14 +234,31 @@ impl<'a> BatchRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// `readings` at +8.
+    pub fn readings(&self) -> Result<ReadingSoa<'a>, rt::ReadError> {
+        self.view.soa(8).map(ReadingSoa::from_view)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> BatchRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
+    }
+
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -236,13 +267,8 @@ impl<'a> BatchRef<'a> {
         self.view.read::<u32>(4)
     }
 
-    /// `readings` at +8.
-    pub fn readings(&self) -> Result<ReadingSoa<'a>, rt::ReadError> {
-        self.view.soa(8).map(ReadingSoa::from_view)
-    }
-
     /// `readings_aos` at +12.
-    pub fn readings_aos(&self) -> Result<ReadingAos<'a>, rt::ReadError> {
+    pub fn readings_aos(&self) -> Result<ReadingAos<'a, S>, rt::ReadError> {
         self.view.aos(12, 16, true).map(ReadingAos::from_view)
     }
 }

@@ -23,10 +23,11 @@ impl Color {
     }
 }
 
-/// Zero-copy reader for `point_xy` (inline, 8 bytes).
+/// Zero-copy reader for `point_xy` (inline, 8 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct PointXyRef<'a> {
-    view: rt::StructView<'a>,
+pub struct PointXyRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> PointXyRef<'a> {
@@ -37,14 +38,26 @@ impl<'a> PointXyRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_inline(buf, 8, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> PointXyRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_inline(src, 8, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -130,10 +143,11 @@ impl PointXy {
     }
 }
 
-/// Zero-copy reader for `point_xyz` (inline, 16 bytes).
+/// Zero-copy reader for `point_xyz` (inline, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct PointXyzRef<'a> {
-    view: rt::StructView<'a>,
+pub struct PointXyzRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> PointXyzRef<'a> {
@@ -144,14 +158,26 @@ impl<'a> PointXyzRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_inline(buf, 16, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> PointXyzRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_inline(src, 16, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -323,10 +349,11 @@ impl<'a> AnyPointRef<'a> {
     }
 }
 
-/// Zero-copy reader for `particle` (inline, 40 bytes).
+/// Zero-copy reader for `particle` (inline, 40 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct ParticleRef<'a> {
-    view: rt::StructView<'a>,
+pub struct ParticleRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> ParticleRef<'a> {
@@ -337,19 +364,31 @@ impl<'a> ParticleRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_inline(buf, 40, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> ParticleRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_inline(src, 40, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
     /// `pos` at +0.
-    pub fn pos(&self) -> PointXyRef<'a> {
+    pub fn pos(&self) -> PointXyRef<'a, S> {
         PointXyRef::from_view(self.view.inline(0, 8))
     }
 
@@ -613,14 +652,14 @@ impl Particle {
     }
 }
 
-/// An array of `particle` stored item after item.
+/// An array of `particle` stored item after item (in a message at any [`rt::Source`]).
 #[derive(Clone, Copy, Debug)]
-pub struct ParticleAos<'a> {
-    aos: rt::AosView<'a>,
+pub struct ParticleAos<'a, S = &'a [u8]> {
+    aos: rt::AosView<'a, S>,
 }
 
-impl<'a> ParticleAos<'a> {
-    pub fn from_view(aos: rt::AosView<'a>) -> Self {
+impl<'a, S: rt::Source<'a>> ParticleAos<'a, S> {
+    pub fn from_view(aos: rt::AosView<'a, S>) -> Self {
         Self { aos }
     }
 
@@ -634,20 +673,21 @@ impl<'a> ParticleAos<'a> {
     }
 
     /// Item `i`, or `None` past the end.
-    pub fn get(&self, i: usize) -> Option<ParticleRef<'a>> {
+    pub fn get(&self, i: usize) -> Option<ParticleRef<'a, S>> {
         self.aos.get(i).map(ParticleRef::from_view)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = ParticleRef<'a>> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = ParticleRef<'a, S>> + 'a {
         let aos = self.aos;
         (0..aos.len()).filter_map(move |i| aos.get(i).map(ParticleRef::from_view))
     }
 }
 
-/// Zero-copy reader for `node` (dynamic, 24 bytes).
+/// Zero-copy reader for `node` (dynamic, 24 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct NodeRef<'a> {
-    view: rt::StructView<'a>,
+pub struct NodeRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> NodeRef<'a> {
@@ -658,14 +698,26 @@ impl<'a> NodeRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> NodeRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -675,12 +727,12 @@ impl<'a> NodeRef<'a> {
     }
 
     /// `next` at +16.
-    pub fn next(&self) -> Result<Option<NodeRef<'a>>, rt::ReadError> {
+    pub fn next(&self) -> Result<Option<NodeRef<'a, S>>, rt::ReadError> {
         Ok(self.view.dynamic(16)?.map(NodeRef::from_view))
     }
 
     /// `name` at +20.
-    pub fn name(&self) -> Result<&'a str, rt::ReadError> {
+    pub fn name(&self) -> Result<S::Text, rt::ReadError> {
         self.view.utf8(20)
     }
 }
@@ -772,14 +824,14 @@ impl Node {
     }
 }
 
-/// An array of `node` stored item after item.
+/// An array of `node` stored item after item (in a message at any [`rt::Source`]).
 #[derive(Clone, Copy, Debug)]
-pub struct NodeAos<'a> {
-    aos: rt::AosView<'a>,
+pub struct NodeAos<'a, S = &'a [u8]> {
+    aos: rt::AosView<'a, S>,
 }
 
-impl<'a> NodeAos<'a> {
-    pub fn from_view(aos: rt::AosView<'a>) -> Self {
+impl<'a, S: rt::Source<'a>> NodeAos<'a, S> {
+    pub fn from_view(aos: rt::AosView<'a, S>) -> Self {
         Self { aos }
     }
 
@@ -793,20 +845,21 @@ impl<'a> NodeAos<'a> {
     }
 
     /// Item `i`, or `None` past the end.
-    pub fn get(&self, i: usize) -> Option<NodeRef<'a>> {
+    pub fn get(&self, i: usize) -> Option<NodeRef<'a, S>> {
         self.aos.get(i).map(NodeRef::from_view)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = NodeRef<'a>> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = NodeRef<'a, S>> + 'a {
         let aos = self.aos;
         (0..aos.len()).filter_map(move |i| aos.get(i).map(NodeRef::from_view))
     }
 }
 
-/// Zero-copy reader for `kitchen_sink` (dynamic, 136 bytes).
+/// Zero-copy reader for `kitchen_sink` (dynamic, 136 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct KitchenSinkRef<'a> {
-    view: rt::StructView<'a>,
+pub struct KitchenSinkRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> KitchenSinkRef<'a> {
@@ -817,14 +870,36 @@ impl<'a> KitchenSinkRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// `shape` at +80.
+    pub fn shape(&self) -> Result<AnyPointRef<'a>, rt::ReadError> {
+        AnyPointRef::read(&self.view, 80)
+    }
+
+    /// `particles` at +116.
+    pub fn particles(&self) -> Result<ParticleSoa<'a>, rt::ReadError> {
+        self.view.soa(116).map(ParticleSoa::from_view)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> KitchenSinkRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
+    }
+
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -894,22 +969,17 @@ impl<'a> KitchenSinkRef<'a> {
     }
 
     /// `origin` at +72.
-    pub fn origin(&self) -> PointXyRef<'a> {
+    pub fn origin(&self) -> PointXyRef<'a, S> {
         PointXyRef::from_view(self.view.inline(72, 8))
     }
 
-    /// `shape` at +80.
-    pub fn shape(&self) -> Result<AnyPointRef<'a>, rt::ReadError> {
-        AnyPointRef::read(&self.view, 80)
-    }
-
     /// `head` at +88.
-    pub fn head(&self) -> Result<Option<NodeRef<'a>>, rt::ReadError> {
+    pub fn head(&self) -> Result<Option<NodeRef<'a, S>>, rt::ReadError> {
         Ok(self.view.dynamic(88)?.map(NodeRef::from_view))
     }
 
     /// `title` at +92.
-    pub fn title(&self) -> Result<&'a str, rt::ReadError> {
+    pub fn title(&self) -> Result<S::Text, rt::ReadError> {
         self.view.utf8(92)
     }
 
@@ -919,37 +989,32 @@ impl<'a> KitchenSinkRef<'a> {
     }
 
     /// `bytes` at +100.
-    pub fn bytes(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
+    pub fn bytes(&self) -> Result<S::Column<u8>, rt::ReadError> {
         self.view.scalars::<u8>(100)
     }
 
     /// `numbers` at +104.
-    pub fn numbers(&self) -> Result<rt::Column<'a, f64>, rt::ReadError> {
+    pub fn numbers(&self) -> Result<S::Column<f64>, rt::ReadError> {
         self.view.scalars::<f64>(104)
     }
 
     /// `flags` at +108.
-    pub fn flags(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
+    pub fn flags(&self) -> Result<S::Column<u8>, rt::ReadError> {
         self.view.scalars::<u8>(108)
     }
 
     /// `colors` at +112.
-    pub fn colors(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
+    pub fn colors(&self) -> Result<S::Column<u8>, rt::ReadError> {
         self.view.scalars::<u8>(112)
     }
 
-    /// `particles` at +116.
-    pub fn particles(&self) -> Result<ParticleSoa<'a>, rt::ReadError> {
-        self.view.soa(116).map(ParticleSoa::from_view)
-    }
-
     /// `particles_aos` at +120.
-    pub fn particles_aos(&self) -> Result<ParticleAos<'a>, rt::ReadError> {
+    pub fn particles_aos(&self) -> Result<ParticleAos<'a, S>, rt::ReadError> {
         self.view.aos(120, 40, false).map(ParticleAos::from_view)
     }
 
     /// `nodes` at +124.
-    pub fn nodes(&self) -> Result<NodeAos<'a>, rt::ReadError> {
+    pub fn nodes(&self) -> Result<NodeAos<'a, S>, rt::ReadError> {
         self.view.aos(124, 24, true).map(NodeAos::from_view)
     }
 

@@ -21,10 +21,11 @@ impl Level {
     }
 }
 
-/// Zero-copy reader for `row` (dynamic, 40 bytes).
+/// Zero-copy reader for `row` (dynamic, 40 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct RowRef<'a> {
-    view: rt::StructView<'a>,
+pub struct RowRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> RowRef<'a> {
@@ -35,14 +36,26 @@ impl<'a> RowRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> RowRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -57,22 +70,22 @@ impl<'a> RowRef<'a> {
     }
 
     /// `label` at +16.
-    pub fn label(&self) -> Result<&'a str, rt::ReadError> {
+    pub fn label(&self) -> Result<S::Text, rt::ReadError> {
         self.view.utf8(16)
     }
 
     /// `samples` at +20.
-    pub fn samples(&self) -> Result<rt::Column<'a, u16>, rt::ReadError> {
+    pub fn samples(&self) -> Result<S::Column<u16>, rt::ReadError> {
         self.view.scalars::<u16>(20)
     }
 
     /// `levels` at +24.
-    pub fn levels(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
+    pub fn levels(&self) -> Result<S::Column<u8>, rt::ReadError> {
         self.view.scalars::<u8>(24)
     }
 
     /// `flags` at +28.
-    pub fn flags(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
+    pub fn flags(&self) -> Result<S::Column<u8>, rt::ReadError> {
         self.view.scalars::<u8>(28)
     }
 
@@ -331,10 +344,11 @@ impl Row {
     }
 }
 
-/// Zero-copy reader for `row_batch` (dynamic, 16 bytes).
+/// Zero-copy reader for `row_batch` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct RowBatchRef<'a> {
-    view: rt::StructView<'a>,
+pub struct RowBatchRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> RowBatchRef<'a> {
@@ -345,25 +359,37 @@ impl<'a> RowBatchRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
-    }
-
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
-        Self { view }
-    }
-
-    pub fn view(&self) -> rt::StructView<'a> {
-        self.view
-    }
-
-    /// `name` at +4.
-    pub fn name(&self) -> Result<&'a str, rt::ReadError> {
-        self.view.utf8(4)
+        Self::from_source_with(buf, opts)
     }
 
     /// `rows` at +8.
     pub fn rows(&self) -> Result<RowSoa<'a>, rt::ReadError> {
         self.view.soa(8).map(RowSoa::from_view)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> RowBatchRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
+    }
+
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
+        Self { view }
+    }
+
+    pub fn view(&self) -> rt::StructView<'a, S> {
+        self.view
+    }
+
+    /// `name` at +4.
+    pub fn name(&self) -> Result<S::Text, rt::ReadError> {
+        self.view.utf8(4)
     }
 
     /// `tail` at +12.

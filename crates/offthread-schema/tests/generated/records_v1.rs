@@ -3,10 +3,11 @@
 
 use ::offthread_schema_rt as rt;
 
-/// Zero-copy reader for `row` (dynamic, 16 bytes).
+/// Zero-copy reader for `row` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct RowRef<'a> {
-    view: rt::StructView<'a>,
+pub struct RowRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> RowRef<'a> {
@@ -17,14 +18,26 @@ impl<'a> RowRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> RowRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -175,10 +188,11 @@ impl Row {
     }
 }
 
-/// Zero-copy reader for `row_batch` (dynamic, 16 bytes).
+/// Zero-copy reader for `row_batch` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct RowBatchRef<'a> {
-    view: rt::StructView<'a>,
+pub struct RowBatchRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> RowBatchRef<'a> {
@@ -189,25 +203,37 @@ impl<'a> RowBatchRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
-    }
-
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
-        Self { view }
-    }
-
-    pub fn view(&self) -> rt::StructView<'a> {
-        self.view
-    }
-
-    /// `name` at +4.
-    pub fn name(&self) -> Result<&'a str, rt::ReadError> {
-        self.view.utf8(4)
+        Self::from_source_with(buf, opts)
     }
 
     /// `rows` at +8.
     pub fn rows(&self) -> Result<RowSoa<'a>, rt::ReadError> {
         self.view.soa(8).map(RowSoa::from_view)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> RowBatchRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
+    }
+
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
+        Self { view }
+    }
+
+    pub fn view(&self) -> rt::StructView<'a, S> {
+        self.view
+    }
+
+    /// `name` at +4.
+    pub fn name(&self) -> Result<S::Text, rt::ReadError> {
+        self.view.utf8(4)
     }
 
     /// `tail` at +12.

@@ -3,10 +3,11 @@
 
 use ::offthread_schema_rt as rt;
 
-/// Zero-copy reader for `point_xy` (inline, 8 bytes).
+/// Zero-copy reader for `point_xy` (inline, 8 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct PointXyRef<'a> {
-    view: rt::StructView<'a>,
+pub struct PointXyRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> PointXyRef<'a> {
@@ -17,14 +18,26 @@ impl<'a> PointXyRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_inline(buf, 8, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> PointXyRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_inline(src, 8, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -174,14 +187,14 @@ impl PointXy {
     }
 }
 
-/// An array of `point_xy` stored item after item.
+/// An array of `point_xy` stored item after item (in a message at any [`rt::Source`]).
 #[derive(Clone, Copy, Debug)]
-pub struct PointXyAos<'a> {
-    aos: rt::AosView<'a>,
+pub struct PointXyAos<'a, S = &'a [u8]> {
+    aos: rt::AosView<'a, S>,
 }
 
-impl<'a> PointXyAos<'a> {
-    pub fn from_view(aos: rt::AosView<'a>) -> Self {
+impl<'a, S: rt::Source<'a>> PointXyAos<'a, S> {
+    pub fn from_view(aos: rt::AosView<'a, S>) -> Self {
         Self { aos }
     }
 
@@ -195,20 +208,21 @@ impl<'a> PointXyAos<'a> {
     }
 
     /// Item `i`, or `None` past the end.
-    pub fn get(&self, i: usize) -> Option<PointXyRef<'a>> {
+    pub fn get(&self, i: usize) -> Option<PointXyRef<'a, S>> {
         self.aos.get(i).map(PointXyRef::from_view)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = PointXyRef<'a>> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = PointXyRef<'a, S>> + 'a {
         let aos = self.aos;
         (0..aos.len()).filter_map(move |i| aos.get(i).map(PointXyRef::from_view))
     }
 }
 
-/// Zero-copy reader for `point_xyz` (dynamic, 16 bytes).
+/// Zero-copy reader for `point_xyz` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct PointXyzRef<'a> {
-    view: rt::StructView<'a>,
+pub struct PointXyzRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> PointXyzRef<'a> {
@@ -219,14 +233,26 @@ impl<'a> PointXyzRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> PointXyzRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -396,14 +422,14 @@ impl PointXyz {
     }
 }
 
-/// An array of `point_xyz` stored item after item.
+/// An array of `point_xyz` stored item after item (in a message at any [`rt::Source`]).
 #[derive(Clone, Copy, Debug)]
-pub struct PointXyzAos<'a> {
-    aos: rt::AosView<'a>,
+pub struct PointXyzAos<'a, S = &'a [u8]> {
+    aos: rt::AosView<'a, S>,
 }
 
-impl<'a> PointXyzAos<'a> {
-    pub fn from_view(aos: rt::AosView<'a>) -> Self {
+impl<'a, S: rt::Source<'a>> PointXyzAos<'a, S> {
+    pub fn from_view(aos: rt::AosView<'a, S>) -> Self {
         Self { aos }
     }
 
@@ -417,11 +443,11 @@ impl<'a> PointXyzAos<'a> {
     }
 
     /// Item `i`, or `None` past the end.
-    pub fn get(&self, i: usize) -> Option<PointXyzRef<'a>> {
+    pub fn get(&self, i: usize) -> Option<PointXyzRef<'a, S>> {
         self.aos.get(i).map(PointXyzRef::from_view)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = PointXyzRef<'a>> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = PointXyzRef<'a, S>> + 'a {
         let aos = self.aos;
         (0..aos.len()).filter_map(move |i| aos.get(i).map(PointXyzRef::from_view))
     }
@@ -793,10 +819,11 @@ impl AnyPoint {
     }
 }
 
-/// Zero-copy reader for `particles` (dynamic, 32 bytes).
+/// Zero-copy reader for `particles` (dynamic, 32 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct ParticlesRef<'a> {
-    view: rt::StructView<'a>,
+pub struct ParticlesRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> ParticlesRef<'a> {
@@ -807,15 +834,7 @@ impl<'a> ParticlesRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
-    }
-
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
-        Self { view }
-    }
-
-    pub fn view(&self) -> rt::StructView<'a> {
-        self.view
+        Self::from_source_with(buf, opts)
     }
 
     /// `single` at +4.
@@ -842,6 +861,26 @@ impl<'a> ParticlesRef<'a> {
     /// `bovos` at +24.
     pub fn bovos(&self) -> Result<AnyPointBovos<'a>, rt::ReadError> {
         self.view.variant_table(24).map(AnyPointBovos::from_table)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> ParticlesRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
+    }
+
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
+        Self { view }
+    }
+
+    pub fn view(&self) -> rt::StructView<'a, S> {
+        self.view
     }
 }
 

@@ -1,6 +1,7 @@
 //! The basic test and benchmark guest: exports `echo` (with misbehaviour on request),
-//! `counter` (single), `crunch` (pool) and `scan` (fanout over a shared input, with
-//! `checksum_in_place` reading it in place through `offthread.input`).
+//! `counter` (single), `crunch` (pool) and `scan` (fanout over a shared input, read in
+//! place where the host can: `checksum` through the generated typed reader over
+//! [`Input`], `checksum_in_place` by byte offset through [`Input`] itself).
 
 #[rustfmt::skip]
 #[path = "../../generated/guests_guest.rs"]
@@ -10,7 +11,7 @@ pub mod guest;
 pub mod schema;
 
 use guest::{counter, crunch, echo, scan};
-use offthread_guest::{Error, Input};
+use offthread_guest::{Error, InPlace, Input};
 use schema::{Blob, BlobRef, Count, CountRef};
 
 /// Allocation failures (the host's memory limit) are reported as such.
@@ -121,22 +122,31 @@ fn blob_checksum(input: &Input<'_>) -> Result<u64, Error> {
     Ok(h)
 }
 
-impl scan::Scan for Basic {
-    fn checksum(&mut self, input: BlobRef<'_>) -> Result<Count, Error> {
+/// `scan` reads its inputs where the host put them (`InPlace`): in place in the input
+/// memory on a host with multi-memory, a copy in this guest's memory otherwise.
+impl scan::Scan<InPlace> for Basic {
+    /// FNV-1a 64 of a `blob`'s `data`, through the generated reader: over a copy, the
+    /// zero-copy slice; in place, a load per byte from the input memory (no copy).
+    fn checksum(&mut self, input: BlobRef<'_, Input<'_>>) -> Result<Count, Error> {
         let data = input.data().map_err(Error::read)?;
-        let bytes = data
-            .as_slice()
-            .ok_or_else(|| Error::new("unaligned input"))?;
-        Ok(Count { value: fnv(bytes) })
+        let value = match data.as_slice() {
+            Some(bytes) => fnv(bytes),
+            None => data.iter().fold(FNV_OFFSET, fnv_step),
+        };
+        Ok(Count { value })
     }
 
     /// Writes over its copy of the read-only input, then checksums it: the host must
-    /// keep every other exporter's view of the input intact.
-    fn scribble(&mut self, input: BlobRef<'_>) -> Result<Count, Error> {
+    /// keep every other exporter's view of the input intact. In place there is no copy
+    /// to write over (and the input memory cannot be written: refused at load), so it
+    /// writes over one of its own.
+    fn scribble(&mut self, input: BlobRef<'_, Input<'_>>) -> Result<Count, Error> {
         let data = input.data().map_err(Error::read)?;
-        let data = data
-            .as_slice()
-            .ok_or_else(|| Error::new("unaligned input"))?;
+        let Some(data) = data.as_slice() else {
+            let mut own = data.to_vec();
+            own.fill(0xee);
+            return Ok(Count { value: fnv(&own) });
+        };
         let ptr = data.as_ptr() as *mut u8;
         // SAFETY: deliberately writes through a shared reference into this guest's
         // own copy of the input (it lives in the guest's memory, allocated for this
@@ -147,43 +157,15 @@ impl scan::Scan for Basic {
         Ok(Count { value: fnv(after) })
     }
 
-    /// Reached only through the generated dispatch ([`ScanExport`] reads this function's
-    /// input through [`Input`] instead): the same checksum, over the typed reader.
-    fn checksum_in_place(&mut self, input: BlobRef<'_>) -> Result<Count, Error> {
-        self.checksum(input)
-    }
-}
-
-/// `checksum_in_place`'s index in `scan`.
-const CHECKSUM_IN_PLACE: u32 = 2;
-
-/// `scan` as generated, except that `checksum_in_place` reads its input where the host
-/// put it: in place from the input memory when the host passes it so (the generated
-/// readers need it in this guest's memory, so the other functions get a copy there).
-pub struct ScanExport;
-
-impl offthread_guest::Interface<Basic> for ScanExport {
-    const DESCRIPTOR: &'static str = scan::DESCRIPTOR;
-
-    fn dispatch(guest: &mut Basic, function: u32, input: &[u8]) -> Result<Vec<u8>, Error> {
-        <scan::Export as offthread_guest::Interface<Basic>>::dispatch(guest, function, input)
-    }
-
-    fn dispatch_input(
-        guest: &mut Basic,
-        function: u32,
-        input: Input<'_>,
-    ) -> Result<Vec<u8>, Error> {
-        if function != CHECKSUM_IN_PLACE {
-            return offthread_guest::dispatch_copied::<Basic, Self>(guest, function, input);
-        }
-        let value = blob_checksum(&input)?;
-        Count { value }.to_bytes().map_err(Error::write)
+    /// The same checksum, read by byte offset through [`Input`] (eight bytes a load).
+    fn checksum_in_place(&mut self, input: BlobRef<'_, Input<'_>>) -> Result<Count, Error> {
+        let value = blob_checksum(&input.view().source())?;
+        Ok(Count { value })
     }
 }
 
 offthread_guest::export_guest!(
     Basic,
-    exports: [echo::Export, counter::Export, crunch::Export, ScanExport],
+    exports: [echo::Export, counter::Export, crunch::Export, scan::Export<InPlace>],
     imports: [],
 );

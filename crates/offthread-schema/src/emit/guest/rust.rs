@@ -1,7 +1,9 @@
 //! Rust guests: per interface a module with the trait an exporter implements, the
 //! `Export` that dispatches the ABI's calls to it, and the `Client` an importer
 //! calls through the host. Inputs arrive as zero-copy `…Ref` readers over the
-//! guest's 64-byte aligned copy of the message.
+//! guest's 64-byte aligned copy of the message, or — for a function whose input is in
+//! an interface memory, in a guest that implements the trait with `guest::InPlace` —
+//! over the input where the host put it (read in place, docs/guest-abi.md).
 
 use super::{descriptor, message};
 use crate::compiler::diag::Diagnostic;
@@ -39,21 +41,39 @@ pub fn emit(s: &Schema, opts: &GuestOptions) -> Result<String, Diagnostic> {
     for i in &s.interfaces {
         let name = pascal_case(&i.name);
         let desc = descriptor(s, i);
+        // An interface with a function whose input is in one of its memories reads it
+        // where the host put it, through `P` (guest::Place): a slice by default.
+        let in_memory = |f: &crate::compiler::ir::Function| {
+            f.params.first().is_some_and(|p| p.memory.is_some())
+        };
+        let placed = i.functions.iter().any(in_memory);
+        let generics = if placed {
+            "<P: guest::Place = guest::Copied>"
+        } else {
+            ""
+        };
         out += &format!(
             "\n/// Interface `{iname}` ({pattern}).\npub mod {module} {{\n    use super::{{guest, schema}};\n\n\
              \x20   pub const NAME: &str = \"{iname}\";\n\
              \x20   /// What the host reads through `offthread_export` / `offthread_import`.\n\
              \x20   pub const DESCRIPTOR: &str = r#\"{desc}\"#;\n\n\
-             \x20   /// Implemented by guests that export `{iname}`.\n    pub trait {name} {{\n",
+             \x20   /// Implemented by guests that export `{iname}`.{place_doc}\n    pub trait {name}{generics} {{\n",
             iname = i.name,
             pattern = i.pattern.name(),
             module = ident(&i.name),
+            place_doc = if placed {
+                "\n    /// `P`: where the inputs in an interface memory are read — `guest::Copied`\n\
+                 \x20   /// (a slice in this guest's memory) or `guest::InPlace` (in place, `guest::Input`)."
+            } else {
+                ""
+            },
         );
         let mut dispatch = String::new();
         let mut client = String::new();
         for (k, f) in i.functions.iter().enumerate() {
             let (input, result) = message(i, f)?;
             let fname = ident(&f.name);
+            let placed_fn = in_memory(f);
             let where_ = |params: &[crate::compiler::ir::Param], what: &str| {
                 params
                     .first()
@@ -65,21 +85,39 @@ pub fn emit(s: &Schema, opts: &GuestOptions) -> Result<String, Diagnostic> {
             let ret = result.map_or("()".into(), |r| {
                 format!("schema::{}", pascal_case(&s.structs[r].name))
             });
-            let arg = input.map_or(String::new(), |r| {
-                format!(
-                    ", input: schema::{}Ref<'_>",
-                    pascal_case(&s.structs[r].name)
-                )
-            });
+            let (lt, arg) = match input {
+                None => ("", String::new()),
+                Some(r) if placed_fn => (
+                    "<'a>",
+                    format!(
+                        ", input: schema::{}Ref<'a, P::Source<'a>>",
+                        pascal_case(&s.structs[r].name)
+                    ),
+                ),
+                Some(r) => (
+                    "",
+                    format!(
+                        ", input: schema::{}Ref<'_>",
+                        pascal_case(&s.structs[r].name)
+                    ),
+                ),
+            };
             out += &format!(
-                "        /// `{}`: {}, {}.\n        fn {fname}(&mut self{arg}) -> Result<{ret}, guest::Error>;\n",
+                "        /// `{}`: {}, {}.\n        fn {fname}{lt}(&mut self{arg}) -> Result<{ret}, guest::Error>;\n",
                 f.name,
                 where_(&f.params, "input"),
                 where_(&f.results, "result")
             );
             let read = input.map_or(String::new(), |r| {
+                let (open, src) = if !placed {
+                    ("from_bytes", "input")
+                } else if placed_fn {
+                    ("from_source", "P::source(input)?")
+                } else {
+                    ("from_bytes", "guest::local(input)?")
+                };
                 format!(
-                    "let input = schema::{}Ref::from_bytes(input).map_err(guest::Error::read)?;\n                    ",
+                    "let input = schema::{}Ref::{open}({src}).map_err(guest::Error::read)?;\n                    ",
                     pascal_case(&s.structs[r].name)
                 )
             });
@@ -121,12 +159,30 @@ pub fn emit(s: &Schema, opts: &GuestOptions) -> Result<String, Diagnostic> {
             );
         }
         out += "    }\n\n";
+        let export = if placed {
+            format!(
+                "    /// `export_guest!(…, exports: [{module}::Export])` for a guest implementing [`{name}`];\n\
+                 \x20   /// `{module}::Export<guest::InPlace>` for one implementing `{name}<guest::InPlace>`.\n\
+                 \x20   pub struct Export<P = guest::Copied>(core::marker::PhantomData<P>);\n\n\
+                 \x20   impl<T: {name}<P>, P: guest::Place> guest::Interface<T> for Export<P> {{\n\
+                 \x20       const DESCRIPTOR: &'static str = DESCRIPTOR;\n\n\
+                 \x20       fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {{\n\
+                 \x20           Self::dispatch_input(this, function, guest::Input::local(input))\n        }}\n\n\
+                 \x20       fn dispatch_input(this: &mut T, function: u32, input: guest::Input<'_>) -> Result<guest::Bytes, guest::Error> {{\n",
+                module = ident(&i.name),
+            )
+        } else {
+            format!(
+                "    /// `export_guest!(…, exports: [{module}::Export])` for a guest implementing [`{name}`].\n\
+                 \x20   pub struct Export;\n\n\
+                 \x20   impl<T: {name}> guest::Interface<T> for Export {{\n\
+                 \x20       const DESCRIPTOR: &'static str = DESCRIPTOR;\n\n\
+                 \x20       fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {{\n",
+                module = ident(&i.name),
+            )
+        };
         out += &format!(
-            "    /// `export_guest!(…, exports: [{module}::Export])` for a guest implementing [`{name}`].\n\
-             \x20   pub struct Export;\n\n\
-             \x20   impl<T: {name}> guest::Interface<T> for Export {{\n\
-             \x20       const DESCRIPTOR: &'static str = DESCRIPTOR;\n\n\
-             \x20       fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {{\n\
+            "{export}\
              \x20           match function {{\n{dispatch}\
              \x20               _ => Err(guest::unknown_function(NAME, function)),\n\
              \x20           }}\n        }}\n    }}\n\n\

@@ -46,7 +46,10 @@ pub fn emit_within(
     limit: usize,
 ) -> Result<String, Diagnostic> {
     let layouts = schema.layouts();
-    let cx = Cx { s: schema };
+    let cx = Cx {
+        s: schema,
+        source: source_param(schema),
+    };
     let mut out = String::new();
     out.push_str(super::HEADER);
     out.push_str("\n#![allow(clippy::all, dead_code, unused_imports)]\n\n");
@@ -87,6 +90,27 @@ pub fn emit_within(
 
 pub(crate) struct Cx<'a> {
     pub s: &'a Schema,
+    /// The readers' source type parameter ([`source_param`]).
+    pub source: String,
+}
+
+/// The readers' source type parameter: `S`, unless the schema names a type so (then
+/// `S1`, `S2`, …), which the parameter would shadow.
+fn source_param(s: &Schema) -> String {
+    let taken: std::collections::HashSet<String> = s
+        .structs
+        .iter()
+        .map(|t| pascal_case(&t.name))
+        .chain(s.enums.iter().map(|t| pascal_case(&t.name)))
+        .chain(s.unions.iter().map(|t| pascal_case(&t.name)))
+        .collect();
+    let mut p = "S".to_string();
+    let mut n = 0;
+    while taken.contains(&p) {
+        n += 1;
+        p = format!("S{n}");
+    }
+    p
 }
 
 /// Rust keywords a schema name may collide with.

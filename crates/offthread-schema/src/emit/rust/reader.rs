@@ -9,37 +9,64 @@ const E: &str = ", rt::ReadError>";
 pub(super) fn emit_struct(cx: &Cx<'_>, id: usize) -> String {
     let s = &cx.s.structs[id];
     let name = cx.struct_name(id);
+    let p = &cx.source;
     let (kind, root) = match s.kind {
         StructKind::Dynamic => (
             "dynamic",
-            "rt::StructView::root_dynamic(buf, opts)".to_string(),
+            "rt::StructView::open_dynamic(src, opts)".to_string(),
         ),
         StructKind::Inline => (
             "inline",
-            format!("rt::StructView::root_inline(buf, {}, opts)", s.size),
+            format!("rt::StructView::open_inline(src, {}, opts)", s.size),
         ),
     };
-    let mut out = format!(
-        "/// Zero-copy reader for `{}` ({kind}, {} bytes).\n\
+    // Accessors that read through any source, and those only a slice has (SoA arrays
+    // and unions hand out slices of the message).
+    let (mut any, mut slice) = (String::new(), String::new());
+    for f in &s.fields {
+        let into = if slice_only(&f.ty) {
+            &mut slice
+        } else {
+            &mut any
+        };
+        into.push('\n');
+        *into += &accessor(cx, f);
+    }
+    format!(
+        "/// Zero-copy reader for `{}` ({kind}, {} bytes), over a slice or any other\n\
+         /// [`rt::Source`] of the message (a guest's input in place).\n\
          #[derive(Clone, Copy, Debug)]\n\
-         pub struct {name}Ref<'a> {{\n    view: rt::StructView<'a>,\n}}\n\n\
+         pub struct {name}Ref<'a, {p} = &'a [u8]> {{\n    view: rt::StructView<'a, {p}>,\n}}\n\n\
          impl<'a> {name}Ref<'a> {{\n\
          \x20   /// Opens a message whose root (offset 0) is this struct.\n\
          \x20   pub fn from_bytes(buf: &'a [u8]) -> {R}Self{E} {{\n\
          \x20       Self::from_bytes_with(buf, rt::ReadOptions::DEFAULT)\n    }}\n\n\
          \x20   /// Opens a message with explicit limits.\n\
          \x20   pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> {R}Self{E} {{\n\
+         \x20       Self::from_source_with(buf, opts)\n    }}\n{slice}}}\n\n\
+         impl<'a, {p}: rt::Source<'a>> {name}Ref<'a, {p}> {{\n\
+         \x20   /// Opens a message wherever it is, its root (offset 0) this struct.\n\
+         \x20   pub fn from_source(src: {p}) -> {R}Self{E} {{\n\
+         \x20       Self::from_source_with(src, rt::ReadOptions::DEFAULT)\n    }}\n\n\
+         \x20   /// Opens a message wherever it is, with explicit limits.\n\
+         \x20   pub fn from_source_with(src: {p}, opts: rt::ReadOptions) -> {R}Self{E} {{\n\
          \x20       {root}.map(Self::from_view)\n    }}\n\n\
-         \x20   pub fn from_view(view: rt::StructView<'a>) -> Self {{\n        Self {{ view }}\n    }}\n\n\
-         \x20   pub fn view(&self) -> rt::StructView<'a> {{\n        self.view\n    }}\n",
+         \x20   pub fn from_view(view: rt::StructView<'a, {p}>) -> Self {{\n        Self {{ view }}\n    }}\n\n\
+         \x20   pub fn view(&self) -> rt::StructView<'a, {p}> {{\n        self.view\n    }}\n{any}}}\n",
         s.name, s.size
-    );
-    for f in &s.fields {
-        out.push('\n');
-        out += &accessor(cx, f);
+    )
+}
+
+/// Whether a field's reader needs the message as a slice: SoA arrays and unions.
+fn slice_only(ty: &Type) -> bool {
+    match ty {
+        Type::Union(_) => true,
+        Type::Slice { elem, layout, .. } => {
+            matches!(**elem, Type::Union(_))
+                || matches!((&**elem, layout), (Type::Struct(_), SliceLayout::Soa(_)))
+        }
+        _ => false,
     }
-    out += "}\n";
-    out
 }
 
 fn accessor(cx: &Cx<'_>, f: &Field) -> String {
@@ -53,6 +80,7 @@ fn accessor(cx: &Cx<'_>, f: &Field) -> String {
 }
 
 fn accessor_parts(cx: &Cx<'_>, ty: &Type, off: usize) -> (String, String) {
+    let p = &cx.source;
     match ty {
         Type::Scalar(Scalar::Bool) => ("bool".into(), format!("self.view.read_bool({off})")),
         Type::Scalar(sc) => (
@@ -89,12 +117,12 @@ fn accessor_parts(cx: &Cx<'_>, ty: &Type, off: usize) -> (String, String) {
             let st = &cx.s.structs[*id];
             if st.kind == StructKind::Inline {
                 (
-                    format!("{n}Ref<'a>"),
+                    format!("{n}Ref<'a, {p}>"),
                     format!("{n}Ref::from_view(self.view.inline({off}, {}))", st.size),
                 )
             } else {
                 (
-                    format!("{R}Option<{n}Ref<'a>>{E}"),
+                    format!("{R}Option<{n}Ref<'a, {p}>>{E}"),
                     format!("Ok(self.view.dynamic({off})?.map({n}Ref::from_view))"),
                 )
             }
@@ -109,20 +137,20 @@ fn accessor_parts(cx: &Cx<'_>, ty: &Type, off: usize) -> (String, String) {
         Type::Slice {
             string: Some(StringKind::Utf8),
             ..
-        } => (format!("{R}&'a str{E}"), format!("self.view.utf8({off})")),
+        } => (format!("{R}{p}::Text{E}"), format!("self.view.utf8({off})")),
         Type::Slice {
             string: Some(StringKind::Utf16),
             ..
         } => (format!("{R}String{E}"), format!("self.view.utf16({off})")),
         Type::Slice { elem, layout, .. } => match (&**elem, layout) {
             (Type::Scalar(sc), _) => (
-                format!("{R}rt::Column<'a, {}>{E}", storage(*sc)),
+                format!("{R}{p}::Column<{}>{E}", storage(*sc)),
                 format!("self.view.scalars::<{}>({off})", storage(*sc)),
             ),
             (Type::Enum(e), _) => {
                 let r = cx.s.enums[*e].repr.name();
                 (
-                    format!("{R}rt::Column<'a, {r}>{E}"),
+                    format!("{R}{p}::Column<{r}>{E}"),
                     format!("self.view.scalars::<{r}>({off})"),
                 )
             }
@@ -138,7 +166,7 @@ fn accessor_parts(cx: &Cx<'_>, ty: &Type, off: usize) -> (String, String) {
                 let st = &cx.s.structs[*id];
                 let evolving = st.kind == StructKind::Dynamic;
                 (
-                    format!("{R}{n}Aos<'a>{E}"),
+                    format!("{R}{n}Aos<'a, {p}>{E}"),
                     format!(
                         "self.view.aos({off}, {}, {evolving}).map({n}Aos::from_view)",
                         st.size
@@ -261,17 +289,18 @@ fn var_accessor(c: &SoaColumn) -> String {
 
 pub(super) fn emit_aos(cx: &Cx<'_>, id: usize) -> String {
     let name = cx.struct_name(id);
+    let p = &cx.source;
     format!(
-        "/// An array of `{}` stored item after item.\n\
+        "/// An array of `{}` stored item after item (in a message at any [`rt::Source`]).\n\
          #[derive(Clone, Copy, Debug)]\n\
-         pub struct {name}Aos<'a> {{\n    aos: rt::AosView<'a>,\n}}\n\n\
-         impl<'a> {name}Aos<'a> {{\n\
-         \x20   pub fn from_view(aos: rt::AosView<'a>) -> Self {{\n        Self {{ aos }}\n    }}\n\n\
+         pub struct {name}Aos<'a, {p} = &'a [u8]> {{\n    aos: rt::AosView<'a, {p}>,\n}}\n\n\
+         impl<'a, {p}: rt::Source<'a>> {name}Aos<'a, {p}> {{\n\
+         \x20   pub fn from_view(aos: rt::AosView<'a, {p}>) -> Self {{\n        Self {{ aos }}\n    }}\n\n\
          \x20   /// Number of items.\n    pub fn len(&self) -> usize {{\n        self.aos.len()\n    }}\n\n\
          \x20   pub fn is_empty(&self) -> bool {{\n        self.aos.is_empty()\n    }}\n\n\
          \x20   /// Item `i`, or `None` past the end.\n\
-         \x20   pub fn get(&self, i: usize) -> Option<{name}Ref<'a>> {{\n        self.aos.get(i).map({name}Ref::from_view)\n    }}\n\n\
-         \x20   pub fn iter(&self) -> impl Iterator<Item = {name}Ref<'a>> + 'a {{\n\
+         \x20   pub fn get(&self, i: usize) -> Option<{name}Ref<'a, {p}>> {{\n        self.aos.get(i).map({name}Ref::from_view)\n    }}\n\n\
+         \x20   pub fn iter(&self) -> impl Iterator<Item = {name}Ref<'a, {p}>> + 'a {{\n\
          \x20       let aos = self.aos;\n        (0..aos.len()).filter_map(move |i| aos.get(i).map({name}Ref::from_view))\n    }}\n}}\n",
         cx.s.structs[id].name
     )
