@@ -57,6 +57,29 @@ fn test_guest_files_match_the_emitters() {
     );
 }
 
+/// tests/integrity/guest: the integrity batches' interface (build.mjs copies these files
+/// into every batch crate it builds).
+#[test]
+fn integrity_guest_files_match_the_emitters() {
+    let dir = repo().join("tests/integrity/guest");
+    let schema = compile(&std::fs::read_to_string(dir.join("integrity.km")).unwrap()).unwrap();
+    let mut drift = Vec::new();
+    let rust = emit_rust(
+        &schema,
+        &RustOptions {
+            runtime: "::offthread_schema_rt".into(),
+        },
+    )
+    .unwrap();
+    check(dir.join("generated/integrity.rs"), &rust, &mut drift);
+    let guest = emit_guest(&schema, &GuestOptions::default()).unwrap();
+    check(dir.join("generated/integrity_guest.rs"), &guest, &mut drift);
+    assert!(
+        drift.is_empty(),
+        "stale (rerun with OFFTHREAD_SCHEMA_BLESS=1): {drift:?}"
+    );
+}
+
 /// examples/game (Karmem §5.2.4): the player guest's schema, Rust and guest code, and
 /// the TS codec its host bundles (runtime `offthread/schema`, as an app imports it).
 #[test]

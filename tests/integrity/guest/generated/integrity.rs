@@ -3,10 +3,11 @@
 
 use ::offthread_schema_rt as rt;
 
-/// Zero-copy reader for `producer_input` (dynamic, 16 bytes).
+/// Zero-copy reader for `producer_input` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct ProducerInputRef<'a> {
-    view: rt::StructView<'a>,
+pub struct ProducerInputRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> ProducerInputRef<'a> {
@@ -17,14 +18,26 @@ impl<'a> ProducerInputRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> ProducerInputRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -111,10 +124,11 @@ impl ProducerInput {
     }
 }
 
-/// Zero-copy reader for `produced` (dynamic, 16 bytes).
+/// Zero-copy reader for `produced` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct ProducedRef<'a> {
-    view: rt::StructView<'a>,
+pub struct ProducedRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> ProducedRef<'a> {
@@ -125,24 +139,36 @@ impl<'a> ProducedRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> ProducedRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
     /// `message` at +4.
-    pub fn message(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
+    pub fn message(&self) -> Result<S::Column<u8>, rt::ReadError> {
         self.view.scalars::<u8>(4)
     }
 
     /// `paths` at +8.
-    pub fn paths(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
+    pub fn paths(&self) -> Result<S::Column<u8>, rt::ReadError> {
         self.view.scalars::<u8>(8)
     }
 }
@@ -243,10 +269,11 @@ impl Produced {
     }
 }
 
-/// Zero-copy reader for `message` (dynamic, 8 bytes).
+/// Zero-copy reader for `message` (dynamic, 8 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct MessageRef<'a> {
-    view: rt::StructView<'a>,
+pub struct MessageRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> MessageRef<'a> {
@@ -257,19 +284,31 @@ impl<'a> MessageRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> MessageRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
     /// `bytes` at +4.
-    pub fn bytes(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
+    pub fn bytes(&self) -> Result<S::Column<u8>, rt::ReadError> {
         self.view.scalars::<u8>(4)
     }
 }
@@ -354,14 +393,14 @@ impl Message {
     }
 }
 
-/// An array of `message` stored item after item.
+/// An array of `message` stored item after item (in a message at any [`rt::Source`]).
 #[derive(Clone, Copy, Debug)]
-pub struct MessageAos<'a> {
-    aos: rt::AosView<'a>,
+pub struct MessageAos<'a, S = &'a [u8]> {
+    aos: rt::AosView<'a, S>,
 }
 
-impl<'a> MessageAos<'a> {
-    pub fn from_view(aos: rt::AosView<'a>) -> Self {
+impl<'a, S: rt::Source<'a>> MessageAos<'a, S> {
+    pub fn from_view(aos: rt::AosView<'a, S>) -> Self {
         Self { aos }
     }
 
@@ -375,20 +414,21 @@ impl<'a> MessageAos<'a> {
     }
 
     /// Item `i`, or `None` past the end.
-    pub fn get(&self, i: usize) -> Option<MessageRef<'a>> {
+    pub fn get(&self, i: usize) -> Option<MessageRef<'a, S>> {
         self.aos.get(i).map(MessageRef::from_view)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = MessageRef<'a>> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = MessageRef<'a, S>> + 'a {
         let aos = self.aos;
         (0..aos.len()).filter_map(move |i| aos.get(i).map(MessageRef::from_view))
     }
 }
 
-/// Zero-copy reader for `consumer_input` (dynamic, 16 bytes).
+/// Zero-copy reader for `consumer_input` (dynamic, 16 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct ConsumerInputRef<'a> {
-    view: rt::StructView<'a>,
+pub struct ConsumerInputRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> ConsumerInputRef<'a> {
@@ -399,14 +439,26 @@ impl<'a> ConsumerInputRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> ConsumerInputRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -421,7 +473,7 @@ impl<'a> ConsumerInputRef<'a> {
     }
 
     /// `messages` at +12.
-    pub fn messages(&self) -> Result<MessageAos<'a>, rt::ReadError> {
+    pub fn messages(&self) -> Result<MessageAos<'a, S>, rt::ReadError> {
         self.view.aos(12, 8, true).map(MessageAos::from_view)
     }
 }
@@ -519,10 +571,11 @@ impl ConsumerInput {
     }
 }
 
-/// Zero-copy reader for `verdict` (dynamic, 48 bytes).
+/// Zero-copy reader for `verdict` (dynamic, 48 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct VerdictRef<'a> {
-    view: rt::StructView<'a>,
+pub struct VerdictRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> VerdictRef<'a> {
@@ -533,14 +586,26 @@ impl<'a> VerdictRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> VerdictRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
@@ -555,7 +620,7 @@ impl<'a> VerdictRef<'a> {
     }
 
     /// `paths` at +40.
-    pub fn paths(&self) -> Result<rt::Column<'a, u8>, rt::ReadError> {
+    pub fn paths(&self) -> Result<S::Column<u8>, rt::ReadError> {
         self.view.scalars::<u8>(40)
     }
 }
@@ -648,14 +713,14 @@ impl Verdict {
     }
 }
 
-/// An array of `verdict` stored item after item.
+/// An array of `verdict` stored item after item (in a message at any [`rt::Source`]).
 #[derive(Clone, Copy, Debug)]
-pub struct VerdictAos<'a> {
-    aos: rt::AosView<'a>,
+pub struct VerdictAos<'a, S = &'a [u8]> {
+    aos: rt::AosView<'a, S>,
 }
 
-impl<'a> VerdictAos<'a> {
-    pub fn from_view(aos: rt::AosView<'a>) -> Self {
+impl<'a, S: rt::Source<'a>> VerdictAos<'a, S> {
+    pub fn from_view(aos: rt::AosView<'a, S>) -> Self {
         Self { aos }
     }
 
@@ -669,20 +734,21 @@ impl<'a> VerdictAos<'a> {
     }
 
     /// Item `i`, or `None` past the end.
-    pub fn get(&self, i: usize) -> Option<VerdictRef<'a>> {
+    pub fn get(&self, i: usize) -> Option<VerdictRef<'a, S>> {
         self.aos.get(i).map(VerdictRef::from_view)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = VerdictRef<'a>> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = VerdictRef<'a, S>> + 'a {
         let aos = self.aos;
         (0..aos.len()).filter_map(move |i| aos.get(i).map(VerdictRef::from_view))
     }
 }
 
-/// Zero-copy reader for `consumer_output` (dynamic, 8 bytes).
+/// Zero-copy reader for `consumer_output` (dynamic, 8 bytes), over a slice or any other
+/// [`rt::Source`] of the message (a guest's input in place).
 #[derive(Clone, Copy, Debug)]
-pub struct ConsumerOutputRef<'a> {
-    view: rt::StructView<'a>,
+pub struct ConsumerOutputRef<'a, S = &'a [u8]> {
+    view: rt::StructView<'a, S>,
 }
 
 impl<'a> ConsumerOutputRef<'a> {
@@ -693,19 +759,31 @@ impl<'a> ConsumerOutputRef<'a> {
 
     /// Opens a message with explicit limits.
     pub fn from_bytes_with(buf: &'a [u8], opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
-        rt::StructView::root_dynamic(buf, opts).map(Self::from_view)
+        Self::from_source_with(buf, opts)
+    }
+}
+
+impl<'a, S: rt::Source<'a>> ConsumerOutputRef<'a, S> {
+    /// Opens a message wherever it is, its root (offset 0) this struct.
+    pub fn from_source(src: S) -> Result<Self, rt::ReadError> {
+        Self::from_source_with(src, rt::ReadOptions::DEFAULT)
     }
 
-    pub fn from_view(view: rt::StructView<'a>) -> Self {
+    /// Opens a message wherever it is, with explicit limits.
+    pub fn from_source_with(src: S, opts: rt::ReadOptions) -> Result<Self, rt::ReadError> {
+        rt::StructView::open_dynamic(src, opts).map(Self::from_view)
+    }
+
+    pub fn from_view(view: rt::StructView<'a, S>) -> Self {
         Self { view }
     }
 
-    pub fn view(&self) -> rt::StructView<'a> {
+    pub fn view(&self) -> rt::StructView<'a, S> {
         self.view
     }
 
     /// `verdicts` at +4.
-    pub fn verdicts(&self) -> Result<VerdictAos<'a>, rt::ReadError> {
+    pub fn verdicts(&self) -> Result<VerdictAos<'a, S>, rt::ReadError> {
         self.view.aos(4, 48, true).map(VerdictAos::from_view)
     }
 }

@@ -12,7 +12,7 @@ pub mod producer {
 
     pub const NAME: &str = "producer";
     /// What the host reads through `offthread_export` / `offthread_import`.
-    pub const DESCRIPTOR: &str = r#"{"name":"producer","pattern":"singleton","fingerprint":"0bca661ee662d34f","memories":[],"functions":[{"name":"produce","input":{"memory":null},"output":{"memory":null}}]}"#;
+    pub const DESCRIPTOR: &str = r#"{"name":"producer","pattern":"singleton","fingerprint":"0bca661ee662d34f","memories":[],"functions":[{"name":"produce","fingerprint":"43132041e120f451","input":{"memory":null},"output":{"memory":null}}]}"#;
 
     /// Implemented by guests that export `producer`.
     pub trait Producer {
@@ -62,24 +62,31 @@ pub mod consumer {
 
     pub const NAME: &str = "consumer";
     /// What the host reads through `offthread_export` / `offthread_import`.
-    pub const DESCRIPTOR: &str = r#"{"name":"consumer","pattern":"fanout","fingerprint":"bbe48584a31cf6e8","memories":[{"name":"input","import":"write","export":"read","pages":256},{"name":"out","import":"read","export":"write","pages":64}],"functions":[{"name":"consume","input":{"memory":"input"},"output":{"memory":"out"}}]}"#;
+    pub const DESCRIPTOR: &str = r#"{"name":"consumer","pattern":"fanout","fingerprint":"bbe48584a31cf6e8","memories":[{"name":"input","import":"write","export":"read","pages":256},{"name":"out","import":"read","export":"write","pages":64}],"functions":[{"name":"consume","fingerprint":"286731030145721b","input":{"memory":"input"},"output":{"memory":"out"}}]}"#;
 
     /// Implemented by guests that export `consumer`.
-    pub trait Consumer {
+    /// `P`: where the inputs in an interface memory are read — `guest::Copied`
+    /// (a slice in this guest's memory) or `guest::InPlace` (in place, `guest::Input`).
+    pub trait Consumer<P: guest::Place = guest::Copied> {
         /// `consume`: input in memory `input`, result in memory `out`.
-        fn consume(&mut self, input: schema::ConsumerInputRef<'_>) -> Result<schema::ConsumerOutput, guest::Error>;
+        fn consume<'a>(&mut self, input: schema::ConsumerInputRef<'a, P::Source<'a>>) -> Result<schema::ConsumerOutput, guest::Error>;
     }
 
-    /// `export_guest!(…, exports: [consumer::Export])` for a guest implementing [`Consumer`].
-    pub struct Export;
+    /// `export_guest!(…, exports: [consumer::Export])` for a guest implementing [`Consumer`];
+    /// `consumer::Export<guest::InPlace>` for one implementing `Consumer<guest::InPlace>`.
+    pub struct Export<P = guest::Copied>(core::marker::PhantomData<P>);
 
-    impl<T: Consumer> guest::Interface<T> for Export {
+    impl<T: Consumer<P>, P: guest::Place> guest::Interface<T> for Export<P> {
         const DESCRIPTOR: &'static str = DESCRIPTOR;
 
         fn dispatch(this: &mut T, function: u32, input: &[u8]) -> Result<guest::Bytes, guest::Error> {
+            Self::dispatch_input(this, function, guest::Input::local(input))
+        }
+
+        fn dispatch_input(this: &mut T, function: u32, input: guest::Input<'_>) -> Result<guest::Bytes, guest::Error> {
             match function {
                 0 => {
-                    let input = schema::ConsumerInputRef::from_bytes(input).map_err(guest::Error::read)?;
+                    let input = schema::ConsumerInputRef::from_source(P::source(input)?).map_err(guest::Error::read)?;
                     this.consume(input)?.to_bytes().map_err(guest::Error::write)
                 }
                 _ => Err(guest::unknown_function(NAME, function)),
