@@ -18,11 +18,15 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-#[test]
-fn test_guest_files_match_the_emitters() {
-    let src = std::fs::read_to_string(repo().join("tests/guests/guests.km")).unwrap();
-    let schema = compile(&src).unwrap();
-    let mut drift = Vec::new();
+/// Compares `generated/<stem>.rs` and `generated/<stem>_guest.rs` under `dir` with the
+/// emitters' output for `dir/<stem>.km`; returns both for further checks.
+fn check_rust_and_guest(
+    dir: &std::path::Path,
+    stem: &str,
+    drift: &mut Vec<String>,
+) -> (String, String) {
+    let schema =
+        compile(&std::fs::read_to_string(dir.join(format!("{stem}.km"))).unwrap()).unwrap();
     let rust = emit_rust(
         &schema,
         &RustOptions {
@@ -30,18 +34,23 @@ fn test_guest_files_match_the_emitters() {
         },
     )
     .unwrap();
-    check(
-        repo().join("tests/guests/generated/guests.rs"),
-        &rust,
-        &mut drift,
-    );
+    check(dir.join(format!("generated/{stem}.rs")), &rust, drift);
     let guest = emit_guest(&schema, &GuestOptions::default()).unwrap();
-    assert!(guest.starts_with(offthread_schema::emit::HEADER));
     check(
-        repo().join("tests/guests/generated/guests_guest.rs"),
+        dir.join(format!("generated/{stem}_guest.rs")),
         &guest,
-        &mut drift,
+        drift,
     );
+    (rust, guest)
+}
+
+#[test]
+fn test_guest_files_match_the_emitters() {
+    let src = std::fs::read_to_string(repo().join("tests/guests/guests.km")).unwrap();
+    let schema = compile(&src).unwrap();
+    let mut drift = Vec::new();
+    let (_, guest) = check_rust_and_guest(&repo().join("tests/guests"), "guests", &mut drift);
+    assert!(guest.starts_with(offthread_schema::emit::HEADER));
     let ts = emit_ts(
         &schema,
         &TsOptions {
@@ -61,19 +70,12 @@ fn test_guest_files_match_the_emitters() {
 /// into every batch crate it builds).
 #[test]
 fn integrity_guest_files_match_the_emitters() {
-    let dir = repo().join("tests/integrity/guest");
-    let schema = compile(&std::fs::read_to_string(dir.join("integrity.km")).unwrap()).unwrap();
     let mut drift = Vec::new();
-    let rust = emit_rust(
-        &schema,
-        &RustOptions {
-            runtime: "::offthread_schema_rt".into(),
-        },
-    )
-    .unwrap();
-    check(dir.join("generated/integrity.rs"), &rust, &mut drift);
-    let guest = emit_guest(&schema, &GuestOptions::default()).unwrap();
-    check(dir.join("generated/integrity_guest.rs"), &guest, &mut drift);
+    check_rust_and_guest(
+        &repo().join("tests/integrity/guest"),
+        "integrity",
+        &mut drift,
+    );
     assert!(
         drift.is_empty(),
         "stale (rerun with OFFTHREAD_SCHEMA_BLESS=1): {drift:?}"
@@ -87,16 +89,7 @@ fn game_example_files_match_the_emitters() {
     let dir = repo().join("examples/game");
     let schema = compile(&std::fs::read_to_string(dir.join("game.km")).unwrap()).unwrap();
     let mut drift = Vec::new();
-    let rust = emit_rust(
-        &schema,
-        &RustOptions {
-            runtime: "::offthread_schema_rt".into(),
-        },
-    )
-    .unwrap();
-    check(dir.join("generated/game.rs"), &rust, &mut drift);
-    let guest = emit_guest(&schema, &GuestOptions::default()).unwrap();
-    check(dir.join("generated/game_guest.rs"), &guest, &mut drift);
+    let (rust, guest) = check_rust_and_guest(&dir, "game", &mut drift);
     let ts = emit_ts(
         &schema,
         &TsOptions {
