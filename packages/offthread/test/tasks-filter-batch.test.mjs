@@ -5,6 +5,7 @@
 // several to a message, and a steady stream keeps its budget slot between windows.
 // The counts are of messages and calls, not of time.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -145,4 +146,28 @@ test('a steady stream keeps its budget slot between windows (it parks only when 
   } finally {
     Lease.prototype.leave = leave;
   }
+});
+
+test('an output the export made before it awaits something of its own is not held for company', async () => {
+  // An export that yields, then waits (on a timer of the worker's) without taking input:
+  // its output must not wait for the next one. A module of its own, as a data: URL.
+  const source = `export async function* thenWait(chunks, gate) {
+    for await (const chunk of chunks) {
+      yield chunk;
+      while (Atomics.load(gate, 0) === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }`;
+  const own = tasks(new URL(`data:text/javascript,${encodeURIComponent(source)}`), { pool });
+  const gate = new Int32Array(new SharedArrayBuffer(4));
+  const t = filters.task(own.thenWait, { args: [gate] });
+  t.write('first');
+  t.write('second');
+  // Before, 'first' waited in the worker until 'second' was made: after the gate, never here.
+  const [first] = await once(t, 'data');
+  assert.equal(first.toString(), 'first');
+  Atomics.store(gate, 0, 1);
+  t.end();
+  let rest = '';
+  for await (const chunk of t) rest += chunk.toString();
+  assert.equal(rest, 'second');
 });

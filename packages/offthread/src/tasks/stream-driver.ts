@@ -81,8 +81,11 @@ export type Drive = (
  */
 export function streamDriver(load: (url: string) => Promise<Record<string, unknown>>): Drive {
   /**
-   * ms: outputs made wait for company at most this long, and not at all behind a chunk
-   * that took the transform this long (a slow transform's outputs go one by one, at once).
+   * ms: outputs made wait for company at most this long (a timer, for an export that
+   * awaits between outputs), and not at all behind a chunk or a step that took the
+   * transform this long (a slow transform's outputs go one by one, at once). An output
+   * made by a quick step may still wait for the next step, if that one computes without
+   * a break: at most one step's time.
    */
   const HOLD_MS = 1;
   const coded = (code: string, message: string) => ({ wire: 'code', code, message });
@@ -173,6 +176,10 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
     let tookBytes = 0;
     /** When the transform last took a chunk: how long it worked on it, by the next take. */
     let tookAt = 0;
+    /** How long the transform's last step (to its last output) took. */
+    let stepMs = 0;
+    /** Sends held outputs once they waited HOLD_MS (an export awaiting between outputs). */
+    let holdTimer: ReturnType<typeof setTimeout> | null = null;
 
     /** Sends what waited: outputs, chunks taken; `wait`: the transform waits on the caller. */
     const report = (wait: boolean, end: boolean) => {
@@ -180,6 +187,10 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
       if (wait) msg.wait = seen;
       if (end) msg.end = true;
       const transfer = moved;
+      if (holdTimer !== null) {
+        clearTimeout(holdTimer);
+        holdTimer = null;
+      }
       outs = [];
       moved = [];
       outBytes = 0;
@@ -224,16 +235,25 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
         // Counted as the caller counts it (a shared buffer's bytes too).
         return value instanceof Uint8Array ? value.byteLength : 0;
       }
-      if (outs.length === 0) firstOutAt = performance.now();
+      const now = performance.now();
+      if (outs.length === 0) firstOutAt = now;
       outs.push(value);
       // Out of credit after this one (the caller took `credit--` already), the wait that
       // follows reports them: one message, not two.
       const more = credit > 0 && creditBytes > size;
+      if (!more) return size;
       if (
-        more &&
-        (outs.length >= limits.outs || outBytes >= limits.outBytes || performance.now() - firstOutAt >= HOLD_MS)
+        stepMs >= HOLD_MS ||
+        outs.length >= limits.outs ||
+        outBytes >= limits.outBytes ||
+        now - firstOutAt >= HOLD_MS
       ) {
         report(false, false);
+      } else if (holdTimer === null) {
+        holdTimer = setTimeout(() => {
+          holdTimer = null;
+          if (outs.length > 0 && !aborted) report(false, false);
+        }, HOLD_MS);
       }
       return size;
     };
@@ -317,7 +337,9 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
             });
           }
           if (aborted) throw signal.reason;
+          const stepAt = performance.now();
           const r = await it.next();
+          stepMs = performance.now() - stepAt;
           if (r.done) break;
           credit--;
           creditBytes -= emit(r.value);
@@ -327,6 +349,8 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
         if (!aborted && outs.length > 0) report(false, false);
         throw err;
       } finally {
+        if (holdTimer !== null) clearTimeout(holdTimer);
+        holdTimer = null;
         // A transform stopped early (the stream destroyed, its own error) still runs its `finally`.
         if (aborted && it.return) await it.return();
       }
