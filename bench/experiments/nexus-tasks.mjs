@@ -5,11 +5,13 @@
 //    generator on the loop (Duplex.from), throughput (target ≥ 0.9×, loop p99 ≤ 5 ms).
 // Everything in one process, one run; the loop-delay monitor samples every 1 ms.
 //
-//   node bench/run.mjs nexus-tasks [--quick]
+//   node bench/run.mjs nexus-tasks [--quick] [--only emitter|filter]
 
+import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { Duplex, Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
 import { Emitter, filters, Pool, tasks } from 'offthread';
 import { startLoopDelay } from '../lib/loop-delay.mjs';
 import { burn, copy } from './_nexus-work.mjs';
@@ -25,17 +27,32 @@ const REPS = 5;
 const median = (runs) => [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)];
 
 /**
- * ms of `fn()`, with the loop delay recorded meanwhile and the loop's busy time (event
- * loop utilization: the ms it spent running JS and callbacks rather than waiting).
+ * CPU time of the calling thread in ns (Linux: /proc/thread-self/schedstat), else NaN:
+ * what the main thread itself spends, whatever the neighbours take of the cores.
+ */
+function threadCpuNs() {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * ms of `fn()`, with the loop delay recorded meanwhile, the loop's busy time (event
+ * loop utilization: the ms it spent running JS and callbacks rather than waiting) and the
+ * main thread's own CPU time.
  */
 async function timed(fn) {
   const loop = startLoopDelay({ resolutionMs: 1 });
   const elu0 = performance.eventLoopUtilization();
+  const cpu0 = threadCpuNs();
   const t0 = performance.now();
   const value = await fn();
   const ms = performance.now() - t0;
+  const cpuMs = (threadCpuNs() - cpu0) / 1e6;
   const elu = performance.eventLoopUtilization(elu0);
-  return { ms, loop: loop.stop(), busyMs: elu.active, busy: elu.utilization, value };
+  return { ms, loop: loop.stop(), busyMs: elu.active, busy: elu.utilization, cpuMs, value };
 }
 
 /** `count` chunks of `size` bytes (a fresh buffer each, as a file stream gives). */
@@ -64,6 +81,9 @@ function counter() {
 
 /** @param {import('../run.mjs').ExperimentContext} ctx */
 export async function run(ctx) {
+  const { values } = parseArgs({ args: ctx.argv, strict: false, options: { only: { type: 'string' } } });
+  const only = values.only;
+  if (only !== undefined && only !== 'emitter' && only !== 'filter') throw new Error('--only takes emitter or filter');
   const loadAtStart = loadavg()[0];
   // Workers at the default nice 10 (below the loop: the loop keeps its core) and at nice
   // 0 (as the loop): on a machine shared with other work, niced workers lose their cores
@@ -93,7 +113,7 @@ export async function run(ctx) {
   // Each variant REPS times, interleaved, so the shared machine's swings fall on all of
   // them alike; each row is the median rep (by wall time).
   const runsOf = {};
-  for (let rep = 0; rep < REPS; rep++) {
+  for (let rep = 0; rep < (only === 'filter' ? 0 : REPS); rep++) {
     for (const [variant, emitter] of emitters) {
       ctx.progress(`nexus-tasks: Emitter, ${variant} (${rep + 1}/${REPS})`);
       const r = await timed(async () => {
@@ -107,7 +127,7 @@ export async function run(ctx) {
   }
   const emitRows = [];
   const emitRuns = {};
-  for (const [variant] of emitters) {
+  for (const [variant] of only === 'filter' ? [] : emitters) {
     const r = median(runsOf[variant]);
     emitRuns[variant] = r;
     emitRows.push({
@@ -123,7 +143,7 @@ export async function run(ctx) {
     });
   }
   const emitRatios = [];
-  for (const [variant] of emitters.slice(1)) {
+  for (const [variant] of only === 'filter' ? [] : emitters.slice(1)) {
     emitRatios.push(
       {
         label: `Emitter: ${variant} / on the loop`,
@@ -146,7 +166,7 @@ export async function run(ctx) {
   const totalBytes = ctx.quick ? 128 * 2 ** 20 : 512 * 2 ** 20;
   const filterRatios = [];
   const LOOP = 'same generator on the loop (Duplex.from)';
-  for (const size of sizes) {
+  for (const size of only === 'emitter' ? [] : sizes) {
     const count = Math.round(totalBytes / size);
     const variants = [[LOOP, () => Duplex.from(copy)]];
     for (const [i, pool] of pools.entries()) {
@@ -183,6 +203,7 @@ export async function run(ctx) {
         loopP99Ms: r.loop.p99Ms,
         loopMaxMs: r.loop.maxMs,
         loopBusyMsPerMiB: r.busyMs / ((size * count) / 2 ** 20),
+        mainCpuMsPerMiB: r.cpuMs / ((size * count) / 2 ** 20),
         repsWallMs: runs[variant].map((x) => Math.round(x.ms)).join(' / '),
       });
       if (variant === LOOP) continue;
@@ -212,12 +233,14 @@ export async function run(ctx) {
       `Emitter: ${listeners} listeners, each \`burn(${burnN})\` (float math), ${rounds} emits a rep; the loop variant runs the same function as a plain listener.`,
       'Filter: the same async generator (`copy`: each chunk into a new buffer) as Duplex.from on the loop and as filters.task on one pool worker; chunks are fresh Buffers from a Readable, bytes counted by a Writable.',
       'The task filter copies each chunk once on the loop (the writer may reuse it) and moves it to the worker; with `transfer: true` it moves the chunk itself (each is a fresh Buffer here). The worker moves its output back.',
+      "Main thread CPU: the main thread's own CPU time (/proc/thread-self/schedstat) during the run, per MiB — what the loop pays per chunk, whatever the neighbours take of the cores.",
       "Loop busy: the event loop's active time (performance.eventLoopUtilization) during the run — the work left on the loop, less sensitive to the neighbours than wall time.",
       'Loop delay: perf_hooks.monitorEventLoopDelay at 1 ms resolution during each timed run; – where the loop never ran the monitor (blocked throughout).',
       'Workers at nice 10 (the default: below the loop, which keeps its core) and at nice 0 (as the loop), one pool each, in the same run: with other processes on the cores, niced workers get less of them; un-niced ones take them from the loop too.',
       `Idle baseline: loop-delay p99 ${idle.loop.p99Ms.toFixed(1)} ms (max ${idle.loop.maxMs.toFixed(1)} ms) over 1 s with nothing running in this process — what the shared machine alone does to the loop.`,
       `Load average at the start: ${loadAtStart.toFixed(1)} on ${availableParallelism()} cores.`,
     ],
+    // --only leaves the other half's table and chart out.
     tables: [
       {
         title: 'Emitter with 4 CPU-bound JS listeners',
@@ -244,11 +267,12 @@ export async function run(ctx) {
           { key: 'loopP99Ms', label: 'loop delay p99', format: 'ms' },
           { key: 'loopMaxMs', label: 'loop delay max', format: 'ms' },
           { key: 'loopBusyMsPerMiB', label: 'loop busy per MiB', format: 'ms' },
+          { key: 'mainCpuMsPerMiB', label: 'main thread CPU per MiB', format: 'ms' },
           { key: 'repsWallMs', label: 'each rep, ms' },
         ],
         rows: filterRows,
       },
-    ],
+    ].filter((table) => table.rows.length > 0),
     charts: [
       {
         kind: 'bar',
@@ -269,7 +293,7 @@ export async function run(ctx) {
         series: 'variant',
         data: filterRows,
       },
-    ],
+    ].filter((chart) => chart.data.length > 0),
     ratios: [...emitRatios, ...filterRatios],
     raw: { emitRows, filterRows, idleLoopDelay: idle.loop, loadAtStart },
   };

@@ -98,21 +98,21 @@ t.once('data', (c) => console.log('answered', c.toString()));
 const counter = tasks(new URL(${JSON.stringify(parkWork)}));
 const made = new Int32Array(new SharedArrayBuffer(4));
 const t = filters.task(counter.counted, { objectMode: true, args: [made] });
-for (let i = 0; i < 40; i++) t.write('c' + i);
+for (let i = 0; i < 100; i++) t.write('c' + i);
 let read = 0;
 process.on('exit', () => console.log('read', read));
-// Nobody reads yet: the transform fills its credit (16 outputs and more) and waits for a
-// reader, with chunks it has not taken. A reader comes 300 ms after the first 16, on
+// Nobody reads yet: the transform fills its credit (64 outputs) and waits for a reader,
+// with chunks it has not taken. A reader comes 300 ms after the first 64, on
 // timers that do not themselves hold the process: only the filter can keep it alive.
 const look = setInterval(() => {
-  if (Atomics.load(made, 0) < 16) return;
+  if (Atomics.load(made, 0) < 64) return;
   clearInterval(look);
   setTimeout(() => t.on('data', () => read++), 300).unref();
 }, 5).unref();
 `);
     // Before, the filter parked while it waited for the reader: the process exited with 0 read.
     assert.equal(r.signal, null, `the child did not exit (${r.err})`);
-    assert.equal(r.out, 'read 40', r.err);
+    assert.equal(r.out, 'read 100', r.err);
     assert.equal(r.status, 0, r.err);
   });
 

@@ -11,7 +11,7 @@ import { filters, Pool, tasks } from 'offthread';
 
 const fixture = new URL('./fixtures/nexus-work.mjs', import.meta.url);
 /** Outputs the worker may send ahead of the reader (task-channel.ts OUT_WINDOW). */
-const OUT_WINDOW = 16;
+const OUT_WINDOW = 64;
 
 const pool = new Pool({ threads: 2 });
 const work = tasks(fixture, { pool });

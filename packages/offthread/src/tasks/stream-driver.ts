@@ -23,17 +23,40 @@
  */
 import type { Transferable } from '../host.js';
 
-/** Caller → worker. */
-export type ToDriver = { t: 'chunk'; v: unknown } | { t: 'end' } | { t: 'credit'; n: number };
 /**
- * Worker → caller (the outcome comes as the job's): an output; chunks taken; the
- * transform waits on the caller (with chunks taken, and the messages seen so far); the end.
+ * Caller → worker, in one message per turn of the caller's loop: chunks (in order),
+ * credit for more outputs (`n` outputs, `b` bytes of them: the transform pauses when
+ * either runs out), the end of the input. A message per chunk cost each side a message
+ * event per chunk, more than a 64 KiB copy's work (issue 34).
  */
-export type FromDriver =
-  | { t: 'out'; v: unknown }
-  | { t: 'took'; n: number }
-  | { t: 'wait'; n: number; seen: number }
-  | { t: 'end' };
+export interface ToDriver {
+  c?: unknown[];
+  n?: number;
+  b?: number;
+  end?: true;
+}
+/**
+ * Worker → caller (the outcome comes as the job's): outputs (in order) and how many
+ * chunks the transform took since the last report, in one message; `wait`: the transform
+ * waits on the caller now, with the messages seen so far; `end`: the transform ended.
+ */
+export interface FromDriver {
+  o: unknown[];
+  took: number;
+  wait?: number;
+  end?: true;
+}
+/**
+ * When the driver reports (the caller's windows, halved, so that it writes the next
+ * half while the transform works on this one): after `took` chunks or `tookBytes` bytes
+ * taken, `outs` outputs or `outBytes` bytes made.
+ */
+export interface DriverLimits {
+  took: number;
+  tookBytes: number;
+  outs: number;
+  outBytes: number;
+}
 
 /** The part of a MessagePort both hosts share (Node's worker_threads and the web's). */
 export interface DriverPort {
@@ -42,7 +65,13 @@ export interface DriverPort {
   close(): void;
 }
 
-export type Drive = (port: DriverPort, url: string, name: string, args: unknown[]) => Promise<void>;
+export type Drive = (
+  port: DriverPort,
+  url: string,
+  name: string,
+  args: unknown[],
+  limits: DriverLimits,
+) => Promise<void>;
 
 /**
  * Makes `drive`, which imports task modules with `load`. Self-contained (see above): no
@@ -51,12 +80,21 @@ export type Drive = (port: DriverPort, url: string, name: string, args: unknown[
  * caller gets the registry's typed error), without importing their class.
  */
 export function streamDriver(load: (url: string) => Promise<Record<string, unknown>>): Drive {
-  /** Chunks taken and not yet reported: reported by fours, or when the transform waits. */
-  const REPORT_EVERY = 4;
+  /**
+   * ms: outputs made wait for company at most this long (a timer, for an export that
+   * awaits between outputs), and not at all behind a chunk or a step that took the
+   * transform this long (a slow transform's outputs go one by one, at once). An output
+   * made by a quick step may still wait for the next step, if that one computes without
+   * a break: at most one step's time.
+   */
+  const HOLD_MS = 1;
   const coded = (code: string, message: string) => ({ wire: 'code', code, message });
   const tagOf = (v: unknown) => Object.prototype.toString.call(v);
   const isGeneratorFunction = (fn: unknown) =>
     tagOf(fn) === '[object AsyncGeneratorFunction]' || tagOf(fn) === '[object GeneratorFunction]';
+  /** Values a postMessage always takes (a batch of them cannot fail to cross). */
+  const plain = (v: unknown) =>
+    v === null || (typeof v !== 'object' && typeof v !== 'function' && typeof v !== 'symbol');
 
   /** The export `name` of the module at `url`, as tasks/runner.ts finds it (CommonJS's on `default`). */
   async function findExport(url: string, name: string): Promise<(...args: unknown[]) => unknown> {
@@ -98,36 +136,18 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
   }
 
   /**
-   * An output crossing to the caller: bytes that are a whole ArrayBuffer of their own are
-   * moved (a transform must not touch what it yielded, as with a Readable's push); a view
-   * into a larger buffer is copied here (moving it would take the rest of the buffer too).
-   */
-  function send(port: DriverPort, value: unknown): void {
-    const shared = typeof SharedArrayBuffer === 'function' ? SharedArrayBuffer : null;
-    if (value instanceof Uint8Array && !(shared && value.buffer instanceof shared)) {
-      let moved = value;
-      if (value.byteOffset !== 0 || value.byteLength !== value.buffer.byteLength) {
-        moved = new Uint8Array(value.byteLength); // not slice(): a Buffer's is a view
-        moved.set(value);
-      }
-      port.postMessage({ t: 'out', v: moved } satisfies FromDriver, [moved.buffer as ArrayBuffer]);
-      return;
-    }
-    port.postMessage({ t: 'out', v: value } satisfies FromDriver);
-  }
-
-  /**
    * Runs export `name` of the module at `url` over the chunks that arrive on `port`:
    * an (async) generator export as `fn(chunks, ...args)`, any other as `fn(chunk, state,
    * ...args)` per chunk (a result of undefined passes nothing on). Resolves once the
    * transform has ended and every output was sent.
    */
-  return async function drive(port, url, name, args) {
+  return async function drive(port, url, name, args, limits) {
     const KEY = Symbol.for('offthread.currentTask');
     const holder = globalThis as Record<symbol, unknown>;
     const context = holder[KEY] as { signal: AbortSignal; park?: (waiting: boolean) => void } | undefined;
     if (!context) throw coded('ERR_NOT_IN_TASK', 'the stream driver runs only as a task');
     const signal = context.signal;
+    const shared = typeof SharedArrayBuffer === 'function' ? SharedArrayBuffer : null;
     /**
      * Tells the worker's loop the transform waits on the caller (it may run other jobs
      * meanwhile) or works again — then, since another task may have run here meanwhile,
@@ -142,31 +162,110 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
     let ended = false;
     let failed: unknown = null;
     let inputWait: { resolve(r: IteratorResult<unknown>): void; reject(err: unknown): void } | null = null;
-    let unreported = 0;
     let seen = 0;
     let credit = 0;
+    let creditBytes = 0;
     let creditCame: (() => void) | null = null;
     let aborted = false;
+    // What the next report carries: outputs (and the buffers they move), chunks taken.
+    let outs: unknown[] = [];
+    let moved: ArrayBuffer[] = [];
+    let outBytes = 0;
+    let firstOutAt = 0;
+    let took = 0;
+    let tookBytes = 0;
+    /** When the transform last took a chunk: how long it worked on it, by the next take. */
+    let tookAt = 0;
+    /** How long the transform's last step (to its last output) took. */
+    let stepMs = 0;
+    /** Sends held outputs once they waited HOLD_MS (an export awaiting between outputs). */
+    let holdTimer: ReturnType<typeof setTimeout> | null = null;
 
-    const took = () => {
-      if (++unreported >= REPORT_EVERY) {
-        port.postMessage({ t: 'took', n: unreported } satisfies FromDriver);
-        unreported = 0;
+    /** Sends what waited: outputs, chunks taken; `wait`: the transform waits on the caller. */
+    const report = (wait: boolean, end: boolean) => {
+      const msg: FromDriver = { o: outs, took };
+      if (wait) msg.wait = seen;
+      if (end) msg.end = true;
+      const transfer = moved;
+      if (holdTimer !== null) {
+        clearTimeout(holdTimer);
+        holdTimer = null;
       }
+      outs = [];
+      moved = [];
+      outBytes = 0;
+      took = 0;
+      tookBytes = 0;
+      port.postMessage(msg, transfer);
     };
-    /** The transform waits on the caller: what it took, and what it had seen (its park check). */
+    /** The transform takes `chunk`: reported once half the caller's window was taken (it sends more meanwhile). */
+    const take = (chunk: unknown): unknown => {
+      const now = performance.now();
+      took++;
+      if (chunk instanceof Uint8Array) tookBytes += chunk.byteLength;
+      // Outputs held long enough, or made by a transform that is slow per chunk, go now.
+      const due = outs.length > 0 && (now - firstOutAt >= HOLD_MS || now - tookAt >= HOLD_MS);
+      tookAt = now;
+      if (due || took >= limits.took || tookBytes >= limits.tookBytes) report(false, false);
+      return chunk;
+    };
+    /**
+     * An output for the caller: bytes that are a whole ArrayBuffer of their own are moved
+     * (a transform must not touch what it yielded, as with a Readable's push); a view into
+     * a larger buffer, or a buffer already moving in this report, is copied here. Bytes,
+     * strings and primitives wait for company (see report); anything else goes at once,
+     * alone, so a value structured clone refuses fails here, in the driver's loop.
+     */
+    const emit = (value: unknown): number => {
+      let size = 0;
+      if (value instanceof Uint8Array && !(shared && value.buffer instanceof shared)) {
+        let out = value;
+        const whole = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength;
+        if (!whole || moved.indexOf(value.buffer as ArrayBuffer) >= 0) {
+          out = new Uint8Array(value.byteLength); // not slice(): a Buffer's is a view
+          out.set(value);
+        }
+        moved.push(out.buffer as ArrayBuffer);
+        size = out.byteLength;
+        outBytes += size;
+        value = out;
+      } else if (!plain(value)) {
+        if (outs.length > 0 || took > 0) report(false, false);
+        port.postMessage({ o: [value], took: 0 } satisfies FromDriver);
+        // Counted as the caller counts it (a shared buffer's bytes too).
+        return value instanceof Uint8Array ? value.byteLength : 0;
+      }
+      const now = performance.now();
+      if (outs.length === 0) firstOutAt = now;
+      outs.push(value);
+      // Out of credit after this one (the caller took `credit--` already), the wait that
+      // follows reports them: one message, not two.
+      const more = credit > 0 && creditBytes > size;
+      if (!more) return size;
+      if (
+        stepMs >= HOLD_MS ||
+        outs.length >= limits.outs ||
+        outBytes >= limits.outBytes ||
+        now - firstOutAt >= HOLD_MS
+      ) {
+        report(false, false);
+      } else if (holdTimer === null) {
+        holdTimer = setTimeout(() => {
+          holdTimer = null;
+          if (outs.length > 0 && !aborted) report(false, false);
+        }, HOLD_MS);
+      }
+      return size;
+    };
+    /** The transform waits on the caller: what waited goes, with the messages seen (the caller's park check). */
     const waiting = () => {
-      port.postMessage({ t: 'wait', n: unreported, seen } satisfies FromDriver);
-      unreported = 0;
+      report(true, false);
       park(true);
     };
     const inbox: AsyncIterableIterator<unknown> = {
       next() {
         if (failed !== null) return Promise.reject(failed);
-        if (chunks.length > 0) {
-          took();
-          return Promise.resolve({ value: chunks.shift(), done: false });
-        }
+        if (chunks.length > 0) return Promise.resolve({ value: take(chunks.shift()), done: false });
         if (ended) return Promise.resolve({ value: undefined, done: true });
         waiting();
         return new Promise((resolve, reject) => {
@@ -196,20 +295,23 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
       park(false);
       const msg = data as ToDriver;
       seen++;
-      if (msg.t === 'chunk') {
-        const w = inputWait;
-        inputWait = null;
-        if (w) {
-          took();
-          w.resolve({ value: msg.v, done: false });
-        } else chunks.push(msg.v);
-      } else if (msg.t === 'end') {
+      if (msg.c) {
+        for (const chunk of msg.c) {
+          const w = inputWait;
+          inputWait = null;
+          if (w) w.resolve({ value: take(chunk), done: false });
+          else chunks.push(chunk);
+        }
+      }
+      if (msg.end) {
         ended = true;
         const w = inputWait;
         inputWait = null;
         if (w) w.resolve({ value: undefined, done: true });
-      } else {
-        credit += msg.n;
+      }
+      if (msg.n || msg.b) {
+        credit += msg.n || 0;
+        creditBytes += msg.b || 0;
         const wake = creditCame;
         creditCame = null;
         if (wake) wake();
@@ -228,23 +330,31 @@ export function streamDriver(load: (url: string) => Promise<Record<string, unkno
       }
       try {
         for (;;) {
-          while (credit === 0 && !aborted) {
+          while ((credit <= 0 || creditBytes <= 0) && !aborted) {
             await new Promise<void>((resolve) => {
               creditCame = resolve;
               waiting();
             });
           }
           if (aborted) throw signal.reason;
+          const stepAt = performance.now();
           const r = await it.next();
+          stepMs = performance.now() - stepAt;
           if (r.done) break;
           credit--;
-          send(port, r.value);
+          creditBytes -= emit(r.value);
         }
+      } catch (err) {
+        // What the transform made before it failed still reaches the caller, as before the failure.
+        if (!aborted && outs.length > 0) report(false, false);
+        throw err;
       } finally {
+        if (holdTimer !== null) clearTimeout(holdTimer);
+        holdTimer = null;
         // A transform stopped early (the stream destroyed, its own error) still runs its `finally`.
         if (aborted && it.return) await it.return();
       }
-      port.postMessage({ t: 'end' } satisfies FromDriver);
+      report(false, true);
     } finally {
       park(false);
       signal.removeEventListener('abort', stop);
