@@ -201,7 +201,9 @@ export async function run(ctx) {
   // `checksum` with a copy in every guest (sharedInput: false, as before in-place reads
   // existed and as every guest gets on Node 20), and `checksum_in_place` (the same FNV,
   // read through offthread.input: in place from one shared memory where the engine has
-  // multi-memory, else over the same copies). Copies are counted from host.stats().
+  // multi-memory, else over the same copies), and `checksum` again where the input may be
+  // read in place (the basic guest implements `scan::Export<InPlace>`: its generated typed
+  // reader reads the input memory). Copies are counted from host.stats().
   const eight = Array.from({ length: 8 }, (_, i) => ({ name: `g${i}`, bytes: basic }));
   const mib = msg.encodeBlob({ data: Uint8Array.from({ length: 1 << 20 }, (_, i) => i & 0xff) });
   const fanN = ctx.quick ? 20 : 100;
@@ -210,6 +212,7 @@ export async function run(ctx) {
   const rowsOf = [
     { fn: 'checksum', host: await guests.load(eight, { threads: 2, sharedInput: false }), us: [] },
     { fn: 'checksum_in_place', host: await guests.load(eight, { threads: 2 }), us: [] },
+    { fn: 'checksum', host: await guests.load(eight, { threads: 2 }), us: [] },
   ];
   const before = rowsOf.map((r) => r.host.stats());
   const warmups = [];
@@ -221,7 +224,7 @@ export async function run(ctx) {
       r.us.push((performance.now() - t) * 1000);
     }
   }
-  const [copying, inPlace] = await Promise.all(
+  const [copying, inPlace, typed] = await Promise.all(
     rowsOf.map(async (r, k) => {
       const after = r.host.stats();
       const fanCalls = fanN + (warmups[k] ?? 0);
@@ -259,6 +262,15 @@ export async function run(ctx) {
     p50Us: inPlace.lat.p50,
     p99Us: inPlace.lat.p99,
     opsPerSec: 1e6 / inPlace.lat.mean,
+  });
+  add({
+    runtime: typed.inPlace
+      ? 'offthread guests (typed reader in place)'
+      : 'offthread guests (typed, no multi-memory: copies)',
+    case: `fanout 1 MiB → 8 guests, ${typed.copies.toFixed(0)} ${typed.copies === 1 ? 'copy' : 'copies'}`,
+    p50Us: typed.lat.p50,
+    p99Us: typed.lat.p99,
+    opsPerSec: 1e6 / typed.lat.mean,
   });
   add({
     runtime: 'extism (runInWorker)',
@@ -371,6 +383,12 @@ export async function run(ctx) {
         op: '<=',
       },
       {
+        label: 'fanout 1 MiB → 8, the generated typed reader (`checksum`): copies of the payload per fanout',
+        value: typed.copies,
+        target: 1,
+        op: '<=',
+      },
+      {
         label: 'runaway guest stopped after its timeout (p50 delay)',
         value: stop.p50,
         target: 5,
@@ -397,6 +415,7 @@ export async function run(ctx) {
       stops,
       perFanout,
       inPlace: { ...inPlace.per, copies: inPlace.copies, inPlace: inPlace.inPlace },
+      typedInPlace: { ...typed.per, copies: typed.copies, inPlace: typed.inPlace },
       serving,
       cpu,
     },
