@@ -16,7 +16,7 @@
 //!   first such column in the schema's order is reported;
 //! - skipped values are scanned iteratively: no nesting limit.
 
-use crate::columns::{ColumnData, ColumnType, RecordColumn};
+use crate::columns::{ColumnData, ColumnType, RecordColumn, simple_f64};
 use crate::records::INFER_BYTES;
 
 /// Why a line gives no row.
@@ -683,7 +683,8 @@ fn shown(text: &[u8]) -> String {
 fn push_number(out: &mut Vec<u8>, ty: ColumnType, text: &[u8]) -> Result<(), String> {
     let s = std::str::from_utf8(text).expect("a number is ASCII");
     if let ColumnType::F32 | ColumnType::F64 = ty {
-        let x: f64 = s.parse().expect("JSON numbers are Rust floats");
+        let x: f64 =
+            simple_f64(text).unwrap_or_else(|| s.parse().expect("JSON numbers are Rust floats"));
         if !x.is_finite() {
             return Err(format!("{s} is out of range for f64"));
         }
@@ -725,6 +726,11 @@ pub(crate) fn exact_integer(text: &[u8]) -> Option<i128> {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),
     };
+    // Plain digits (most integers): at most 19 of them fit an i64, no scan for `.`/`e`.
+    if !t.is_empty() && t.len() <= 19 && t.iter().all(u8::is_ascii_digit) {
+        let v = t.iter().fold(0i128, |v, &d| v * 10 + i128::from(d - b'0'));
+        return Some(if negative { -v } else { v });
+    }
     let e_at = t.iter().position(|&c| c == b'e' || c == b'E');
     let (mantissa, exp_text) = t.split_at(e_at.unwrap_or(t.len()));
     // The exponent saturates: a huge one only matters when the digits are not all 0.
