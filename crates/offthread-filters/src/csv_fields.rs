@@ -59,13 +59,21 @@ pub(crate) fn read_records<E>(
 ) -> Result<usize, E> {
     let n = input.len();
     let is_term = |b: u8| b == b'\n' || b == b'\r';
-    // Ends an unquoted run: a delimiter or a terminator (a quote there is text).
-    let mut stop = [false; 256];
-    stop[usize::from(delimiter)] = true;
-    stop[usize::from(b'\n')] = true;
-    stop[usize::from(b'\r')] = true;
+    // Ends an unquoted run: a delimiter or a terminator (a quote there is text). Eight
+    // bytes at a time: a byte-by-byte loop was half of the reading (perf).
+    let stops = [delimiter, b'\n', b'\r'].map(|b| u64::from_ne_bytes([b; 8]));
+    let is_stop = |b: u8| b == delimiter || b == b'\n' || b == b'\r';
     let unquoted_end = |mut j: usize| {
-        while j < n && !stop[usize::from(input[j])] {
+        while let Some(word) = input.get(j..j + 8) {
+            let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            let hits =
+                zero_bytes(w ^ stops[0]) | zero_bytes(w ^ stops[1]) | zero_bytes(w ^ stops[2]);
+            if hits != 0 {
+                return j + (hits.trailing_zeros() / 8) as usize;
+            }
+            j += 8;
+        }
+        while j < n && !is_stop(input[j]) {
             j += 1;
         }
         j
@@ -172,7 +180,54 @@ fn quoted(
     }
 }
 
+/// The high bit of each zero byte of `x`, exact up to the first one (a borrow may mark
+/// bytes after it, never before): its lowest set bit is the first zero byte.
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080
+}
+
 /// The `\n`s in `bytes` (a plain loop the compiler vectorises).
 fn count_newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_records;
+
+    /// A field ends at the first delimiter or terminator wherever it falls in a word of
+    /// eight bytes, or in the bytes after the last whole word.
+    #[test]
+    fn fields_end_at_each_stop_wherever_it_falls() {
+        for len in 0..20 {
+            for stop in [b',', b'\n', b'\r'] {
+                let mut input = vec![b'x'; len];
+                input.push(stop);
+                input.extend_from_slice(b"y\n");
+                let (mut lines, mut scratch, mut spans) = (0, Vec::new(), Vec::new());
+                let mut got: Vec<Vec<Vec<u8>>> = Vec::new();
+                let read = read_records::<()>(
+                    &input,
+                    b',',
+                    b'"',
+                    &mut lines,
+                    &mut scratch,
+                    &mut spans,
+                    |f, _| {
+                        got.push((0..f.count()).map(|i| f.get(i).to_vec()).collect());
+                        Ok(())
+                    },
+                );
+                assert_eq!(read, Ok(input.len()));
+                let x = vec![b'x'; len];
+                let want = match (stop, len) {
+                    (b',', _) => vec![vec![x, b"y".to_vec()]],
+                    // A terminator first is a blank line.
+                    (_, 0) => vec![vec![b"y".to_vec()]],
+                    _ => vec![vec![x], vec![b"y".to_vec()]],
+                };
+                assert_eq!(got, want, "{len} bytes, then {stop:?}");
+            }
+        }
+    }
 }
