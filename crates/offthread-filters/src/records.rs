@@ -744,12 +744,18 @@ impl RecordParser {
     }
 
     fn parse_ndjson(&mut self, state: &mut Ndjson, input: &[u8], end: bool) -> FilterResult<()> {
+        // Lines wholly in a UTF-8 `input` need no check of their strings (one SIMD pass
+        // instead of one per string); a line joined with held bytes is checked.
+        let utf8 = encoding_rs::Encoding::utf8_valid_up_to(input) == input.len();
         let mut start = 0;
         while let Some(nl) = memchr::memchr(b'\n', &input[start..]) {
             let stop = start + nl;
             state.lines += 1;
             if state.line.is_empty() {
-                self.ndjson_record(&mut state.rows, &input[start..stop], state.lines)?;
+                state.rows.utf8 = utf8;
+                let result = self.ndjson_record(&mut state.rows, &input[start..stop], state.lines);
+                state.rows.utf8 = false;
+                result?;
             } else {
                 state.line.extend_from_slice(&input[start..stop]);
                 let text = std::mem::take(&mut state.line);
@@ -1152,6 +1158,30 @@ mod tests {
         CSV_CORE_RECORDS.with(|n| n.set(0));
         assert_eq!(last.finish_after(&rows[whole..]), want.1);
         assert_eq!(CSV_CORE_RECORDS.with(|n| n.get()), 1);
+    }
+
+    /// Strings of a line wholly in a UTF-8 push skip their own check; a line joined
+    /// with bytes held from the push before is checked, so a bad byte there is named.
+    #[test]
+    fn ndjson_utf8_is_checked_once_per_push_and_on_joined_lines() {
+        let spec = r#"{"kind":"ndjson","columns":[{"name":"s","type":"string"}]}"#;
+        let FilterSpec::Records {
+            columns,
+            format,
+            options,
+        } = FilterSpec::from_json(spec).unwrap()
+        else {
+            unreachable!()
+        };
+        let mut p = RecordParser::with_options(columns, format, options).unwrap();
+        assert!(p.push("{\"s\":\"été\"}\n".as_bytes()).is_ok());
+        p.push(b"{\"s\":\"a\xFF").unwrap();
+        let err = p.push(b"b\"}\n{\"s\":\"c\"}\n").unwrap_err();
+        assert!(
+            err.message.contains("line 2: not JSON: invalid UTF-8"),
+            "{}",
+            err.message
+        );
     }
 
     /// A first line longer than INFER_BYTES, pushed in small chunks: typed from that
