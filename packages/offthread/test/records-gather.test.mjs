@@ -30,7 +30,7 @@ function standIn(gather) {
 }
 
 test('chunks written while every pool thread has a push are gathered into the next one', async () => {
-  const { core, pushes, finish } = standIn({ bytes: 1 << 20, chunks: 3, eager: 1 });
+  const { core, pushes, finish } = standIn({ min: 0, bytes: 1 << 20, chunks: 3, eager: 1 });
   const out = [];
   const ordered = new OrderedPushes(core, (b) => out.push(Buffer.from(b).toString()));
   await ordered.write(Buffer.from('a\n')); // the thread is idle: pushed alone
@@ -54,6 +54,22 @@ test('chunks written while every pool thread has a push are gathered into the ne
   assert.deepEqual(out, ['a\n', 'b\nc\nd\n', 'e\n']);
 });
 
+test('a chunk below gather.min goes alone, after any bytes held', async () => {
+  const { core, pushes, finish } = standIn({ min: 4, bytes: 1 << 20, chunks: 8, eager: 1 });
+  const ordered = new OrderedPushes(core, () => {});
+  await ordered.write(Buffer.from('big1\n'));
+  await ordered.write(Buffer.from('a\n')); // small: alone (nothing held)
+  await ordered.write(Buffer.from('big2\n')); // held behind the pushes pending
+  await ordered.write(Buffer.from('b\n')); // small, but after held bytes: held too
+  assert.deepEqual(pushes, ['big1\n', 'a\n']);
+  for (let i = 0; i < 2; i++) finish(i);
+  const ended = ordered.end();
+  await new Promise((r) => setImmediate(r));
+  finish(2);
+  await ended;
+  assert.deepEqual(pushes, ['big1\n', 'a\n', 'big2\nb\n']);
+});
+
 test('without gather (every filter but the native record ones) a chunk is a push', async () => {
   const { core, pushes, finish } = standIn(undefined);
   const ordered = new OrderedPushes(core, () => {});
@@ -69,6 +85,8 @@ test('CSV and NDJSON on the native pool gather; transcoding does not', () => {
   const csv = openFilter({ kind: 'csv', layout: 'records', report: true });
   if (csv.backend !== 'native') return; // worker pools take one push at a time per worker
   assert.equal(csv.gather.bytes, 256 * 1024);
+  // Small chunks go as they are, as on worker pools: the same batches on both.
+  assert.equal(csv.gather.min, 16 * 1024);
   assert.equal(csv.gather.eager >= 1, true);
   assert.equal(openFilter({ kind: 'transcode', from: 'utf8', to: 'utf16le' }).gather, undefined);
 });

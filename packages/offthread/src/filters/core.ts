@@ -40,10 +40,10 @@ export interface FilterCore {
   readonly piece?: number;
   /**
    * Record filters on the native pool: while at least `eager` pushes are pending (each
-   * pool thread has one), chunks written are gathered (copied) into one push of up to
-   * `bytes` and `chunks` chunks (see `OrderedPushes.write`).
+   * pool thread has one), chunks of at least `min` bytes are gathered (copied) into one
+   * push of up to `bytes` and `chunks` chunks (see `OrderedPushes.write`).
    */
-  readonly gather?: { readonly bytes: number; readonly chunks: number; readonly eager: number };
+  readonly gather?: { readonly min: number; readonly bytes: number; readonly chunks: number; readonly eager: number };
   push(chunk: Uint8Array): Promise<Uint8Array>;
   /** The end of the stream: the bytes held back (a digest, a deflate trailer, a last row). */
   finish(): Promise<Uint8Array>;
@@ -71,6 +71,13 @@ const NO_BYTES = new Uint8Array(0);
 const GATHER_BYTES = 256 * 1024;
 /** …and at most this many chunks: a stream of small chunks keeps pieces to go round. */
 const GATHER_CHUNKS = 4;
+/**
+ * Only chunks this big are gathered (a file's reads: 64 KiB). Smaller ones go as they
+ * are, as on worker pools, so their batches are the same on every backend (a test
+ * compares them byte for byte); a Node stream joins those queued while the pool is
+ * busy anyway (`_writev`).
+ */
+const GATHER_MIN = 16 * 1024;
 /** A push's result: its bytes, or 0 where it produced none (the addon sends no Buffer then). */
 const bytesOf = (r: Uint8Array | number): Uint8Array => (typeof r === 'number' ? NO_BYTES : r);
 
@@ -293,7 +300,7 @@ function openCore(spec: FilterSpec, options: FilterRunOptions): FilterCore {
       // Pieces of whole records parse independently, so joining chunks changes only
       // how rows fall into batches.
       ...(parallel && emitsBatches(spec)
-        ? { gather: { bytes: GATHER_BYTES, chunks: GATHER_CHUNKS, eager: pool.threads } }
+        ? { gather: { min: GATHER_MIN, bytes: GATHER_BYTES, chunks: GATHER_CHUNKS, eager: pool.threads } }
         : {}),
       // Transcoding writes into a Buffer the binding makes and hands out when the job is done.
       push: (chunk) => submit(() => pool.run('filter', { filter, chunk }, {})).then(bytesOf),
@@ -391,7 +398,7 @@ export class OrderedPushes {
 
   /**
    * Starts a push; resolves once fewer than `inFlight` pushes are pending. With
-   * `core.gather`, a chunk written while every pool thread has a push is copied into
+   * `core.gather`, a chunk (of `min` bytes or more) written while every pool thread has a push is copied into
    * the next push instead, and the writer goes on: that push is sent once `bytes` or
    * `chunks` chunks are in, or at once when a thread has none. Pieces grow only while the pool is behind:
    * a stream the pool keeps up with has a push per chunk, as without.
@@ -399,7 +406,8 @@ export class OrderedPushes {
   async write(chunk: Uint8Array): Promise<void> {
     if (this.#failed !== undefined) throw this.#failed;
     const gather = this.#core.gather;
-    if (gather === undefined) {
+    // A small chunk goes alone, unless bytes are held: it must follow them.
+    if (gather === undefined || (this.#held === undefined && chunk.length < gather.min)) {
       this.#push(chunk);
       while (this.#pending.length >= this.#core.inFlight) await this.#drainOne();
       return;
