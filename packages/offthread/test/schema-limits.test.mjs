@@ -92,7 +92,9 @@ const HOSTILE = [
   [
     '12,000 structs: 40 MB of code',
     () => lines(12_000, (i) => `struct s${i} (inline) { x: u32; }`),
-    ['E0021', 5_829, 8],
+    // The struct whose code crosses the limit: 5,829 before the readers took a byte
+    // source (typed guest readers in place), whose generic accessors add ≈ 19 % a struct.
+    ['E0021', 4_869, 8],
   ],
   [
     '8,200 fields of [65536]u64 (wrapped usize on wasm32 before)',
