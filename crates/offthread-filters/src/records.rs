@@ -1112,19 +1112,6 @@ mod tests {
     use super::*;
     use crate::FilterSpec;
 
-    /// The parser a record filter's JSON spec makes.
-    fn parser_of(spec: &str) -> RecordParser {
-        let FilterSpec::Records {
-            columns,
-            format,
-            options,
-        } = FilterSpec::from_json(spec).unwrap()
-        else {
-            unreachable!()
-        };
-        RecordParser::with_options(columns, format, options).unwrap()
-    }
-
     /// A piece of whole records is read in place, csv-core reading none of them (it
     /// read every one, a DFA step and a copy per byte, before); a record the piece
     /// leaves open is csv-core's. The batches are the sequential parser's.
@@ -1135,7 +1122,17 @@ mod tests {
             {"name":"ok","type":"bool","nullable":true}]}"#;
         let head_and_rows = b"id,name,ok\n1,\"a, \"\"b\"\"\",true\n";
         let rows = b"2,plain,false\r\n3,\"x\ny\",\n\n4,\"q\"z,1\n5,ragged\n6,open,";
-        let parser = || parser_of(spec);
+        let parser = || {
+            let FilterSpec::Records {
+                columns,
+                format,
+                options,
+            } = FilterSpec::from_json(spec).unwrap()
+            else {
+                unreachable!()
+            };
+            RecordParser::with_options(columns, format, options).unwrap()
+        };
         let mut one = parser();
         one.push(head_and_rows).unwrap();
         let whole = rows.len() - b"6,open,".len();
@@ -1164,7 +1161,15 @@ mod tests {
     #[test]
     fn ndjson_utf8_is_checked_once_per_push_and_on_joined_lines() {
         let spec = r#"{"kind":"ndjson","columns":[{"name":"s","type":"string"}]}"#;
-        let mut p = parser_of(spec);
+        let FilterSpec::Records {
+            columns,
+            format,
+            options,
+        } = FilterSpec::from_json(spec).unwrap()
+        else {
+            unreachable!()
+        };
+        let mut p = RecordParser::with_options(columns, format, options).unwrap();
         assert!(p.push("{\"s\":\"été\"}\n".as_bytes()).is_ok());
         p.push(b"{\"s\":\"a\xFF").unwrap();
         let err = p.push(b"b\"}\n{\"s\":\"c\"}\n").unwrap_err();
@@ -1181,7 +1186,15 @@ mod tests {
     #[test]
     fn a_long_first_line_is_scanned_a_bounded_number_of_times() {
         let spec = r#"{"kind":"ndjson","layout":"records","inferRows":3}"#;
-        let mut parser = parser_of(spec);
+        let FilterSpec::Records {
+            columns,
+            format,
+            options,
+        } = FilterSpec::from_json(spec).unwrap()
+        else {
+            unreachable!()
+        };
+        let mut parser = RecordParser::with_options(columns, format, options).unwrap();
         let mut text = b"{\"n\":1,\"s\":\"".to_vec();
         text.resize(12 << 20, b'x');
         text.extend_from_slice(b"\"}\n{\"n\":2,\"b\":true}\n");
