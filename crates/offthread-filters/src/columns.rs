@@ -350,10 +350,6 @@ pub(crate) fn simple_f64(s: &[u8]) -> Option<f64> {
     Some(if negative { -v } else { v })
 }
 
-/// Most bytes held back to infer columns from, CSV's and NDJSON's alike (a header and
-/// rows longer than this are typed from what fits).
-pub(crate) const INFER_BYTES: usize = 4 << 20;
-
 #[cfg(test)]
 mod tests {
     use super::simple_f64;

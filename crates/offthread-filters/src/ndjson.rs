@@ -16,7 +16,8 @@
 //!   first such column in the schema's order is reported;
 //! - skipped values are scanned iteratively: no nesting limit.
 
-use crate::columns::{ColumnData, ColumnType, INFER_BYTES, RecordColumn, simple_f64};
+use crate::columns::{ColumnData, ColumnType, RecordColumn, simple_f64};
+use crate::records::INFER_BYTES;
 
 /// Why a line gives no row.
 pub(crate) enum LineError {

@@ -18,7 +18,7 @@
 
 use offthread_schema_rt::{Builder, ColumnSpec, WriteError, field_path_hash};
 
-use crate::columns::{ColumnData, ColumnType, INFER_BYTES, RecordColumn, trim_number};
+use crate::columns::{ColumnData, ColumnType, RecordColumn, trim_number};
 use crate::csv_fields::{Span, read_records};
 use crate::error::{
     BAD_RECORD, FilterError, FilterResult, INVALID_SPEC, QUOTE_NOT_CLOSED, TOO_LARGE,
@@ -953,6 +953,10 @@ fn boundary_reader(delimiter: u8, quote: u8, newlines: u64) -> Box<csv_core::Rea
     let _ = reader.read_record(b"\n", &mut [0u8; 1], &mut [0usize; 1]);
     Box::new(reader)
 }
+
+/// Most bytes held back to infer columns from (a header and rows longer than this are
+/// typed from what fits).
+pub(crate) const INFER_BYTES: usize = 4 << 20;
 
 /// Appends `input` to `held` (an NDJSON stream's first bytes, its columns still to be
 /// inferred) and says whether they now hold the sample (`sample_complete`). Only a
