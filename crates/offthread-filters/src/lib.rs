@@ -12,6 +12,7 @@
 mod brotli;
 mod columns;
 mod compress;
+mod csv_fields;
 mod csv_split;
 mod digest;
 mod error;

@@ -16,8 +16,7 @@
 //!   first such column in the schema's order is reported;
 //! - skipped values are scanned iteratively: no nesting limit.
 
-use crate::columns::{ColumnData, ColumnType, RecordColumn};
-use crate::records::INFER_BYTES;
+use crate::columns::{ColumnData, ColumnType, INFER_BYTES, RecordColumn, simple_f64};
 
 /// Why a line gives no row.
 pub(crate) enum LineError {
@@ -55,6 +54,8 @@ pub(crate) struct NdjsonRows {
     hint: usize,
     /// Which columns the last row left null (read by the caller's validity bitmaps).
     nulls: Vec<bool>,
+    /// The next line is known to be UTF-8 (the caller checked its whole input).
+    pub(crate) utf8: bool,
 }
 
 impl NdjsonRows {
@@ -78,7 +79,11 @@ impl NdjsonRows {
         self.slots.clear();
         self.slots.resize(columns.len(), Slot::Unseen);
         self.bad.resize(columns.len(), String::new());
-        let mut cur = Cursor { b: line, i: 0 };
+        let mut cur = Cursor {
+            b: line,
+            i: 0,
+            utf8: self.utf8,
+        };
         cur.ws();
         if cur.peek() != Some(b'{') {
             cur.skip_value(&mut self.stack)?;
@@ -199,6 +204,8 @@ impl NdjsonRows {
 struct Cursor<'a> {
     b: &'a [u8],
     i: usize,
+    /// `b` is known to be UTF-8: strings need no check.
+    utf8: bool,
 }
 
 impl<'a> Cursor<'a> {
@@ -218,6 +225,9 @@ impl<'a> Cursor<'a> {
 
     /// Checks `b[start..end]` (part of a string) is UTF-8.
     fn utf8(&self, start: usize, end: usize) -> Scan<()> {
+        if self.utf8 {
+            return Ok(());
+        }
         match std::str::from_utf8(&self.b[start..end]) {
             Ok(_) => Ok(()),
             Err(e) => {
@@ -618,7 +628,11 @@ fn object_kinds(
     index: &mut std::collections::HashMap<Vec<u8>, usize>,
     stack: &mut Vec<bool>,
 ) -> Scan<()> {
-    let mut cur = Cursor { b: line, i: 0 };
+    let mut cur = Cursor {
+        b: line,
+        i: 0,
+        utf8: false,
+    };
     cur.ws();
     cur.eat(b'{')?;
     cur.ws();
@@ -681,11 +695,13 @@ fn shown(text: &[u8]) -> String {
 
 /// Appends the number `text` (JSON grammar, checked) to a fixed column.
 fn push_number(out: &mut Vec<u8>, ty: ColumnType, text: &[u8]) -> Result<(), String> {
-    let s = std::str::from_utf8(text).expect("a number is ASCII");
+    // Made only when needed: a check per number was a tenth of a line's reading.
+    let s = || std::str::from_utf8(text).expect("a number is ASCII");
     if let ColumnType::F32 | ColumnType::F64 = ty {
-        let x: f64 = s.parse().expect("JSON numbers are Rust floats");
+        let x: f64 =
+            simple_f64(text).unwrap_or_else(|| s().parse().expect("JSON numbers are Rust floats"));
         if !x.is_finite() {
-            return Err(format!("{s} is out of range for f64"));
+            return Err(format!("{} is out of range for f64", s()));
         }
         if ty == ColumnType::F32 {
             out.extend_from_slice(&(x as f32).to_le_bytes());
@@ -694,7 +710,7 @@ fn push_number(out: &mut Vec<u8>, ty: ColumnType, text: &[u8]) -> Result<(), Str
         }
         return Ok(());
     }
-    let bad = || format!("{s} is not a {}", ty.name());
+    let bad = || format!("{} is not a {}", s(), ty.name());
     let v = exact_integer(text).ok_or_else(bad)?;
     macro_rules! put {
         ($t:ty) => {
@@ -710,7 +726,7 @@ fn push_number(out: &mut Vec<u8>, ty: ColumnType, text: &[u8]) -> Result<(), Str
         ColumnType::I16 => put!(i16),
         ColumnType::I32 => put!(i32),
         ColumnType::I64 => put!(i64),
-        ColumnType::Bool => return Err(format!("{s} is not a bool")),
+        ColumnType::Bool => return Err(format!("{} is not a bool", s())),
         ColumnType::F32 | ColumnType::F64 | ColumnType::String => {
             unreachable!("handled above / a text column")
         }
@@ -725,6 +741,11 @@ pub(crate) fn exact_integer(text: &[u8]) -> Option<i128> {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),
     };
+    // Plain digits (most integers): at most 19 of them fit an i64, no scan for `.`/`e`.
+    if !t.is_empty() && t.len() <= 19 && t.iter().all(u8::is_ascii_digit) {
+        let v = t.iter().fold(0i128, |v, &d| v * 10 + i128::from(d - b'0'));
+        return Some(if negative { -v } else { v });
+    }
     let e_at = t.iter().position(|&c| c == b'e' || c == b'E');
     let (mantissa, exp_text) = t.split_at(e_at.unwrap_or(t.len()));
     // The exponent saturates: a huge one only matters when the digits are not all 0.

@@ -18,7 +18,8 @@
 
 use offthread_schema_rt::{Builder, ColumnSpec, WriteError, field_path_hash};
 
-use crate::columns::{ColumnData, ColumnType, RecordColumn, trim_number};
+use crate::columns::{ColumnData, ColumnType, INFER_BYTES, RecordColumn, trim_number};
+use crate::csv_fields::{Span, read_records};
 use crate::error::{
     BAD_RECORD, FilterError, FilterResult, INVALID_SPEC, QUOTE_NOT_CLOSED, TOO_LARGE,
 };
@@ -118,12 +119,17 @@ pub struct RecordParser {
     announced: bool,
     /// CSV or NDJSON whose columns are still to be inferred: the input so far.
     infer: Option<Vec<u8>>,
+    /// The CSV cells being read are UTF-8: their piece was checked at once (one SIMD
+    /// pass instead of a check per cell).
+    utf8: bool,
     parser: Parser,
 }
 
 enum Parser {
     Csv {
-        reader: Box<csv_core::Reader>,
+        /// None for a piece's parser until a record is left open for csv-core (building
+        /// its DFA costs as much as reading a few records).
+        reader: Option<Box<csv_core::Reader>>,
         header: bool,
         /// CSV field index of each column (positional until a header says otherwise).
         source: Vec<usize>,
@@ -140,6 +146,14 @@ enum Parser {
         positional_header: bool,
         delimiter: u8,
         quote: u8,
+        /// A piece's parser while csv-core is between records: whole records are read
+        /// in place (csv_fields.rs), csv-core only gets a record the input leaves open.
+        in_place: bool,
+        /// Newlines before the next byte (in-place reading numbers lines by it).
+        lines: u64,
+        /// In-place reading's scratch: fields built from `""` and their spans.
+        scratch: Vec<u8>,
+        spans: Vec<Span>,
     },
     Ndjson(Ndjson),
 }
@@ -202,12 +216,12 @@ impl RecordParser {
                 positional_header: false,
                 delimiter: o.delimiter,
                 quote: o.quote,
-                reader: Box::new(
+                reader: Some(Box::new(
                     csv_core::ReaderBuilder::new()
                         .delimiter(o.delimiter)
                         .quote(o.quote)
                         .build(),
-                ),
+                )),
                 header: o.header,
                 source: (0..columns.len()).collect(),
                 width: (!o.header).then_some(columns.len()),
@@ -216,6 +230,10 @@ impl RecordParser {
                 ends: vec![0; columns.len().max(16)],
                 ends_len: 0,
                 lead: Some(Vec::new()),
+                in_place: false,
+                lines: 0,
+                scratch: Vec::new(),
+                spans: Vec::new(),
             },
             RecordFormat::Ndjson => Parser::Ndjson(Ndjson::default()),
         };
@@ -231,6 +249,7 @@ impl RecordParser {
             skipped_lines: Vec::new(),
             announced: false,
             infer: infer.then(Vec::new),
+            utf8: false,
             parser,
         };
         parser.set_columns(columns);
@@ -349,14 +368,6 @@ impl RecordParser {
         if *header || lead.is_some() || self.infer.is_some() {
             return None;
         }
-        let mut reader = csv_core::ReaderBuilder::new()
-            .delimiter(*delimiter)
-            .quote(*quote)
-            .build();
-        // A new reader strips a BOM at its first read, but a piece's first bytes are
-        // data: a newline read first (a blank line, skipped) uses that read up.
-        reader.set_line(newlines);
-        let _ = reader.read_record(b"\n", &mut [0u8; 1], &mut [0usize; 1]);
         let mut piece = Self {
             columns: Vec::new(),
             data: Vec::new(),
@@ -369,8 +380,9 @@ impl RecordParser {
             skipped_lines: Vec::new(),
             announced: self.announced,
             infer: None,
+            utf8: false,
             parser: Parser::Csv {
-                reader: Box::new(reader),
+                reader: None,
                 header: false,
                 source: source.clone(),
                 width: *width,
@@ -382,6 +394,10 @@ impl RecordParser {
                 positional_header: *positional_header,
                 delimiter: *delimiter,
                 quote: *quote,
+                in_place: true,
+                lines: newlines,
+                scratch: Vec::new(),
+                spans: Vec::new(),
             },
         };
         piece.set_columns(self.columns.clone());
@@ -509,13 +525,18 @@ impl RecordParser {
     }
 
     fn parse_csv_bytes(&mut self, mut input: &[u8], end: bool) -> FilterResult<()> {
+        if let Parser::Csv { in_place: true, .. } = self.parser
+            && !input.is_empty()
+        {
+            input = self.read_in_place(input)?;
+        }
         loop {
             // csv-core reads an empty slice as the end of the input.
             if input.is_empty() && !end {
                 return Ok(());
             }
             let Parser::Csv {
-                reader,
+                reader: Some(reader),
                 out,
                 out_len,
                 ends,
@@ -523,7 +544,8 @@ impl RecordParser {
                 ..
             } = &mut self.parser
             else {
-                unreachable!("parse_csv on a CSV parser")
+                // A piece read in place to its end: csv-core holds no record to end.
+                return Ok(());
             };
             let (result, n_in, n_out, n_ends) =
                 reader.read_record(input, &mut out[*out_len..], &mut ends[*ends_len..]);
@@ -544,7 +566,9 @@ impl RecordParser {
                     ends.resize(grown, 0);
                 }
                 csv_core::ReadRecordResult::Record => {
-                    let (out, ends) = (std::mem::take(out), std::mem::take(ends));
+                    #[cfg(test)]
+                    CSV_CORE_RECORDS.with(|n| n.set(n.get() + 1));
+                    let (out, ends_buf) = (std::mem::take(out), std::mem::take(ends));
                     let fields = std::mem::take(ends_len);
                     let len = std::mem::take(out_len);
                     // The line the record starts on: csv-core counts every newline it
@@ -552,19 +576,71 @@ impl RecordParser {
                     let line = reader.line()
                         - u64::from(ended_line)
                         - memchr::memchr_iter(b'\n', &out[..len]).count() as u64;
-                    let result = self.csv_record(&out, &ends[..fields], line);
+                    let ends = &ends_buf[..fields];
+                    let field = |i: usize| &out[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
+                    let result = self.csv_record(fields, field, line);
                     if let Parser::Csv {
                         out: o, ends: e, ..
                     } = &mut self.parser
                     {
                         *o = out;
-                        *e = ends;
+                        *e = ends_buf;
                     }
                     result?;
                 }
                 csv_core::ReadRecordResult::End => return Ok(()),
             }
         }
+    }
+
+    /// A piece's whole records read in place (csv_fields.rs); the rest of `input` (a
+    /// record it leaves open) is for csv-core, which then goes on from its start.
+    fn read_in_place<'i>(&mut self, input: &'i [u8]) -> FilterResult<&'i [u8]> {
+        let Parser::Csv {
+            delimiter,
+            quote,
+            lines,
+            scratch,
+            spans,
+            ..
+        } = &mut self.parser
+        else {
+            unreachable!("read_in_place on a CSV parser")
+        };
+        let (delimiter, quote, mut at) = (*delimiter, *quote, *lines);
+        let (mut scratch, mut spans) = (std::mem::take(scratch), std::mem::take(spans));
+        // A cell never starts or ends inside a UTF-8 sequence (it is cut at ASCII
+        // bytes), so a piece that is UTF-8 has only UTF-8 cells. Else each is checked,
+        // and the first bad one named.
+        self.utf8 = encoding_rs::Encoding::utf8_valid_up_to(input) == input.len();
+        let read = read_records(
+            input,
+            delimiter,
+            quote,
+            &mut at,
+            &mut scratch,
+            &mut spans,
+            |fields, line| self.csv_record(fields.count(), |i| fields.get(i), line),
+        );
+        let Parser::Csv {
+            lines,
+            scratch: s,
+            spans: p,
+            in_place,
+            reader,
+            ..
+        } = &mut self.parser
+        else {
+            unreachable!("read_in_place on a CSV parser")
+        };
+        (*s, *p, *lines) = (scratch, spans, at);
+        self.utf8 = false;
+        let rest = &input[read?..];
+        if !rest.is_empty() {
+            *in_place = false;
+            *reader = Some(boundary_reader(delimiter, quote, at));
+        }
+        Ok(rest)
     }
 
     /// At the end of CSV input: a quoted field still open swallowed every byte after
@@ -588,7 +664,7 @@ impl RecordParser {
             out,
             out_len,
             ends_len,
-            reader,
+            reader: Some(reader),
             ..
         } = &self.parser
         else {
@@ -607,10 +683,14 @@ impl RecordParser {
         Ok(())
     }
 
-    /// One CSV record starting on line `line`: `ends[i]` is where field i ends in `out`.
-    fn csv_record(&mut self, out: &[u8], ends: &[usize], line: u64) -> FilterResult<()> {
+    /// One CSV record of `count` fields starting on line `line`; `field(i)` is field i.
+    fn csv_record<'f>(
+        &mut self,
+        count: usize,
+        field: impl Fn(usize) -> &'f [u8],
+        line: u64,
+    ) -> FilterResult<()> {
         self.records += 1;
-        let field = |i: usize| &out[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
         let Parser::Csv {
             header,
             source,
@@ -623,14 +703,14 @@ impl RecordParser {
         };
         if *header {
             *header = false;
-            *width = Some(ends.len());
+            *width = Some(count);
             source.clear();
             if *positional_header {
                 source.extend(0..self.columns.len());
                 return Ok(());
             }
             // Header names are matched without the spaces and tabs around them.
-            let names: Vec<&[u8]> = (0..ends.len()).map(|i| trim_number(field(i))).collect();
+            let names: Vec<&[u8]> = (0..count).map(|i| trim_number(field(i))).collect();
             for c in &self.columns {
                 match names.iter().position(|n| *n == c.name.as_bytes()) {
                     Some(i) => source.push(i),
@@ -644,10 +724,10 @@ impl RecordParser {
             }
             return Ok(());
         }
-        if *width != Some(ends.len()) {
+        if *width != Some(count) {
             let what = format!(
                 "{} fields, expected {}",
-                ends.len(),
+                count,
                 width.unwrap_or(self.columns.len())
             );
             return self.row_failed(line, what);
@@ -664,12 +744,18 @@ impl RecordParser {
     }
 
     fn parse_ndjson(&mut self, state: &mut Ndjson, input: &[u8], end: bool) -> FilterResult<()> {
+        // Lines wholly in a UTF-8 `input` need no check of their strings (one SIMD pass
+        // instead of one per string); a line joined with held bytes is checked.
+        let utf8 = encoding_rs::Encoding::utf8_valid_up_to(input) == input.len();
         let mut start = 0;
         while let Some(nl) = memchr::memchr(b'\n', &input[start..]) {
             let stop = start + nl;
             state.lines += 1;
             if state.line.is_empty() {
-                self.ndjson_record(&mut state.rows, &input[start..stop], state.lines)?;
+                state.rows.utf8 = utf8;
+                let result = self.ndjson_record(&mut state.rows, &input[start..stop], state.lines);
+                state.rows.utf8 = false;
+                result?;
             } else {
                 state.line.extend_from_slice(&input[start..stop]);
                 let text = std::mem::take(&mut state.line);
@@ -736,7 +822,7 @@ impl RecordParser {
             let pushed = if fills {
                 self.data[i].push_fill(c.ty, c.default.as_deref())
             } else {
-                self.data[i].push(c, text)
+                self.data[i].push(c, text, self.utf8)
             };
             if let Err(what) = pushed {
                 for (d, c) in self.data.iter_mut().zip(&self.columns) {
@@ -848,9 +934,25 @@ impl RecordParser {
     }
 }
 
-/// Most bytes held back to infer columns from (a header and rows longer than this are
-/// typed from what fits).
-pub(crate) const INFER_BYTES: usize = 4 << 20;
+#[cfg(test)]
+thread_local! {
+    /// Records csv-core read on this thread (the rest were read in place).
+    pub(crate) static CSV_CORE_RECORDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A csv-core reader for records that start at a record boundary after `newlines`
+/// newlines, numbering lines as a reader from the stream's start would.
+fn boundary_reader(delimiter: u8, quote: u8, newlines: u64) -> Box<csv_core::Reader> {
+    let mut reader = csv_core::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .quote(quote)
+        .build();
+    // A new reader strips a BOM at its first read, but these first bytes are data: a
+    // newline read first (a blank line, skipped) uses that read up.
+    reader.set_line(newlines);
+    let _ = reader.read_record(b"\n", &mut [0u8; 1], &mut [0usize; 1]);
+    Box::new(reader)
+}
 
 /// Appends `input` to `held` (an NDJSON stream's first bytes, its columns still to be
 /// inferred) and says whether they now hold the sample (`sample_complete`). Only a
@@ -1010,12 +1112,8 @@ mod tests {
     use super::*;
     use crate::FilterSpec;
 
-    /// A first line longer than INFER_BYTES, pushed in small chunks: typed from that
-    /// line as before, with the held bytes scanned only when the limit is crossed and
-    /// when a newline comes, not on every push past the limit.
-    #[test]
-    fn a_long_first_line_is_scanned_a_bounded_number_of_times() {
-        let spec = r#"{"kind":"ndjson","layout":"records","inferRows":3}"#;
+    /// The parser a record filter's JSON spec makes.
+    fn parser_of(spec: &str) -> RecordParser {
         let FilterSpec::Records {
             columns,
             format,
@@ -1024,7 +1122,66 @@ mod tests {
         else {
             unreachable!()
         };
-        let mut parser = RecordParser::with_options(columns, format, options).unwrap();
+        RecordParser::with_options(columns, format, options).unwrap()
+    }
+
+    /// A piece of whole records is read in place, csv-core reading none of them (it
+    /// read every one, a DFA step and a copy per byte, before); a record the piece
+    /// leaves open is csv-core's. The batches are the sequential parser's.
+    #[test]
+    fn a_piece_of_whole_records_is_read_without_csv_core() {
+        let spec = r#"{"kind":"csv","layout":"records","report":true,"onError":"skip","columns":[
+            {"name":"id","type":"f64","nullable":true},{"name":"name","type":"string"},
+            {"name":"ok","type":"bool","nullable":true}]}"#;
+        let head_and_rows = b"id,name,ok\n1,\"a, \"\"b\"\"\",true\n";
+        let rows = b"2,plain,false\r\n3,\"x\ny\",\n\n4,\"q\"z,1\n5,ragged\n6,open,";
+        let parser = || parser_of(spec);
+        let mut one = parser();
+        one.push(head_and_rows).unwrap();
+        let whole = rows.len() - b"6,open,".len();
+        let want = (
+            one.push(&rows[..whole]).unwrap(),
+            one.finish_after(&rows[whole..]),
+        );
+        let mut head = parser();
+        head.push(head_and_rows).unwrap();
+        let mut piece = head.csv_piece(2).unwrap();
+        CSV_CORE_RECORDS.with(|n| n.set(0));
+        let got = piece.push(&rows[..whole]).unwrap();
+        assert_eq!(CSV_CORE_RECORDS.with(|n| n.get()), 0);
+        assert_eq!(got, want.0);
+        // The last piece: `6,open,` has no terminator, so csv-core ends it at the finish.
+        let mut last = head
+            .csv_piece(2 + crate::csv_split::newlines(&rows[..whole]))
+            .unwrap();
+        CSV_CORE_RECORDS.with(|n| n.set(0));
+        assert_eq!(last.finish_after(&rows[whole..]), want.1);
+        assert_eq!(CSV_CORE_RECORDS.with(|n| n.get()), 1);
+    }
+
+    /// Strings of a line wholly in a UTF-8 push skip their own check; a line joined
+    /// with bytes held from the push before is checked, so a bad byte there is named.
+    #[test]
+    fn ndjson_utf8_is_checked_once_per_push_and_on_joined_lines() {
+        let spec = r#"{"kind":"ndjson","columns":[{"name":"s","type":"string"}]}"#;
+        let mut p = parser_of(spec);
+        assert!(p.push("{\"s\":\"été\"}\n".as_bytes()).is_ok());
+        p.push(b"{\"s\":\"a\xFF").unwrap();
+        let err = p.push(b"b\"}\n{\"s\":\"c\"}\n").unwrap_err();
+        assert!(
+            err.message.contains("line 2: not JSON: invalid UTF-8"),
+            "{}",
+            err.message
+        );
+    }
+
+    /// A first line longer than INFER_BYTES, pushed in small chunks: typed from that
+    /// line as before, with the held bytes scanned only when the limit is crossed and
+    /// when a newline comes, not on every push past the limit.
+    #[test]
+    fn a_long_first_line_is_scanned_a_bounded_number_of_times() {
+        let spec = r#"{"kind":"ndjson","layout":"records","inferRows":3}"#;
+        let mut parser = parser_of(spec);
         let mut text = b"{\"n\":1,\"s\":\"".to_vec();
         text.resize(12 << 20, b'x');
         text.extend_from_slice(b"\"}\n{\"n\":2,\"b\":true}\n");

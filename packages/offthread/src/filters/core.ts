@@ -38,6 +38,12 @@ export interface FilterCore {
    * input back; pushes of an empty chunk go on from there (each at most this long).
    */
   readonly piece?: number;
+  /**
+   * Record filters on the native pool: while at least `eager` pushes are pending (each
+   * pool thread has one), chunks of at least `min` bytes are gathered (copied) into one
+   * push of up to `bytes` and `chunks` chunks (see `OrderedPushes.write`).
+   */
+  readonly gather?: { readonly min: number; readonly bytes: number; readonly chunks: number; readonly eager: number };
   push(chunk: Uint8Array): Promise<Uint8Array>;
   /** The end of the stream: the bytes held back (a digest, a deflate trailer, a last row). */
   finish(): Promise<Uint8Array>;
@@ -54,6 +60,23 @@ export interface FilterCore {
 }
 
 const NO_BYTES = new Uint8Array(0);
+
+/**
+ * The most a record filter gathers into one push while the pool is behind. Each push
+ * costs both threads a fixed amount — a job, a piece's parser, a batch message and its
+ * RecordBatch, a stream chunk — so pieces of 64 KiB spent about a third of a CSV
+ * stream's CPU on it; pieces of 256 KiB cut the CPU of 100 MiB of CSV from ≈ 0.72–0.86
+ * to ≈ 0.53–0.57 s (docs/streams.md, Performance).
+ */
+const GATHER_BYTES = 256 * 1024;
+/** …and at most this many chunks: a stream of small chunks keeps pieces to go round. */
+const GATHER_CHUNKS = 4;
+/**
+ * Only chunks this big are gathered (a file's reads: 64 KiB). Smaller ones go as they
+ * are: a Node stream joins those queued while the pool is busy anyway (`_writev`, up to
+ * its highWaterMark). Either way only where batches end changes, never their rows.
+ */
+const GATHER_MIN = 16 * 1024;
 /** A push's result: its bytes, or 0 where it produced none (the addon sends no Buffer then). */
 const bytesOf = (r: Uint8Array | number): Uint8Array => (typeof r === 'number' ? NO_BYTES : r);
 
@@ -273,6 +296,11 @@ function openCore(spec: FilterSpec, options: FilterRunOptions): FilterCore {
       backend: 'native',
       inFlight,
       piece,
+      // Pieces of whole records parse independently, so joining chunks changes only
+      // how rows fall into batches.
+      ...(parallel && emitsBatches(spec)
+        ? { gather: { min: GATHER_MIN, bytes: GATHER_BYTES, chunks: GATHER_CHUNKS, eager: pool.threads } }
+        : {}),
       // Transcoding writes into a Buffer the binding makes and hands out when the job is done.
       push: (chunk) => submit(() => pool.run('filter', { filter, chunk }, {})).then(bytesOf),
       finish: () => submit(() => pool.run('filter', { filter, chunk: null }, {})).then(bytesOf),
@@ -338,6 +366,12 @@ export class OrderedPushes {
   /** Resolves once the reader wants more output (undefined: it has room now). */
   readonly #room: () => Promise<void> | undefined;
   readonly #pending: Promise<Uint8Array>[] = [];
+  /** Pending pushes that have settled (their output can go out without waiting). */
+  readonly #settled = new WeakSet<Promise<Uint8Array>>();
+  /** Bytes gathered for the next push (`core.gather`), `#heldLength` of them used. */
+  #held: Uint8Array | undefined = undefined;
+  #heldLength = 0;
+  #heldChunks = 0;
   #failed: unknown = undefined;
   #aborted = false;
 
@@ -354,15 +388,60 @@ export class OrderedPushes {
   #push(chunk: Uint8Array): void {
     const p = this.#core.push(chunk);
     // Rejections are observed in drainOne, in order; do not report them twice.
-    p.catch(() => {});
+    const settled = () => {
+      this.#settled.add(p);
+    };
+    p.then(settled, settled);
     this.#pending.push(p);
   }
 
-  /** Starts a push; resolves once fewer than `inFlight` pushes are pending. */
+  /**
+   * Starts a push; resolves once fewer than `inFlight` pushes are pending. With
+   * `core.gather`, a chunk (of `min` bytes or more) written while every pool thread has a push is copied into
+   * the next push instead, and the writer goes on: that push is sent once `bytes` or
+   * `chunks` chunks are in, or at once when a thread has none. Pieces grow only while the pool is behind:
+   * a stream the pool keeps up with has a push per chunk, as without.
+   */
   async write(chunk: Uint8Array): Promise<void> {
     if (this.#failed !== undefined) throw this.#failed;
-    this.#push(chunk);
+    const gather = this.#core.gather;
+    // A small chunk goes alone, unless bytes are held: it must follow them.
+    if (gather === undefined || (this.#held === undefined && chunk.length < gather.min)) {
+      this.#push(chunk);
+      while (this.#pending.length >= this.#core.inFlight) await this.#drainOne();
+      return;
+    }
+    // Outputs already done go out now, in order, and free their slots.
+    while (this.#pending.length > 0 && this.#settled.has(this.#pending[0] as Promise<Uint8Array>))
+      await this.#drainOne();
+    const idle = this.#pending.length < gather.eager;
+    if (this.#held === undefined && (idle || chunk.length >= gather.bytes)) {
+      await this.#waitForRoom();
+      this.#push(chunk);
+      return;
+    }
+    if (this.#held !== undefined && this.#heldLength + chunk.length > this.#held.length) await this.#pushHeld();
+    // A copy: the writer may reuse its chunk once this resolves.
+    this.#held ??= new Uint8Array(Math.max(gather.bytes, chunk.length));
+    this.#held.set(chunk, this.#heldLength);
+    this.#heldLength += chunk.length;
+    this.#heldChunks++;
+    if (idle || this.#heldLength >= gather.bytes || this.#heldChunks >= gather.chunks) await this.#pushHeld();
+  }
+
+  async #waitForRoom(): Promise<void> {
     while (this.#pending.length >= this.#core.inFlight) await this.#drainOne();
+  }
+
+  /** Sends the gathered bytes as one push (once a push may start). */
+  async #pushHeld(): Promise<void> {
+    await this.#waitForRoom();
+    const held = this.#held;
+    if (held === undefined || this.#aborted) return;
+    this.#push(held.subarray(0, this.#heldLength));
+    this.#held = undefined;
+    this.#heldLength = 0;
+    this.#heldChunks = 0;
   }
 
   async #drainOne(): Promise<void> {
@@ -387,6 +466,7 @@ export class OrderedPushes {
 
   /** Waits for every pending push, then finishes the filter. */
   async end(): Promise<void> {
+    if (this.#held !== undefined) await this.#pushHeld();
     while (this.#pending.length > 0) await this.#drainOne();
     if (this.#aborted) return;
     const last = await this.#core.finish();
@@ -413,6 +493,7 @@ export class OrderedPushes {
   abort(): void {
     this.#aborted = true;
     this.#pending.length = 0;
+    this.#held = undefined;
     this.#core.close();
   }
 }
