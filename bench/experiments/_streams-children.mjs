@@ -321,15 +321,15 @@ export async function offloadChild(chunks) {
   return result;
 }
 
-/** Child: parse a CSV or NDJSON file, counting rows. */
-export async function parseChild(method, input) {
+/** Child: parse a CSV or NDJSON file read `readBytes` at a time, counting rows. */
+export async function parseChild(method, input, readBytes = CHUNK) {
   const { filters } = await import('offthread');
   const loop = startLoopDelay({ resolutionMs: 1 });
   const meter = cpuMeter();
   meter.start();
   let rows = 0;
   let check = 0; // sum of ids: the parsers must agree
-  const src = () => createReadStream(input, { highWaterMark: CHUNK });
+  const src = () => createReadStream(input, { highWaterMark: readBytes });
   const count = (objectMode, each) =>
     new Writable({
       objectMode,
@@ -385,7 +385,7 @@ export async function parseChild(method, input) {
       rows++;
       check += row[0];
     };
-    for await (const text of createReadStream(input, { highWaterMark: CHUNK, encoding: 'utf8' })) {
+    for await (const text of createReadStream(input, { highWaterMark: readBytes, encoding: 'utf8' })) {
       parser ??= initParser(inferSchema(text));
       parser.chunk(text, parser.typedArrs, reducer);
     }
