@@ -101,7 +101,7 @@ pub(crate) fn read_records<E>(
                 let Some((span, next)) = quoted(input, i + 1, quote, &unquoted_end, scratch) else {
                     break None;
                 };
-                newlines += count_newlines(&input[open..next]);
+                newlines += crate::csv_split::newlines(&input[open..next]);
                 spans.push(span);
                 i = next;
             } else {
@@ -184,11 +184,6 @@ fn quoted(
 /// bytes after it, never before): its lowest set bit is the first zero byte.
 fn zero_bytes(x: u64) -> u64 {
     x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080
-}
-
-/// The `\n`s in `bytes` (a plain loop the compiler vectorises).
-fn count_newlines(bytes: &[u8]) -> u64 {
-    bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 #[cfg(test)]

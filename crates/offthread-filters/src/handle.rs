@@ -180,7 +180,7 @@ impl LineCutter {
         let mut piece = std::mem::take(&mut self.carry);
         piece.extend_from_slice(&chunk[..=nl]);
         self.carry.extend_from_slice(&chunk[nl + 1..]);
-        self.lines += memchr::memchr_iter(b'\n', &chunk[..=nl]).count() as u64;
+        self.lines += crate::csv_split::newlines(&chunk[..=nl]);
         (piece, before)
     }
 }
