@@ -59,10 +59,12 @@ const PARSE_ROUNDS = 5;
 /**
  * The second read size of the parse rows: a file stream reads one chunk at a time, each a
  * round trip through libuv's threads, and 100 MiB read 64 KiB at a time took 126–205 ms
- * here with nothing else to do (1 MiB: 48–87 ms) — a parser on the pool waits on that.
+ * here with nothing else to do (256 KiB: 58–71 ms) — a parser on the pool waits on that.
+ * 256 KiB, not more: at 1 MiB the CSV ran faster still (176 against 230 ms in a probe)
+ * but the loop stalled 4–11 ms ten times a run (a chunk's inference, GC of 1 MiB Buffers).
  */
-const BIG_READ = 1024 * 1024;
-const BIG_READ_LABEL = '1 MiB reads';
+const BIG_READ = 256 * 1024;
+const BIG_READ_LABEL = '256 KiB reads';
 
 /** Runs of the per-chunk child (each figure is the median of its runs). */
 const OFFLOAD_ROUNDS = 3;
