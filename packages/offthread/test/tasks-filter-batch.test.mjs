@@ -70,6 +70,29 @@ async function drain(stream) {
   return bytes;
 }
 
+/**
+ * `n` chunks of 4 KiB (chunk i filled with i & 0xff) through filters.task(work.copy), from
+ * a synchronous source (as a file read into memory: each read() pushes one chunk);
+ * `each` sees every output.
+ */
+async function copyThrough(n, each) {
+  let made = 0;
+  await pipeline(
+    new Readable({
+      read() {
+        this.push(made < n ? Buffer.alloc(4096, made++ & 0xff) : null);
+      },
+    }),
+    filters.task(work.copy),
+    new Writable({
+      write(chunk, _enc, cb) {
+        each(chunk);
+        cb();
+      },
+    }),
+  );
+}
+
 test('chunks written in one turn go to the worker in one message', async () => {
   reset();
   const t = filters.task(work.copy);
@@ -87,22 +110,7 @@ test("the worker's outputs come back several to a message, every byte in order",
   reset();
   const n = 256;
   const out = [];
-  let made = 0;
-  await pipeline(
-    // A synchronous source (as a file read into memory): each read() pushes one chunk.
-    new Readable({
-      read() {
-        this.push(made < n ? Buffer.alloc(4096, made++ & 0xff) : null);
-      },
-    }),
-    filters.task(work.copy),
-    new Writable({
-      write(chunk, _enc, cb) {
-        out.push(chunk);
-        cb();
-      },
-    }),
-  );
+  await copyThrough(n, (chunk) => out.push(chunk));
   const bytes = Buffer.concat(out);
   assert.equal(bytes.length, n * 4096);
   for (let i = 0; i < n; i++) assert.equal(bytes[i * 4096], i & 0xff, `chunk ${i} in its place`);
@@ -122,24 +130,12 @@ test('a steady stream keeps its budget slot between windows (it parks only when 
   };
   try {
     const n = 512;
-    let made = 0;
     let got = 0;
     let whileFlowing = -1;
-    await pipeline(
-      new Readable({
-        read() {
-          this.push(made < n ? Buffer.alloc(4096, made++ & 0xff) : null);
-        },
-      }),
-      filters.task(work.copy),
-      new Writable({
-        write(_chunk, _enc, cb) {
-          // Counted up to the last chunk's arrival: the job's own end leaves once after.
-          if (++got === n) whileFlowing = leaves;
-          cb();
-        },
-      }),
-    );
+    await copyThrough(n, () => {
+      // Counted up to the last chunk's arrival: the job's own end leaves once after.
+      if (++got === n) whileFlowing = leaves;
+    });
     // Before: the job gave its slot back whenever the worker had taken every chunk sent
     // (a leave per window, dozens here), and took it again with the next write.
     assert.ok(whileFlowing <= 2, `the stream left its budget slot ${whileFlowing} times while flowing`);
