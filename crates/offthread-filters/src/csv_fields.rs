@@ -101,7 +101,7 @@ pub(crate) fn read_records<E>(
                 let Some((span, next)) = quoted(input, i + 1, quote, &unquoted_end, scratch) else {
                     break None;
                 };
-                newlines += crate::csv_split::newlines(&input[open..next]);
+                newlines += crate::lines::newlines(&input[open..next]);
                 spans.push(span);
                 i = next;
             } else {

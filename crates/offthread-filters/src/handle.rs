@@ -180,7 +180,7 @@ impl LineCutter {
         let mut piece = std::mem::take(&mut self.carry);
         piece.extend_from_slice(&chunk[..=nl]);
         self.carry.extend_from_slice(&chunk[nl + 1..]);
-        self.lines += crate::csv_split::newlines(&chunk[..=nl]);
+        self.lines += crate::lines::newlines(&chunk[..=nl]);
         (piece, before)
     }
 }

@@ -19,6 +19,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod handle;
+mod lines;
 mod ndjson;
 mod records;
 mod spec;

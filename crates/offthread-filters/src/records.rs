@@ -1152,7 +1152,7 @@ mod tests {
         assert_eq!(got, want.0);
         // The last piece: `6,open,` has no terminator, so csv-core ends it at the finish.
         let mut last = head
-            .csv_piece(2 + crate::csv_split::newlines(&rows[..whole]))
+            .csv_piece(2 + crate::lines::newlines(&rows[..whole]))
             .unwrap();
         CSV_CORE_RECORDS.with(|n| n.set(0));
         assert_eq!(last.finish_after(&rows[whole..]), want.1);
