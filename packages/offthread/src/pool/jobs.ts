@@ -257,6 +257,12 @@ export class JobPool {
    * there for good (found as a hang once in ~100 streams aborted mid-way).
    */
   #post(thread: Thread, msg: ToWorker, transfer?: Transferable[]): void {
+    this.#postQuietly(thread, msg, transfer);
+    this.#signal(thread.index);
+  }
+
+  /** `#post` without the wake-up: the caller signals once it has queued more. */
+  #postQuietly(thread: Thread, msg: ToWorker, transfer?: Transferable[]): void {
     const L = this.#L as Layout;
     Atomics.add(L.i32, L.w(thread.index, W_POSTED), 1);
     try {
@@ -266,7 +272,6 @@ export class JobPool {
       this.#signal(thread.index);
       throw err;
     }
-    this.#signal(thread.index);
   }
 
   #signal(index: number): void {
@@ -331,7 +336,9 @@ export class JobPool {
     L.i32[L.s(slot, S_FLAGS)] = F_BY_MESSAGE | (lone ? F_LONE : 0);
     Atomics.store(L.i32, L.s(slot, S_STATE), QUEUED);
     try {
-      this.#post(thread, { type: 'args', slot, id: job.id, args: job.args }, job.transfer);
+      // One wake-up, once the slot is queued too: a worker woken by the message alone
+      // found no slot yet and went back to sleep, to be woken again.
+      this.#postQuietly(thread, { type: 'args', slot, id: job.id, args: job.args }, job.transfer);
     } catch (err) {
       return fail(`an argument cannot cross to a worker: ${(err as Error).message}`);
     }
