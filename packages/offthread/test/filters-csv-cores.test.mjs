@@ -47,8 +47,9 @@ async function run(filter, bytes, size) {
 const columns = { id: 'i64', amount: 'f64?', note: 'string' };
 
 test('a CSV stream has several chunks in flight on the native pool and on worker pools', () => {
-  // Two pieces per thread: one parses while the next is cut and sent.
+  // Two pieces per thread: one parses while the next is cut and sent (NDJSON's too).
   assert.equal(filters.csv({ columns, pool: native }).inFlight, 8);
+  assert.equal(filters.ndjson({ columns, pool: native }).inFlight, 8);
   assert.equal(filters.csv({ columns, pool: native, inFlight: 3 }).inFlight, 3);
   assert.ok(filters.csv({ pool: native }).inFlight >= 2, 'inferred columns too');
   assert.equal(filters.csv({ columns, pool: workers }).inFlight, 2);
