@@ -109,7 +109,11 @@ test('a long stream: the sample is held once, then pieces parse in parallel with
     lines.push(JSON.stringify({ i, even: i % 2 === 0, s: `v${i}`, maybe: i % 3 ? i : null }));
   const filter = filters.ndjson();
   const batches = await run(filter, `${lines.join('\n')}\n`, 4096);
-  assert.ok(batches.length > 10);
+  // How many batches depends on how `_writev` gathers the 4 KiB chunks while the pool
+  // is busy (10 to 13 seen on Node 24 and 26); that the stream was cut into pieces
+  // and no piece held most of it does not.
+  assert.ok(batches.length >= 5, `${batches.length} batches`);
+  assert.ok(Math.max(...batches.map((b) => b.length)) < 20_000 / 4);
   for (const b of batches) assert.deepEqual(b.names, ['i', 'even', 's', 'maybe']);
   let sum = 0;
   let nulls = 0;
