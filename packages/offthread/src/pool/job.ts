@@ -98,6 +98,8 @@ export interface Job {
   onProgress: ((value: unknown) => void) | undefined;
   /** Parked by its caller (JobOptions.park): waiting on it, not keeping the process alive. */
   parked: boolean;
+  /** Its arguments are its own copy, made when it had to wait (holdArgs). */
+  held?: boolean;
   /** The job streams its result (pool/streams.ts): weak, so a dropped stream can be collected and cancel itself. */
   stream?: WeakRef<JobStream>;
 }
@@ -135,12 +137,40 @@ export function enterBudget(
 ): void {
   if (lease.enter(1)) start(job);
   else {
+    const bad = holdArgs(job);
+    if (bad) {
+      fail(job, bad);
+      return;
+    }
     job.waiter = lease.admit({
       priority: job.priority,
       weight: 1,
       start: () => start(job),
       fail: (err) => fail(job, err),
     });
+  }
+}
+
+/**
+ * The job waits before it reaches a worker: its arguments are copied now, as a call's
+ * are, so that the caller may change or reuse them meanwhile (the message or the slot
+ * written later would carry the changes). Values without objects need no copy. Returns
+ * the error to fail the job with when they cannot be copied (a transfer list beside
+ * something structured clone refuses).
+ */
+export function holdArgs(job: Job): Error | null {
+  if (job.held || job.args.every((a) => typeof a !== 'object' || a === null)) return null;
+  job.held = true;
+  try {
+    if (job.transfer) {
+      // Cloned together, the list's copies are the ones the arguments' copy holds.
+      const held = structuredClone({ args: job.args, transfer: job.transfer }, { transfer: job.transfer });
+      job.args = held.args;
+      job.transfer = held.transfer;
+    } else job.args = structuredClone(job.args);
+    return null;
+  } catch (err) {
+    return makeError('ERR_TASK_DATA', `an argument cannot cross to a worker: ${(err as Error).message}`);
   }
 }
 

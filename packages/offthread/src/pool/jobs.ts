@@ -18,11 +18,13 @@
 
 import { makeError } from '../errors.js';
 import { host, type Transferable, type WorkerPort } from '../host.js';
+import { moveCopies } from './big-buffers.js';
 import { Budget, type Lease } from './budget.js';
 import { decode, encode, NO_FIT, type Region, region } from './codec.js';
 import type { TaskStats } from './engine.js';
 import {
   enterBudget,
+  holdArgs,
   type Job,
   type JobOptions,
   type JobPoolOptions,
@@ -161,6 +163,12 @@ export class JobPool {
     job.admitted = true;
     if (this.#free.length > 0) this.#place(job);
     else {
+      const bad = holdArgs(job);
+      if (bad) {
+        this.#leave(job);
+        this.#settle(job, bad);
+        return;
+      }
       (this.#overflow[job.priority] as Job[]).push(job);
       this.#overflowCount++;
     }
@@ -338,7 +346,9 @@ export class JobPool {
     try {
       // One wake-up, once the slot is queued too: a worker woken by the message alone
       // found no slot yet and went back to sleep, to be woken again.
-      this.#postQuietly(thread, { type: 'args', slot, id: job.id, args: job.args }, job.transfer);
+      const moved = moveCopies(job.args, job.transfer);
+      const args = moved ? moved.args : job.args;
+      this.#postQuietly(thread, { type: 'args', slot, id: job.id, args }, moved ? moved.transfer : job.transfer);
     } catch (err) {
       return fail(`an argument cannot cross to a worker: ${(err as Error).message}`);
     }

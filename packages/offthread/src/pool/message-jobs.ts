@@ -5,10 +5,12 @@
  */
 import { makeError } from '../errors.js';
 import { host, type WorkerPort } from '../host.js';
+import { moveCopies } from './big-buffers.js';
 import { Budget, type Lease } from './budget.js';
 import type { TaskStats } from './engine.js';
 import {
   enterBudget,
+  holdArgs,
   type Job,
   type JobOptions,
   type JobPoolOptions,
@@ -105,6 +107,14 @@ export class MessageJobPool {
   #admit(job: Job): void {
     job.waiter = undefined;
     job.admitted = true;
+    if (!this.#threads.some((t) => !t.job)) {
+      const bad = holdArgs(job);
+      if (bad) {
+        this.#leave(job);
+        this.#settle(job, bad);
+        return;
+      }
+    }
     (this.#queue[job.priority] as Job[]).push(job);
     this.#queued++;
     this.#dispatch();
@@ -192,7 +202,12 @@ export class MessageJobPool {
       t.job = job;
       job.slot = t.index;
       try {
-        t.port.post({ type: 'job', slot: t.index, id: job.id, fn: job.fn, args: job.args }, job.transfer);
+        const moved = moveCopies(job.args, job.transfer);
+        const args = moved ? moved.args : job.args;
+        t.port.post(
+          { type: 'job', slot: t.index, id: job.id, fn: job.fn, args },
+          moved ? moved.transfer : job.transfer,
+        );
       } catch (err) {
         t.job = null;
         this.#leave(job);

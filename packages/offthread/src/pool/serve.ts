@@ -12,6 +12,7 @@
  * after a brief spin when the last job was a lone call (the next one usually follows).
  */
 import type { Transferable } from '../host.js';
+import { moveCopies } from './big-buffers.js';
 import { decode, encode, NO_FIT, type Region, region } from './codec.js';
 import {
   CLAIMED,
@@ -154,7 +155,7 @@ function serveByMessage(runner: JobRunner, post: (msg: FromWorker, transfer?: Tr
       return;
     }
     try {
-      post({ type: 'result', slot, id, value });
+      postResult(post, slot, id, value);
     } catch (err) {
       fail(
         slot,
@@ -356,7 +357,7 @@ function serveShared(
       return;
     }
     try {
-      post({ type: 'result', slot, id, value });
+      postResult(post, slot, id, value);
     } catch (err) {
       const why = `the task's result cannot be cloned: ${(err as Error)?.message ?? err}`;
       post({ type: 'error', slot, id, error: new CodedFailure('ERR_TASK_DATA', why).toWire() });
@@ -676,4 +677,16 @@ function serveShared(
   }
 
   return handle;
+}
+
+/** A result by message: its big buffers copied once and moved (big-buffers.ts), the rest cloned. */
+function postResult(
+  post: (msg: FromWorker, transfer?: Transferable[]) => void,
+  slot: number,
+  id: number,
+  value: unknown,
+): void {
+  const moved = moveCopies([value], undefined);
+  if (moved) post({ type: 'result', slot, id, value: moved.args[0] }, moved.transfer);
+  else post({ type: 'result', slot, id, value });
 }
