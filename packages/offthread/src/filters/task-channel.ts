@@ -342,6 +342,11 @@ export class TaskChannel {
   #sendQueued(): void {
     this.#due = false;
     if (this.#over) return;
+    // Chunks going anyway carry all the credit the reader has room for. Granted only in
+    // halves, the credit ran out once a window: the driver reports after taking half a
+    // window, one output short of half, so the grant waited for the next report and the
+    // transform for the grant (150 stalls in 4,096 chunks of 64 KiB; 4 with this).
+    if (this.#chunks.length > 0 && this.#readerRoom) this.#grant(0);
     const msg: ToDriver = {};
     if (this.#chunks.length > 0) msg.c = this.#chunks;
     if (this.#credit > 0) msg.n = this.#credit;
@@ -386,15 +391,22 @@ export class TaskChannel {
     if (seen === this.#sent && !this.#due && this.#outbox === null && !this.#over) this.#park();
   };
 
+  /** Credit for a message of its own: only once half a window of it is due. */
   #grantNow(): void {
+    if (this.#grant(2)) this.#queue();
+  }
+
+  /** Grants the worker the rest of the windows if a `1/part` of either is due (0: any). */
+  #grant(part: number): boolean {
     const want = OUT_WINDOW - this.#granted;
     const wantBytes = OUT_BYTES - this.#grantedBytes;
-    if (this.#port === null || this.#over || (want < OUT_WINDOW / 2 && wantBytes < OUT_BYTES / 2)) return;
+    if (this.#port === null || this.#over || (want <= 0 && wantBytes <= 0)) return false;
+    if (part > 0 && want < OUT_WINDOW / part && wantBytes < OUT_BYTES / part) return false;
     this.#granted += want;
     this.#grantedBytes += wantBytes;
     this.#credit += want;
     this.#creditBytes += wantBytes;
-    this.#queue();
+    return true;
   }
 
   /** The stream was destroyed or cancelled: the job aborts, which ends the transform on its worker. */
