@@ -70,8 +70,8 @@ function replace(value: unknown, walk: Walk, depth: number): unknown {
     const r = replace(v, walk, depth + 1);
     if (r === v) return;
     if (!out) {
-      // Rebuilt as clone reads it: own enumerable properties, holes kept (an array with
-      // properties besides its indices is left to clone).
+      // Rebuilt as clone reads it: own enumerable properties (an array with holes, or
+      // with properties besides its indices, is left to clone).
       if (array && Object.keys(value).length !== (value as unknown[]).length) throw GIVE_UP;
       out = array ? (value as unknown[]).slice() : { ...(value as Record<string, unknown>) };
     }
