@@ -1,12 +1,13 @@
 // A call's arguments are copied when it is made (issue 29): a call that waits for a
-// worker (a busy pool, past the 1,024 slots) carries the values of the call, not what the
-// caller changed them to afterwards — on both job transports. Big buffers (≥ 64 KiB) are
-// copied once and moved instead of cloned; what the worker gets is still exactly what
-// structured clone gives (the oracle), and the caller's own buffer is left as it was.
+// worker (the thread budget held by other work, past the 1,024 slots, the message
+// transport's queue) carries the values of the call, not what the caller changed them to
+// afterwards — on both job transports. Big buffers (≥ 64 KiB) are copied once and moved
+// instead of cloned; what the worker gets is still exactly what structured clone gives
+// (the oracle), and the caller's own buffer is left as it was.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { after, describe, test } from 'node:test';
-import { Pool, tasks } from 'offthread';
+import { md5, Pool, tasks } from 'offthread';
 
 const require = createRequire(import.meta.url);
 // The pool's internals (not exported by the package): the Node build's own file.
@@ -35,12 +36,14 @@ describe('arguments are the values at the call', () => {
   const work = tasks(fixture('work.mjs'), { pool });
   after(() => pool.close());
 
-  test('while the pool is busy (the calls wait for the run budget)', async () => {
+  test("while the pool's thread budget is held by a kernel (the calls wait for it)", async () => {
     await work.add(1, 2);
+    // One thread: a native MD5 loop holds the pool's whole budget, so the task calls wait.
+    const kernel = md5.iterate('x', 400_000, { pool });
     await changedAfterTheCall(
       (bytes, transfer) => (transfer ? work.sum.with({ transfer })(bytes) : work.sum(bytes)),
       work.echo,
-      work.hog(100),
+      kernel,
     );
   });
 
