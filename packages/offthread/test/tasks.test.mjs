@@ -296,6 +296,26 @@ describe('tasks(): abort, timeout and grace', () => {
     await pool.close();
   });
 
+  test('a task that stopped in time keeps its worker, even when the loop is held up past the grace', async () => {
+    // The task answers its abort at once (by message); the main thread then blocks for
+    // three graces. Timers run before the loop reads messages: the grace's check must
+    // read the answer first, not kill the worker (and whatever it runs next).
+    const pool = new Pool({ threads: 1, cancelGrace: 50 });
+    const work = tasks(fixture('work.mjs'), { pool });
+    await work.add(1, 1);
+    const controller = new AbortController();
+    const waiting = work.waitForAbort.with({ signal: controller.signal })();
+    await new Promise((r) => setTimeout(r, 20)); // running on its worker
+    controller.abort();
+    const until = performance.now() + 150;
+    while (performance.now() < until); // the loop held up
+    await rejectsWith(waiting, 'ERR_ABORTED');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await work.add(2, 3), 5);
+    assert.equal(pool.stats().tasks.replaced, 0);
+    await pool.close();
+  });
+
   test('a queued task that is aborted never runs; the others run once each', async () => {
     const pool = new Pool({ threads: 1 });
     const work = tasks(fixture('work.mjs'), { pool });

@@ -576,12 +576,18 @@ export class JobPool {
     const owner = this.#threads[Atomics.load(L.i32, L.s(slot, S_OWNER))];
     if (!owner) return;
     this.#post(owner, { type: 'cancel', slot, id: job.id });
+    // Checked a turn after the grace: timers run before the loop reads the workers'
+    // messages, so a job that settled by message in time, on a loop held up past the
+    // grace (a loaded machine), is read first instead of killing a worker that has moved
+    // on to another job (seen once in CI: the next test's stream died with it).
     const timer = setTimeout(() => {
-      const state = Atomics.load(L.i32, L.s(slot, S_STATE));
-      if (this.#bySlot[slot] === job && (state === RUNNING || state === CLAIMED) && this.#threads.includes(owner)) {
-        owner.port.terminate();
-        this.#onDeath(owner, `its task did not stop within ${this.#options.grace} ms of its abort`);
-      }
+      setImmediateFn(() => {
+        const state = Atomics.load(L.i32, L.s(slot, S_STATE));
+        if (this.#bySlot[slot] === job && (state === RUNNING || state === CLAIMED) && this.#threads.includes(owner)) {
+          owner.port.terminate();
+          this.#onDeath(owner, `its task did not stop within ${this.#options.grace} ms of its abort`);
+        }
+      });
     }, this.#options.grace);
     (timer as { unref?: () => void }).unref?.();
   }

@@ -23,6 +23,10 @@ import { PRIORITIES } from './layout.js';
 import type { FromWorker, ToWorker } from './serve.js';
 import { findUncloneable } from './wire.js';
 
+// Node has setImmediate; browsers' workers fall back to a task.
+const nextTurn: (fn: () => void) => void =
+  (globalThis as { setImmediate?: (fn: () => void) => void }).setImmediate ?? ((fn) => setTimeout(fn, 0));
+
 interface MessageThread {
   index: number;
   port: WorkerPort;
@@ -295,7 +299,8 @@ export class MessageJobPool {
       this.#onDeath(thread, `its task did not stop within ${this.#options.grace} ms of its abort`);
     };
     const later = (): void => {
-      const timer = setTimeout(check, this.#options.grace);
+      // A turn after the grace, so that an answer that came in time is read first (jobs.ts).
+      const timer = setTimeout(() => nextTurn(check), this.#options.grace);
       (timer as { unref?: () => void }).unref?.();
     };
     later();
