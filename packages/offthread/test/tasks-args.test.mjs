@@ -75,10 +75,17 @@ describe('arguments are the values at the call', () => {
   });
 
   test('a waiting call whose arguments cannot be copied fails with ERR_TASK_DATA at once', async () => {
-    const busy = work.hog(50);
+    let hogDone = false;
+    const busy = work.hog(50).then(() => {
+      hogDone = true;
+    });
+    // Past the 1,024 slots behind the hog: the call waits, so it is copied at the call.
+    const before = Array.from({ length: 1_100 }, (_, i) => work.add(i, 1));
     const moved = new Uint8Array(8);
     await assert.rejects(work.echo.with({ transfer: [moved.buffer] })([moved, () => 1]), { code: 'ERR_TASK_DATA' });
+    assert.equal(hogDone, false, 'refused at the call, not once a worker took it');
     await busy;
+    assert.equal((await Promise.all(before)).length, 1_100);
   });
 });
 

@@ -20,6 +20,7 @@ import { describe, makeError } from '../errors.js';
 import type { Transferable } from '../host.js';
 import type { ParkSwitch } from '../pool/jobs.js';
 import { defaultPool, Pool } from '../pool/pool.js';
+import { nextTurn } from '../pool/turn.js';
 import { registerTask, runTask } from '../tasks/index.js';
 import { taskRef } from '../tasks/ref.js';
 import {
@@ -82,16 +83,6 @@ const LIMITS: DriverLimits = {
 };
 /** An output's bytes, as the driver counts them against its credit. */
 const bytesOf = (value: unknown): number => (value instanceof Uint8Array ? value.byteLength : 0);
-
-// Node's MessagePort delivers up to 1,000 messages in one callback, those arriving
-// meanwhile included. Credit sent from inside that callback lets the worker keep it
-// going — chunks in, outputs out, the loop held: 12–22 ms without a timer turn with
-// 64 KiB chunks (measured). So room and credit go out from the loop's next turn, and one
-// callback handles at most the windows' worth of messages. A park the driver asks for
-// waits for that turn too: a writer given room then sends more, and the stream goes on
-// without giving its budget slot back and taking it again for each window.
-const nextTurn: (fn: () => void) => void =
-  (globalThis as { setImmediate?: (fn: () => void) => void }).setImmediate ?? ((fn) => setTimeout(fn, 0));
 
 /** A task filter's checked options, and its export. */
 export interface TaskFilterSetup {
@@ -368,6 +359,13 @@ export class TaskChannel {
     this.#soon();
   }
 
+  // Node's MessagePort delivers up to 1,000 messages in one callback, those arriving
+  // meanwhile included. Credit sent from inside that callback lets the worker keep it
+  // going — chunks in, outputs out, the loop held: 12–22 ms without a timer turn with
+  // 64 KiB chunks (measured). So room and credit go out from the loop's next turn, and one
+  // callback handles at most the windows' worth of messages. A park the driver asks for
+  // waits for that turn too: a writer given room then sends more, and the stream goes on
+  // without giving its budget slot back and taking it again for each window.
   #soon(): void {
     if (this.#turnDue) return;
     this.#turnDue = true;

@@ -15,6 +15,7 @@ import { describe, makeError } from '../errors.js';
 import { host } from '../host.js';
 import { raceAbort } from '../pool/call.js';
 import { type CallOptions, checkCallOptions, type Pool, poolOf } from '../pool/pool.js';
+import { nextTurn } from '../pool/turn.js';
 import { CALL_KEYS, isInstance, toOptions } from '../validate.js';
 import { callAsync } from './registry.js';
 
@@ -133,7 +134,7 @@ async function viaShared(
     const p = piece();
     shared.set(p, at);
     at += p.byteLength;
-    await nextTurn();
+    await new Promise<void>((resolve) => nextTurn(resolve));
   }
   return (await pool.run('registry', { kernel: HEX[kind], input: shared }, { signal })) as string;
 }
@@ -170,20 +171,6 @@ function pieces(data: HashData): (() => Uint8Array)[] {
     });
   }
   return out;
-}
-
-// Node's setImmediate; elsewhere a message to ourselves (setTimeout is clamped to 4 ms).
-const setImmediateFn = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
-function nextTurn(): Promise<void> {
-  if (setImmediateFn) return new Promise((resolve) => setImmediateFn(resolve));
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
 }
 
 function toHex(bytes: Uint8Array): string {

@@ -9,6 +9,7 @@ import type { NativeBinding } from '../host.js';
 import { Budget, type BudgetWaiter, type Lease } from '../pool/budget.js';
 import { type RunOptions, watchCall } from '../pool/call.js';
 import type { Engine, JobArgs, JobName, JobResult, PoolStats } from '../pool/engine.js';
+import { nodeSetImmediate } from '../pool/turn.js';
 import { type KernelName, kernels } from './kernels.js';
 
 type Resolve = (value: never) => void;
@@ -41,8 +42,6 @@ const DRAIN_BATCH = 1024;
  */
 const LONE_JOB_SPIN_US = 20;
 const SPIN_BACKOFF = 64;
-// Node's; the native engine runs only there (the browser build type-checks without it).
-const setImmediateFn = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
 
 type Figures = Omit<PoolStats, 'pending' | 'engine'>;
 
@@ -210,13 +209,13 @@ export class NativeEngine implements Engine {
   }
 
   #scheduleSpin(): void {
-    if (this.#spinScheduled || !setImmediateFn) return;
+    if (this.#spinScheduled || !nodeSetImmediate) return;
     if (this.#spinSkip > 0) {
       this.#spinSkip--;
       return;
     }
     this.#spinScheduled = true;
-    setImmediateFn(this.#spinForLoneJob);
+    nodeSetImmediate(this.#spinForLoneJob);
   }
 
   readonly #spinForLoneJob = (): void => {

@@ -27,22 +27,23 @@ interface Walk {
 
 /**
  * `args` with each big, unshared ArrayBuffer (and the views on it) replaced by a copy to
- * move, and the transfer list that moves the copies; null when there is none (or the
- * value is one the copies could not be put back into exactly: post it as it is).
+ * move, and the transfer list that moves the copies beside the caller's own. When nothing
+ * is copied (or the value is one the copies could not be put back into exactly) these are
+ * the caller's own `args` and `transfer`, to post as they are.
  */
 export function moveCopies(
   args: unknown[],
-  transfer: readonly Transferable[] | undefined,
-): { args: unknown[]; transfer: Transferable[] } | null {
+  transfer: Transferable[] | undefined,
+): { args: unknown[]; transfer: Transferable[] | undefined } {
   const walk: Walk = { copies: new Map(), done: new Map(), open: new Set(), moving: new Set(transfer ?? []) };
   let out: unknown;
   try {
     out = replace(args, walk, 0);
   } catch (err) {
-    if (err === GIVE_UP) return null;
+    if (err === GIVE_UP) return { args, transfer };
     throw err;
   }
-  if (walk.copies.size === 0) return null;
+  if (walk.copies.size === 0) return { args, transfer };
   return { args: out as unknown[], transfer: [...(transfer ?? []), ...walk.copies.values()] };
 }
 

@@ -61,6 +61,7 @@ import {
 } from './layout.js';
 import { MessageJobPool } from './message-jobs.js';
 import type { FromWorker, ToWorker } from './serve.js';
+import { nextTurn } from './turn.js';
 import { findUncloneable } from './wire.js';
 
 export type { JobOptions, JobPoolOptions, ParkSwitch, ResourceLimits } from './job.js';
@@ -76,8 +77,6 @@ const waitAsync = (
     waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> | string };
   }
 ).waitAsync;
-const setImmediateFn =
-  (globalThis as { setImmediate?: (fn: () => void) => void }).setImmediate ?? ((fn) => setTimeout(fn, 0));
 
 /** How long a lone call spins for its answer before it waits (the answer usually comes first). */
 const LONE_CALL_SPIN_MS = 0.03;
@@ -346,9 +345,8 @@ export class JobPool {
     try {
       // One wake-up, once the slot is queued too: a worker woken by the message alone
       // found no slot yet and went back to sleep, to be woken again.
-      const moved = moveCopies(job.args, job.transfer);
-      const args = moved ? moved.args : job.args;
-      this.#postQuietly(thread, { type: 'args', slot, id: job.id, args }, moved ? moved.transfer : job.transfer);
+      const { args, transfer } = moveCopies(job.args, job.transfer);
+      this.#postQuietly(thread, { type: 'args', slot, id: job.id, args }, transfer);
     } catch (err) {
       return fail(`an argument cannot cross to a worker: ${(err as Error).message}`);
     }
@@ -443,7 +441,7 @@ export class JobPool {
       return;
     }
     this.#spinQueued = true;
-    setImmediateFn(this.#spin);
+    nextTurn(this.#spin);
   }
 
   readonly #spin = (): void => {
@@ -581,7 +579,7 @@ export class JobPool {
     // grace (a loaded machine), is read first instead of killing a worker that has moved
     // on to another job (seen once in CI: the next test's stream died with it).
     const timer = setTimeout(() => {
-      setImmediateFn(() => {
+      nextTurn(() => {
         const state = Atomics.load(L.i32, L.s(slot, S_STATE));
         if (this.#bySlot[slot] === job && (state === RUNNING || state === CLAIMED) && this.#threads.includes(owner)) {
           owner.port.terminate();

@@ -21,11 +21,8 @@ import {
 } from './job.js';
 import { PRIORITIES } from './layout.js';
 import type { FromWorker, ToWorker } from './serve.js';
+import { nextTurn } from './turn.js';
 import { findUncloneable } from './wire.js';
-
-// Node has setImmediate; browsers' workers fall back to a task.
-const nextTurn: (fn: () => void) => void =
-  (globalThis as { setImmediate?: (fn: () => void) => void }).setImmediate ?? ((fn) => setTimeout(fn, 0));
 
 interface MessageThread {
   index: number;
@@ -206,12 +203,8 @@ export class MessageJobPool {
       t.job = job;
       job.slot = t.index;
       try {
-        const moved = moveCopies(job.args, job.transfer);
-        const args = moved ? moved.args : job.args;
-        t.port.post(
-          { type: 'job', slot: t.index, id: job.id, fn: job.fn, args },
-          moved ? moved.transfer : job.transfer,
-        );
+        const { args, transfer } = moveCopies(job.args, job.transfer);
+        t.port.post({ type: 'job', slot: t.index, id: job.id, fn: job.fn, args }, transfer);
       } catch (err) {
         t.job = null;
         this.#leave(job);

@@ -40,6 +40,7 @@ import {
   W_SLEEP,
 } from './layout.js';
 import { isIterator, StreamPump } from './streams.js';
+import { nextTurn } from './turn.js';
 import { CodedFailure, findUncloneable, toWire } from './wire.js';
 
 /** What a running job can see of its call. */
@@ -94,10 +95,6 @@ const NOTIFY_MS = 0.03;
 const BLOCK_MS = 50;
 /** How long a worker watches the queues after a lone call before it sleeps. */
 const LONE_SPIN_MS = 0.05;
-
-// Node has setImmediate; browsers' workers fall back to a task.
-const later: (fn: () => void) => void =
-  (globalThis as { setImmediate?: (fn: () => void) => void }).setImmediate ?? ((fn) => setTimeout(fn, 0));
 
 const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')?.get as (
   this: AbortSignal,
@@ -430,7 +427,7 @@ function serveShared(
       setBusy();
       // Free again: take what is queued (or sleep). Its own work, when it comes, arrives
       // through the event loop, between the jobs this worker takes meanwhile.
-      if (waiting) later(serve);
+      if (waiting) nextTurn(serve);
     }
   }
 
@@ -570,7 +567,7 @@ function serveShared(
           continue;
         }
         if (performance.now() - started > YIELD_MS) {
-          later(serve);
+          nextTurn(serve);
           return;
         }
         const slot = take();
@@ -580,7 +577,7 @@ function serveShared(
           // blocked thread would hold up for BLOCK_MS.
           if (parked === 0 && host.loopIdle?.()) {
             if (block()) continue;
-            later(serve); // a turn for the event loop, then back
+            nextTurn(serve); // a turn for the event loop, then back
             return;
           }
           sleep();
@@ -631,7 +628,7 @@ function serveShared(
     Atomics.store(i32, L.w(me, W_SLEEP), 1);
     if (!nothingToDo()) {
       Atomics.store(i32, L.w(me, W_SLEEP), 0);
-      later(serve);
+      nextTurn(serve);
       return;
     }
     const r = waitAsync(i32, at, seen);
@@ -641,7 +638,7 @@ function serveShared(
       serve();
     };
     if (!r.async) {
-      later(wake);
+      nextTurn(wake);
       return;
     }
     sleeping = true;
@@ -686,7 +683,6 @@ function postResult(
   id: number,
   value: unknown,
 ): void {
-  const moved = moveCopies([value], undefined);
-  if (moved) post({ type: 'result', slot, id, value: moved.args[0] }, moved.transfer);
-  else post({ type: 'result', slot, id, value });
+  const { args, transfer } = moveCopies([value], undefined);
+  post({ type: 'result', slot, id, value: args[0] }, transfer);
 }

@@ -47,6 +47,7 @@ import {
   WATCHING,
   writeCall,
 } from './mailbox.js';
+import { nodeSetImmediate } from './turn.js';
 import type { GuestTaskMessage, InitMessage, Reply, TaskMessage } from './worker-loop.js';
 
 interface Task {
@@ -100,7 +101,6 @@ const waitAsync = (
     waitAsync?: (a: Int32Array, i: number, v: number) => { async: boolean; value: Promise<unknown> | string };
   }
 ).waitAsync;
-const setImmediateFn = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -485,14 +485,14 @@ export class WorkerEngine implements Engine {
     task.mailed = true;
     const lone = this.#pending === 1;
     let spin = false;
-    if (lone && this.#spinSlot === null && setImmediateFn) {
+    if (lone && this.#spinSlot === null && nodeSetImmediate) {
       if (this.#spinSkip > 0) this.#spinSkip--;
       else spin = true;
     }
     writeCall(box, task.id, task.guest as MailCall, spin ? RUNNING : this.#wakeMode(), lone);
     if (spin) {
       this.#spinSlot = slot;
-      setImmediateFn?.(this.#spinForLoneCall);
+      nodeSetImmediate?.(this.#spinForLoneCall);
     } else if (this.#wakeMode() === WATCHING) this.#watch(slot);
   }
 
