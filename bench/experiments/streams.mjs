@@ -504,6 +504,7 @@ export async function run(ctx) {
       notes.push(
         `CSV: ${expectedRows} rows; offthread (every path), uDSV and papaparse saw the same rows and id sum as csv-parse: ${agree(['offthread csv', 'offthread csv, no schema (declared)', 'offthread csv, no schema (inferred)', 'uDSV typed', 'papaparse'], 'csv-parse') && pr('csv-parse').rows === expectedRows ? 'yes' : 'NO'}.`,
         "CSV paths: 'offthread csv' writes the .km route's batch (the schema format's message, columns given as an array; the id column read at its offset), 'no schema' emits RecordBatch objects (`batch.column('id')`), declared as `{ id: 'u32', … }` or inferred from the header; uDSV typed is its README's streaming parser (inferSchema on the first chunk, typedArrs, a reducer).",
+        'Each run is a fresh process that loads its parser (and, for offthread, makes its pool: the addon loads then) before the clock starts.',
         `Reads: every parser reads the file with fs.createReadStream, ${CHUNK / 1024} KiB at a time (its default); rows marked "${BIG_READ_LABEL}" pass highWaterMark: ${BIG_READ} (docs/streams.md, Performance: the stream reads one chunk at a time, and a parser on the pool waits on each read).`,
       );
       ratios.push(
@@ -594,7 +595,7 @@ export async function run(ctx) {
       `4 files = 4 independent conversions of the same input at once, each written to its own file ('copy (disk only)' is the same without conversion; '${DISK_X2}' writes every chunk twice, the output's volume: the disk's share).`,
       'Byte identity: sha256 of every output against `iconv -f UTF-8 -t UTF-16LE`.',
       'Loop delay sampled at 1 ms resolution in each child (an idle loop reads ≈1 ms).',
-      'offthread rows use a pool with nice 0 (as libuv, which zlib uses); the default pool runs at nice 10.',
+      'offthread rows use a pool with nice 0 (as libuv, which zlib uses; the default pool runs at nice 10), except CSV/NDJSON, whose rows use a pool with the defaults, as a user\'s filters do: the parsers they race run on the main thread, and the main thread feeds the pool.',
       'The machine has 2 cores shared with other jobs: compare rows of this run, not absolute figures.',
     );
     return {
