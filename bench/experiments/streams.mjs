@@ -595,7 +595,7 @@ export async function run(ctx) {
       `4 files = 4 independent conversions of the same input at once, each written to its own file ('copy (disk only)' is the same without conversion; '${DISK_X2}' writes every chunk twice, the output's volume: the disk's share).`,
       'Byte identity: sha256 of every output against `iconv -f UTF-8 -t UTF-16LE`.',
       'Loop delay sampled at 1 ms resolution in each child (an idle loop reads ≈1 ms).',
-      'offthread rows use a pool with nice 0 (as libuv, which zlib uses; the default pool runs at nice 10), except CSV/NDJSON, whose rows use a pool with the defaults, as a user\'s filters do: the parsers they race run on the main thread, and the main thread feeds the pool.',
+      "offthread rows use a pool with nice 0 (as libuv, which zlib uses; the default pool runs at nice 10), except CSV/NDJSON, whose rows use a pool with the defaults, as a user's filters do: the parsers they race run on the main thread, and the main thread feeds the pool.",
       'The machine has 2 cores shared with other jobs: compare rows of this run, not absolute figures.',
     );
     return {
