@@ -47,12 +47,14 @@ async function timed(fn) {
   const loop = startLoopDelay({ resolutionMs: 1 });
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = threadCpuNs();
+  const faults0 = process.resourceUsage().minorPageFault;
   const t0 = performance.now();
   const value = await fn();
   const ms = performance.now() - t0;
   const cpuMs = (threadCpuNs() - cpu0) / 1e6;
+  const faults = process.resourceUsage().minorPageFault - faults0;
   const elu = performance.eventLoopUtilization(elu0);
-  return { ms, loop: loop.stop(), busyMs: elu.active, busy: elu.utilization, cpuMs, value };
+  return { ms, loop: loop.stop(), busyMs: elu.active, busy: elu.utilization, cpuMs, faults, value };
 }
 
 /** `count` chunks of `size` bytes (a fresh buffer each, as a file stream gives). */
@@ -204,6 +206,7 @@ export async function run(ctx) {
         loopMaxMs: r.loop.maxMs,
         loopBusyMsPerMiB: r.busyMs / ((size * count) / 2 ** 20),
         mainCpuMsPerMiB: r.cpuMs / ((size * count) / 2 ** 20),
+        faultsPerMiB: r.faults / ((size * count) / 2 ** 20),
         repsWallMs: runs[variant].map((x) => Math.round(x.ms)).join(' / '),
       });
       if (variant === LOOP) continue;
@@ -234,6 +237,7 @@ export async function run(ctx) {
       'Filter: the same async generator (`copy`: each chunk into a new buffer) as Duplex.from on the loop and as filters.task on one pool worker; chunks are fresh Buffers from a Readable, bytes counted by a Writable.',
       'The task filter copies each chunk once on the loop (the writer may reuse it) and moves it to the worker; with `transfer: true` it moves the chunk itself (each is a fresh Buffer here). The worker moves its output back.',
       "Main thread CPU: the main thread's own CPU time (/proc/thread-self/schedstat) during the run, per MiB — what the loop pays per chunk, whatever the neighbours take of the cores.",
+      "Page faults: the process's minor page faults during the run (process.resourceUsage()), per MiB: memory the allocator gave back to the kernel and touched again (a 4 KiB page each, 256 in a MiB; docs/tasks.md).",
       "Loop busy: the event loop's active time (performance.eventLoopUtilization) during the run — the work left on the loop, less sensitive to the neighbours than wall time.",
       'Loop delay: perf_hooks.monitorEventLoopDelay at 1 ms resolution during each timed run; – where the loop never ran the monitor (blocked throughout).',
       'Workers at nice 10 (the default: below the loop, which keeps its core) and at nice 0 (as the loop), one pool each, in the same run: with other processes on the cores, niced workers get less of them; un-niced ones take them from the loop too.',
@@ -268,6 +272,7 @@ export async function run(ctx) {
           { key: 'loopMaxMs', label: 'loop delay max', format: 'ms' },
           { key: 'loopBusyMsPerMiB', label: 'loop busy per MiB', format: 'ms' },
           { key: 'mainCpuMsPerMiB', label: 'main thread CPU per MiB', format: 'ms' },
+          { key: 'faultsPerMiB', label: 'page faults per MiB', format: 'sig3' },
           { key: 'repsWallMs', label: 'each rep, ms' },
         ],
         rows: filterRows,
