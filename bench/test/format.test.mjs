@@ -25,7 +25,7 @@ test('formatInt: thousands separators, rounding, negatives, BigInt', () => {
 });
 
 test('formatSig: 3 significant digits, separators above 1,000, no exponents', () => {
-  assert.equal(formatSig(3.14159), '3.14');
+  assert.equal(formatSig(1.23456), '1.23');
   assert.equal(formatSig(0.012345), '0.0123');
   assert.equal(formatSig(1.5), '1.50');
   assert.equal(formatSig(123.456), '123');
@@ -35,7 +35,7 @@ test('formatSig: 3 significant digits, separators above 1,000, no exponents', ()
   assert.equal(formatSig(9.996), '10.0');
   assert.equal(formatSig(99_960), '100,000');
   assert.equal(formatSig(0), '0');
-  assert.equal(formatSig(3.14159, 5), '3.1416');
+  assert.equal(formatSig(1.23456, 5), '1.2346');
 });
 
 test('formatOps: whole ops/s with separators from 100 up', () => {
@@ -84,7 +84,7 @@ test('missing values render as a dash, never "NaN"', () => {
 
 test('formatAuto: by type', () => {
   assert.equal(formatAuto(1234), '1,234');
-  assert.equal(formatAuto(3.14159), '3.14');
+  assert.equal(formatAuto(1.23456), '1.23');
   assert.equal(formatAuto(5n), '5');
   assert.equal(formatAuto(true), '✓');
   assert.equal(formatAuto('js'), 'js');
