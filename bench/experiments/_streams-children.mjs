@@ -325,10 +325,10 @@ export async function offloadChild(chunks) {
 export async function parseChild(method, input, readBytes = CHUNK) {
   // Every library (and our pool, whose first use loads the addon: ≈ 7 ms) is loaded
   // before the clock starts: the rows time parsing, not a process's one-time start.
-  const { filters } = await import('offthread');
+  const { filters, Pool } = await import('offthread');
   // A pool with the defaults, as the default pool a user's filters get: nice 10, so the
   // loop's thread wins a core when it wakes, and feeds the pool sooner (docs/streams.md).
-  const pool = method.startsWith('offthread') ? new (await import('offthread')).Pool() : null;
+  const pool = method.startsWith('offthread') ? new Pool() : null;
   const udsv = method === 'uDSV typed' ? await import('udsv') : null;
   const csvParse = method === 'csv-parse' ? (await import('csv-parse')).parse : null;
   const Papa = method === 'papaparse' ? (await import('papaparse')).default : null;
