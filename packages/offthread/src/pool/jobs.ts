@@ -61,7 +61,7 @@ import {
 } from './layout.js';
 import { MessageJobPool } from './message-jobs.js';
 import type { FromWorker, ToWorker } from './serve.js';
-import { nextTurn } from './turn.js';
+import { nextTurn, turnAfter } from './turn.js';
 import { findUncloneable } from './wire.js';
 
 export type { JobOptions, JobPoolOptions, ParkSwitch, ResourceLimits } from './job.js';
@@ -574,20 +574,13 @@ export class JobPool {
     const owner = this.#threads[Atomics.load(L.i32, L.s(slot, S_OWNER))];
     if (!owner) return;
     this.#post(owner, { type: 'cancel', slot, id: job.id });
-    // Checked a turn after the grace: timers run before the loop reads the workers'
-    // messages, so a job that settled by message in time, on a loop held up past the
-    // grace (a loaded machine), is read first instead of killing a worker that has moved
-    // on to another job (seen once in CI: the next test's stream died with it).
-    const timer = setTimeout(() => {
-      nextTurn(() => {
-        const state = Atomics.load(L.i32, L.s(slot, S_STATE));
-        if (this.#bySlot[slot] === job && (state === RUNNING || state === CLAIMED) && this.#threads.includes(owner)) {
-          owner.port.terminate();
-          this.#onDeath(owner, `its task did not stop within ${this.#options.grace} ms of its abort`);
-        }
-      });
-    }, this.#options.grace);
-    (timer as { unref?: () => void }).unref?.();
+    turnAfter(this.#options.grace, () => {
+      const state = Atomics.load(L.i32, L.s(slot, S_STATE));
+      if (this.#bySlot[slot] === job && (state === RUNNING || state === CLAIMED) && this.#threads.includes(owner)) {
+        owner.port.terminate();
+        this.#onDeath(owner, `its task did not stop within ${this.#options.grace} ms of its abort`);
+      }
+    });
   }
 
   /** A worker died or was stopped: fail the job it ran, requeue what it had taken, start another. */

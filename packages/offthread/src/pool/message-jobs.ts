@@ -21,7 +21,7 @@ import {
 } from './job.js';
 import { PRIORITIES } from './layout.js';
 import type { FromWorker, ToWorker } from './serve.js';
-import { nextTurn } from './turn.js';
+import { turnAfter } from './turn.js';
 import { findUncloneable } from './wire.js';
 
 interface MessageThread {
@@ -286,17 +286,12 @@ export class MessageJobPool {
       if (thread.job !== job || !this.#threads.includes(thread)) return;
       // A worker still starting has not run the job (its 'cancel' will drop it): wait, not kill.
       if (!thread.ready) {
-        later();
+        turnAfter(this.#options.grace, check);
         return;
       }
       this.#onDeath(thread, `its task did not stop within ${this.#options.grace} ms of its abort`);
     };
-    const later = (): void => {
-      // A turn after the grace, so that an answer that came in time is read first (jobs.ts).
-      const timer = setTimeout(() => nextTurn(check), this.#options.grace);
-      (timer as { unref?: () => void }).unref?.();
-    };
-    later();
+    turnAfter(this.#options.grace, check);
   }
 
   #onDeath(thread: MessageThread, message: string): void {
