@@ -305,7 +305,8 @@ describe('tasks(): abort, timeout and grace', () => {
     await work.add(1, 1);
     const controller = new AbortController();
     const waiting = work.waitForAbort.with({ signal: controller.signal })();
-    await new Promise((r) => setTimeout(r, 20)); // running on its worker
+    // Running on its worker, not queued (a queued call's abort only drops it).
+    while (pool.stats().tasks.running === 0) await new Promise((r) => setTimeout(r, 1));
     controller.abort();
     const until = performance.now() + 150;
     while (performance.now() < until); // the loop held up

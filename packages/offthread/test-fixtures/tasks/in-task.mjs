@@ -17,6 +17,8 @@ export function cooperative(ms) {
 /** An async task that stops on the signal's abort event (both transports). */
 export function waitForAbort() {
   const { signal } = currentTask();
+  // Aborted before the task read its signal: the 'abort' event has been and gone.
+  if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
 }
 export const outside = () => {
