@@ -120,6 +120,7 @@ pub(crate) fn trim_number(cell: &[u8]) -> &[u8] {
 }
 
 /// The values of one column for the rows of the batch being built.
+#[derive(Clone)]
 pub(crate) enum ColumnData {
     /// Little-endian items of `item_bytes` each.
     Fixed(Vec<u8>),

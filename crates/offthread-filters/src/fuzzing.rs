@@ -121,21 +121,27 @@ pub fn check_csv_pieces(spec: &str, input: &[u8], cuts: &[usize]) {
     if sequential.last().is_none_or(Result::is_ok) {
         sequential.push(one.finish());
     }
-    // Pieces: every step prepared in order, the work run last to first.
-    let mut h = FilterHandle::from_json(spec).expect("a valid CSV spec");
-    let mut works: Vec<_> = chunks
-        .iter()
-        .map(|c| h.prepare_push(c).expect("open"))
-        .collect();
-    works.push(h.prepare_finish().expect("open"));
-    let mut pieces: Vec<_> = works.into_iter().rev().map(|w| w.run()).collect();
-    pieces.reverse();
-    for (i, (one, piece)) in sequential.iter().zip(&pieces).enumerate() {
-        assert_eq!(
-            one,
-            piece,
-            "{spec}: step {i} of {} differs, chunks {chunks:?}",
-            pieces.len()
-        );
+    // Pieces: every step prepared in order, the work run last to first; the head reading
+    // its default slice, or slices small enough to stop inside these small inputs.
+    for slice in [None, Some(1), Some(7), Some(40)] {
+        let mut h = FilterHandle::from_json(spec).expect("a valid CSV spec");
+        if let Some(bytes) = slice {
+            h.set_csv_head_slice(bytes);
+        }
+        let mut works: Vec<_> = chunks
+            .iter()
+            .map(|c| h.prepare_push(c).expect("open"))
+            .collect();
+        works.push(h.prepare_finish().expect("open"));
+        let mut pieces: Vec<_> = works.into_iter().rev().map(|w| w.run()).collect();
+        pieces.reverse();
+        for (i, (one, piece)) in sequential.iter().zip(&pieces).enumerate() {
+            assert_eq!(
+                one,
+                piece,
+                "{spec}: step {i} of {} differs, head slice {slice:?}, chunks {chunks:?}",
+                pieces.len()
+            );
+        }
     }
 }

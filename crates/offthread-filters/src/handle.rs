@@ -457,13 +457,18 @@ impl FilterHandle {
                 Ok(Work(Box::new(move || {
                     let out = match step {
                         CsvStep::Done(out) => out,
-                        CsvStep::Piece(piece, mut parser) => {
+                        CsvStep::Piece {
+                            bytes,
+                            from,
+                            mut parser,
+                        } => {
+                            let piece = &bytes[from..];
                             let out = match () {
-                                () if end => parser.finish_after(&piece),
+                                () if end => parser.finish_after(piece),
                                 () if piece.is_empty() => Ok(Vec::new()),
-                                () => parser.push(&piece),
+                                () => parser.push(piece),
                             };
-                            give_back(&spares, piece);
+                            give_back(&spares, bytes);
                             out
                         }
                     };
@@ -521,6 +526,15 @@ impl FilterHandle {
     /// Parses a JSON spec ([`FilterSpec::from_json`]) and opens its filter.
     pub fn from_json(spec: &str) -> FilterResult<Self> {
         Self::new(FilterSpec::from_json(spec)?)
+    }
+
+    /// A CSV stream's head reads at most `bytes` of a chunk before it looks whether it is
+    /// past the header (tests: small slices send small inputs down every path).
+    #[doc(hidden)]
+    pub fn set_csv_head_slice(&mut self, bytes: usize) {
+        if let State::Csv(c) = &mut self.state {
+            c.set_head_slice(bytes);
+        }
     }
 
     /// Runs a push in place (hosts without a pool, tests).

@@ -352,11 +352,12 @@ impl RecordParser {
     /// the same columns, field positions, width and line numbers. None before then, or
     /// for NDJSON.
     pub fn csv_piece(&self, newlines: u64) -> Option<RecordParser> {
+        if !self.csv_pieces_ready() {
+            return None;
+        }
         let Parser::Csv {
-            header,
             source,
             width,
-            lead,
             positional_header,
             delimiter,
             quote,
@@ -365,9 +366,6 @@ impl RecordParser {
         else {
             return None;
         };
-        if *header || lead.is_some() || self.infer.is_some() {
-            return None;
-        }
         let mut piece = Self {
             columns: Vec::new(),
             data: Vec::new(),
@@ -402,6 +400,43 @@ impl RecordParser {
         };
         piece.set_columns(self.columns.clone());
         Some(piece)
+    }
+
+    /// This CSV parser is past the header, the inference and the BOM check: pieces of
+    /// its stream can be parsed without it ([`csv_piece`](Self::csv_piece)).
+    pub(crate) fn csv_pieces_ready(&self) -> bool {
+        matches!(
+            &self.parser,
+            Parser::Csv { header: false, lead: None, .. } if self.infer.is_none()
+        )
+    }
+
+    /// [`csv_piece`](Self::csv_piece) holding a copy of this parser's rows, skipped
+    /// rows and announcement still to go out: its batch starts with them, so the chunk
+    /// this parser began gives one batch.
+    pub(crate) fn csv_piece_with_rows(&self, newlines: u64) -> Option<RecordParser> {
+        let mut piece = self.csv_piece(newlines)?;
+        piece.data.clone_from(&self.data);
+        piece.valid.clone_from(&self.valid);
+        piece.rows = self.rows;
+        piece.skipped = self.skipped;
+        piece.skipped_lines.clone_from(&self.skipped_lines);
+        Some(piece)
+    }
+
+    /// Its columns went out already: pieces made from it do not announce them again.
+    pub(crate) fn set_announced(&mut self) {
+        self.announced = true;
+    }
+
+    /// Parses `chunk` without taking a batch ([`output`](Self::output) takes it).
+    pub(crate) fn read(&mut self, chunk: &[u8]) -> FilterResult<()> {
+        self.parse(chunk, false)
+    }
+
+    /// The batch of the rows read so far ([`push`](Self::push)'s output).
+    pub(crate) fn output(&mut self) -> FilterResult<Vec<u8>> {
+        self.take_output()
     }
 
     /// The end of a piece's stream: `rest` (no whole record) and the last record's batch,

@@ -249,16 +249,29 @@ fn chunks_behind_a_failed_header_are_refused() {
 }
 
 /// A push the host's queue refused is taken back (`restore`) and pushed again, in the
-/// head parser's chunks (which it has parsed already) and in the pieces after: the
-/// outputs are those of a stream never refused.
+/// head parser's chunks (which it has parsed already), in the chunk where the head
+/// hands over to a piece (small head slices) and in the pieces after: the outputs are
+/// those of a stream never refused.
 #[test]
 fn a_refused_push_pushed_again_gives_the_same_outputs() {
-    let spec = SPECS[1].0;
+    for (spec, slice) in [
+        (SPECS[1].0, None),
+        (SPECS[1].0, Some(7)),
+        (SPECS[0].0, Some(7)),
+    ] {
+        a_refused_push_pushed_again(spec, slice);
+    }
+}
+
+fn a_refused_push_pushed_again(spec: &str, slice: Option<usize>) {
     let mut rng = Rng(7);
     let input = random_csv(&mut rng, true, 3, 60, ',');
     let chunks: Vec<&[u8]> = input.chunks(23).collect();
     let run = |refuse: bool| {
         let mut h = FilterHandle::from_json(spec).unwrap();
+        if let Some(bytes) = slice {
+            h.set_csv_head_slice(bytes);
+        }
         let mut outs = Vec::new();
         for c in &chunks {
             if refuse {
