@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -16,6 +17,13 @@ test('offthread info reports the native backend as JSON', () => {
   const r = run('info');
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).active, 'native');
+});
+
+test('the libc the addon is chosen for is the one Node’s own report names', () => {
+  const { libc } = createRequire(import.meta.url)('../dist/node/host.js');
+  const report = process.platform === 'linux' ? process.report.getReport() : null;
+  const expected = report ? (report.header.glibcVersionRuntime ? 'gnu' : 'musl') : null;
+  assert.equal(libc(), expected);
 });
 
 test('offthread schema check accepts a valid schema and rejects a broken one with a diagnostic', () => {
