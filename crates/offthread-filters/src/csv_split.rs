@@ -252,9 +252,9 @@ impl CsvCutter {
         self.template.is_some()
     }
 
-    /// The head's step for `piece` (whole records), or the one it took for this piece
-    /// before the step was taken back.
-    fn head_step(&mut self, piece: &[u8]) -> HeadStep {
+    /// A step of the head, or the one it took for this push before the step was taken
+    /// back.
+    fn head_step(&mut self, run: impl FnOnce(&mut Self) -> HeadStep) -> HeadStep {
         let step = match self.replay.take() {
             Some(step) => step,
             // A failed head is not run again (its work item, failing the stream, may not
@@ -265,7 +265,7 @@ impl CsvCutter {
                     "an earlier chunk of this stream failed",
                 )))
             }
-            None => self.read_head(piece),
+            None => run(self),
         };
         self.last_head = Some(step.clone());
         step
@@ -344,7 +344,7 @@ impl CsvCutter {
                 parser: self.piece_parser(before),
             };
         }
-        match self.head_step(&piece) {
+        match self.head_step(|c| c.read_head(&piece)) {
             HeadStep::Output(out) => {
                 if out.is_ok() && self.head.csv_pieces_ready() {
                     self.make_template();
@@ -384,16 +384,14 @@ impl CsvCutter {
                 parser: self.piece_parser(self.lines),
             };
         }
-        let out = match self.replay.take() {
-            Some(HeadStep::Output(out)) => out,
-            _ if matches!(self.last_head, Some(HeadStep::Output(Err(_)))) => Err(FilterError::new(
+        match self.head_step(|c| HeadStep::Output(c.head.finish_after(&c.carry))) {
+            HeadStep::Output(out) => CsvStep::Done(out),
+            // A push taken back and not pushed again: the stream lost a chunk.
+            HeadStep::Ready { .. } => CsvStep::Done(Err(FilterError::new(
                 CLOSED,
-                "an earlier chunk of this stream failed",
-            )),
-            _ => self.head.finish_after(&self.carry),
-        };
-        self.last_head = Some(HeadStep::Output(out.clone()));
-        CsvStep::Done(out)
+                "a chunk taken back was not pushed again before the end",
+            ))),
+        }
     }
 
     /// What a restore needs: the ordered state before a step.
