@@ -2,10 +2,12 @@
 //  - Emitter with 4 CPU-bound JS listeners: task exports on a 2-worker pool vs the same
 //    functions as listeners on the loop (target ≥ 1.8×, loop-delay p99 ≤ 5 ms meanwhile);
 //  - a JS stream filter doing a copy's work: filters.task(work.copy) vs the same async
-//    generator on the loop (Duplex.from), throughput (target ≥ 0.9×, loop p99 ≤ 5 ms).
+//    generator on the loop (Duplex.from), throughput (target ≥ 0.9×, loop p99 ≤ 5 ms);
+//  - the same with a transform that computes on its bytes (work.checksum: Adler-32 of
+//    each chunk in JS, the chunk passed on), where the hand-off is small beside the work.
 // Everything in one process, one run; the loop-delay monitor samples every 1 ms.
 //
-//   node bench/run.mjs nexus-tasks [--quick] [--only emitter|filter]
+//   node bench/run.mjs nexus-tasks [--quick] [--only emitter|filter|checksum]
 
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
@@ -14,7 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { Emitter, filters, Pool, tasks } from 'offthread';
 import { startLoopDelay } from '../lib/loop-delay.mjs';
-import { burn, copy } from './_nexus-work.mjs';
+import { burn, checksum, copy } from './_nexus-work.mjs';
 
 const MODULE = new URL('./_nexus-work.mjs', import.meta.url);
 /**
@@ -81,11 +83,82 @@ function counter() {
   return { sink, bytes: () => bytes };
 }
 
+/**
+ * The rows of one JS filter, `gen` on the loop (Duplex.from) and as filters.task on one
+ * worker of each pool, every chunk size, each variant REPS times interleaved; a row is
+ * the median rep. `copying`: also the filter without `transfer` (each chunk copied in).
+ */
+async function filterRuns(ctx, name, gen, works, pools, NICE, sizes, totalBytes, LOOP, copying) {
+  const out = [];
+  for (const size of sizes) {
+    const count = Math.round(totalBytes / size);
+    const variants = [[LOOP, () => Duplex.from(gen)]];
+    for (const [i, pool] of pools.entries()) {
+      if (copying)
+        variants.push([`filters.task(work.${name}), nice ${NICE[i]}`, () => filters.task(works[i][name], { pool })]);
+      variants.push([
+        `filters.task(work.${name}, { transfer: true }), nice ${NICE[i]}`,
+        () => filters.task(works[i][name], { pool, transfer: true }),
+      ]);
+    }
+    // Warm each once (JIT, the workers' module).
+    for (const [, make] of variants) await pipeline(source(size, 8), make(), counter().sink);
+    const runs = {};
+    for (let rep = 0; rep < REPS; rep++) {
+      for (const [variant, make] of variants) {
+        ctx.progress(`nexus-tasks: ${name} filter, ${variant}, ${size / 1024} KiB chunks (${rep + 1}/${REPS})`);
+        const c = counter();
+        const r = await timed(() => pipeline(source(size, count), make(), c.sink));
+        if (c.bytes() !== size * count) throw new Error(`${variant}: ${c.bytes()} bytes out of ${size * count}`);
+        runs[variant] = [...(runs[variant] ?? []), r];
+      }
+    }
+    const rows = [];
+    const ratios = [];
+    const mbps = {};
+    for (const [variant] of variants) {
+      const r = median(runs[variant]);
+      mbps[variant] = (size * count) / 2 ** 20 / (r.ms / 1000);
+      rows.push({
+        variant,
+        chunkKiB: size / 1024,
+        MiB: (size * count) / 2 ** 20,
+        wallMs: r.ms,
+        MiBPerSec: mbps[variant],
+        loopP99Ms: r.loop.p99Ms,
+        loopMaxMs: r.loop.maxMs,
+        loopBusyMsPerMiB: r.busyMs / ((size * count) / 2 ** 20),
+        mainCpuMsPerMiB: r.cpuMs / ((size * count) / 2 ** 20),
+        faultsPerMiB: r.faults / ((size * count) / 2 ** 20),
+        repsWallMs: runs[variant].map((x) => Math.round(x.ms)).join(' / '),
+      });
+      if (variant === LOOP) continue;
+      ratios.push(
+        {
+          label: `${name} filter: ${variant} / on the loop, ${size / 1024} KiB chunks`,
+          value: mbps[variant] / mbps[LOOP],
+          target: 0.9,
+        },
+        {
+          label: `${name} filter loop-delay p99, ${variant}, ${size / 1024} KiB chunks`,
+          value: r.loop.p99Ms,
+          target: 5,
+          op: '<=',
+          unit: 'ms',
+        },
+      );
+    }
+    out.push({ rows, ratios });
+  }
+  return out;
+}
+
 /** @param {import('../run.mjs').ExperimentContext} ctx */
 export async function run(ctx) {
   const { values } = parseArgs({ args: ctx.argv, strict: false, options: { only: { type: 'string' } } });
   const only = values.only;
-  if (only !== undefined && only !== 'emitter' && only !== 'filter') throw new Error('--only takes emitter or filter');
+  if (only !== undefined && !['emitter', 'filter', 'checksum'].includes(only))
+    throw new Error('--only takes emitter, filter or checksum');
   const loadAtStart = loadavg()[0];
   // Workers at the default nice 10 (below the loop: the loop keeps its core) and at nice
   // 0 (as the loop): on a machine shared with other work, niced workers lose their cores
@@ -115,7 +188,7 @@ export async function run(ctx) {
   // Each variant REPS times, interleaved, so the shared machine's swings fall on all of
   // them alike; each row is the median rep (by wall time).
   const runsOf = {};
-  for (let rep = 0; rep < (only === 'filter' ? 0 : REPS); rep++) {
+  for (let rep = 0; rep < (only === undefined || only === 'emitter' ? REPS : 0); rep++) {
     for (const [variant, emitter] of emitters) {
       ctx.progress(`nexus-tasks: Emitter, ${variant} (${rep + 1}/${REPS})`);
       const r = await timed(async () => {
@@ -129,7 +202,7 @@ export async function run(ctx) {
   }
   const emitRows = [];
   const emitRuns = {};
-  for (const [variant] of only === 'filter' ? [] : emitters) {
+  for (const [variant] of only === undefined || only === 'emitter' ? emitters : []) {
     const r = median(runsOf[variant]);
     emitRuns[variant] = r;
     emitRows.push({
@@ -145,7 +218,7 @@ export async function run(ctx) {
     });
   }
   const emitRatios = [];
-  for (const [variant] of only === 'filter' ? [] : emitters.slice(1)) {
+  for (const [variant] of only === undefined || only === 'emitter' ? emitters.slice(1) : []) {
     emitRatios.push(
       {
         label: `Emitter: ${variant} / on the loop`,
@@ -162,79 +235,42 @@ export async function run(ctx) {
     );
   }
 
-  // --- JS filter doing a copy's work ---
-  const filterRows = [];
+  // --- JS filters: a copy's work, then real work (a checksum) per chunk ---
   const sizes = [64 * 1024, 1024 * 1024];
   const totalBytes = ctx.quick ? 128 * 2 ** 20 : 512 * 2 ** 20;
-  const filterRatios = [];
   const LOOP = 'same generator on the loop (Duplex.from)';
-  for (const size of only === 'emitter' ? [] : sizes) {
-    const count = Math.round(totalBytes / size);
-    const variants = [[LOOP, () => Duplex.from(copy)]];
-    for (const [i, pool] of pools.entries()) {
-      variants.push(
-        [`filters.task(work.copy), nice ${NICE[i]}`, () => filters.task(works[i].copy, { pool })],
-        [
-          `filters.task(work.copy, { transfer: true }), nice ${NICE[i]}`,
-          () => filters.task(works[i].copy, { pool, transfer: true }),
-        ],
-      );
-    }
-    // Warm each once (JIT, the workers' module).
-    for (const [, make] of variants) await pipeline(source(size, 8), make(), counter().sink);
-    const runs = {};
-    for (let rep = 0; rep < REPS; rep++) {
-      for (const [variant, make] of variants) {
-        ctx.progress(`nexus-tasks: filter, ${variant}, ${size / 1024} KiB chunks (${rep + 1}/${REPS})`);
-        const c = counter();
-        const r = await timed(() => pipeline(source(size, count), make(), c.sink));
-        if (c.bytes() !== size * count) throw new Error(`${variant}: ${c.bytes()} bytes out of ${size * count}`);
-        runs[variant] = [...(runs[variant] ?? []), r];
-      }
-    }
-    const mbps = {};
-    for (const [variant] of variants) {
-      const r = median(runs[variant]);
-      mbps[variant] = (size * count) / 2 ** 20 / (r.ms / 1000);
-      filterRows.push({
-        variant,
-        chunkKiB: size / 1024,
-        MiB: (size * count) / 2 ** 20,
-        wallMs: r.ms,
-        MiBPerSec: mbps[variant],
-        loopP99Ms: r.loop.p99Ms,
-        loopMaxMs: r.loop.maxMs,
-        loopBusyMsPerMiB: r.busyMs / ((size * count) / 2 ** 20),
-        mainCpuMsPerMiB: r.cpuMs / ((size * count) / 2 ** 20),
-        faultsPerMiB: r.faults / ((size * count) / 2 ** 20),
-        repsWallMs: runs[variant].map((x) => Math.round(x.ms)).join(' / '),
-      });
-      if (variant === LOOP) continue;
-      filterRatios.push(
-        {
-          label: `filter: ${variant} / on the loop, ${size / 1024} KiB chunks`,
-          value: mbps[variant] / mbps[LOOP],
-          target: 0.9,
-        },
-        {
-          label: `filter loop-delay p99, ${variant}, ${size / 1024} KiB chunks`,
-          value: r.loop.p99Ms,
-          target: 5,
-          op: '<=',
-          unit: 'ms',
-        },
-      );
-    }
-  }
+  const copyRuns =
+    only === 'emitter' || only === 'checksum'
+      ? []
+      : await filterRuns(ctx, 'copy', copy, works, pools, NICE, sizes, totalBytes, LOOP, true);
+  // A transform that computes on its bytes: 256 MiB, 64 KiB chunks, moved both ways.
+  const sumBytes = ctx.quick ? 64 * 2 ** 20 : 256 * 2 ** 20;
+  const sumRuns =
+    only === 'emitter' || only === 'filter'
+      ? []
+      : await filterRuns(ctx, 'checksum', checksum, works, pools, NICE, [64 * 1024], sumBytes, LOOP, true);
+  const filterRows = copyRuns.flatMap((r) => r.rows);
+  const sumRows = sumRuns.flatMap((r) => r.rows);
+  const filterRatios = [...copyRuns, ...sumRuns].flatMap((r) => r.ratios);
   await Promise.all(pools.map((pool) => pool.close()));
 
   return {
     title: 'Your JS in the Nexus shapes: Emitter listeners and a stream filter on the workers',
-    params: { listeners, rounds, burnN, threads: 2, nice: NICE, chunkSizes: sizes, totalBytes },
+    params: {
+      listeners,
+      rounds,
+      burnN,
+      threads: 2,
+      nice: NICE,
+      chunkSizes: sizes,
+      totalBytes,
+      checksumBytes: sumBytes,
+    },
     notes: [
       `One process, one run; 2 cores shared with other sessions, so ratios are of this run only. Each variant ran ${REPS} times, interleaved with the others; a row is its median rep (its loop delay with it), and lists every rep's wall time.`,
       `Emitter: ${listeners} listeners, each \`burn(${burnN})\` (float math), ${rounds} emits a rep; the loop variant runs the same function as a plain listener.`,
       'Filter: the same async generator (`copy`: each chunk into a new buffer) as Duplex.from on the loop and as filters.task on one pool worker; chunks are fresh Buffers from a Readable, bytes counted by a Writable.',
+      'Checksum: the async generator `checksum` (Adler-32 of each chunk in plain JS, the chunk itself passed on) the same ways, 64 KiB chunks: a transform whose work per chunk is larger than a hand-off to a worker.',
       'The task filter copies each chunk once on the loop (the writer may reuse it) and moves it to the worker; with `transfer: true` it moves the chunk itself (each is a fresh Buffer here). The worker moves its output back.',
       "Main thread CPU: the main thread's own CPU time (/proc/thread-self/schedstat) during the run, per MiB — what the loop pays per chunk, whatever the neighbours take of the cores.",
       "Page faults: the process's minor page faults during the run (process.resourceUsage()), per MiB: memory the allocator gave back to the kernel and touched again (a 4 KiB page each, 256 in a MiB; docs/tasks.md).",
@@ -277,6 +313,22 @@ export async function run(ctx) {
         ],
         rows: filterRows,
       },
+      {
+        title: 'A JS filter doing real work: Adler-32 of each chunk',
+        columns: [
+          { key: 'variant', label: 'Variant' },
+          { key: 'chunkKiB', label: 'chunk KiB', format: 'int' },
+          { key: 'MiB', label: 'MiB', format: 'int' },
+          { key: 'wallMs', label: 'wall', format: 'ms' },
+          { key: 'MiBPerSec', label: 'MiB/s', format: 'sig3' },
+          { key: 'loopP99Ms', label: 'loop delay p99', format: 'ms' },
+          { key: 'loopMaxMs', label: 'loop delay max', format: 'ms' },
+          { key: 'loopBusyMsPerMiB', label: 'loop busy per MiB', format: 'ms' },
+          { key: 'mainCpuMsPerMiB', label: 'main thread CPU per MiB', format: 'ms' },
+          { key: 'repsWallMs', label: 'each rep, ms' },
+        ],
+        rows: sumRows,
+      },
     ].filter((table) => table.rows.length > 0),
     charts: [
       {
@@ -298,8 +350,18 @@ export async function run(ctx) {
         series: 'variant',
         data: filterRows,
       },
+      {
+        kind: 'bar',
+        suffix: 'checksum',
+        title: 'A JS filter doing real work (Adler-32 per chunk): throughput',
+        subtitle: 'MiB/s, 64 KiB chunks; higher is better',
+        x: { field: 'variant', label: '' },
+        y: { field: 'MiBPerSec', label: 'MiB/s' },
+        series: 'variant',
+        data: sumRows,
+      },
     ].filter((chart) => chart.data.length > 0),
     ratios: [...emitRatios, ...filterRatios],
-    raw: { emitRows, filterRows, idleLoopDelay: idle.loop, loadAtStart },
+    raw: { emitRows, filterRows, checksumRows: sumRows, idleLoopDelay: idle.loop, loadAtStart },
   };
 }
