@@ -83,6 +83,21 @@ function counter() {
   return { sink, bytes: () => bytes };
 }
 
+/** The columns of a filter's table (filterRuns' rows). */
+const FILTER_COLUMNS = [
+  { key: 'variant', label: 'Variant' },
+  { key: 'chunkKiB', label: 'chunk KiB', format: 'int' },
+  { key: 'MiB', label: 'MiB', format: 'int' },
+  { key: 'wallMs', label: 'wall', format: 'ms' },
+  { key: 'MiBPerSec', label: 'MiB/s', format: 'sig3' },
+  { key: 'loopP99Ms', label: 'loop delay p99', format: 'ms' },
+  { key: 'loopMaxMs', label: 'loop delay max', format: 'ms' },
+  { key: 'loopBusyMsPerMiB', label: 'loop busy per MiB', format: 'ms' },
+  { key: 'mainCpuMsPerMiB', label: 'main thread CPU per MiB', format: 'ms' },
+  { key: 'faultsPerMiB', label: 'page faults per MiB', format: 'sig3' },
+  { key: 'repsWallMs', label: 'each rep, ms' },
+];
+
 /**
  * The rows of one JS filter, `gen` on the loop (Duplex.from) and as filters.task on one
  * worker of each pool, every chunk size, each variant REPS times interleaved; a row is
@@ -298,35 +313,12 @@ export async function run(ctx) {
       },
       {
         title: 'A JS filter doing a copy',
-        columns: [
-          { key: 'variant', label: 'Variant' },
-          { key: 'chunkKiB', label: 'chunk KiB', format: 'int' },
-          { key: 'MiB', label: 'MiB', format: 'int' },
-          { key: 'wallMs', label: 'wall', format: 'ms' },
-          { key: 'MiBPerSec', label: 'MiB/s', format: 'sig3' },
-          { key: 'loopP99Ms', label: 'loop delay p99', format: 'ms' },
-          { key: 'loopMaxMs', label: 'loop delay max', format: 'ms' },
-          { key: 'loopBusyMsPerMiB', label: 'loop busy per MiB', format: 'ms' },
-          { key: 'mainCpuMsPerMiB', label: 'main thread CPU per MiB', format: 'ms' },
-          { key: 'faultsPerMiB', label: 'page faults per MiB', format: 'sig3' },
-          { key: 'repsWallMs', label: 'each rep, ms' },
-        ],
+        columns: FILTER_COLUMNS,
         rows: filterRows,
       },
       {
         title: 'A JS filter doing real work: Adler-32 of each chunk',
-        columns: [
-          { key: 'variant', label: 'Variant' },
-          { key: 'chunkKiB', label: 'chunk KiB', format: 'int' },
-          { key: 'MiB', label: 'MiB', format: 'int' },
-          { key: 'wallMs', label: 'wall', format: 'ms' },
-          { key: 'MiBPerSec', label: 'MiB/s', format: 'sig3' },
-          { key: 'loopP99Ms', label: 'loop delay p99', format: 'ms' },
-          { key: 'loopMaxMs', label: 'loop delay max', format: 'ms' },
-          { key: 'loopBusyMsPerMiB', label: 'loop busy per MiB', format: 'ms' },
-          { key: 'mainCpuMsPerMiB', label: 'main thread CPU per MiB', format: 'ms' },
-          { key: 'repsWallMs', label: 'each rep, ms' },
-        ],
+        columns: FILTER_COLUMNS,
         rows: sumRows,
       },
     ].filter((table) => table.rows.length > 0),
