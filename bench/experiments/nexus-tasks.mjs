@@ -14,6 +14,8 @@ import { availableParallelism, loadavg } from 'node:os';
 import { Duplex, Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
+import { GCProfiler } from 'node:v8';
+import { Worker } from 'node:worker_threads';
 import { Emitter, filters, Pool, tasks } from 'offthread';
 import { startLoopDelay } from '../lib/loop-delay.mjs';
 import { burn, checksum, copy } from './_nexus-work.mjs';
@@ -24,6 +26,29 @@ const MODULE = new URL('./_nexus-work.mjs', import.meta.url);
  * quiet run's reps of the same variant spread 1.1-1.4 s (Emitter) and 220-463 ms (filter).
  */
 const REPS = 5;
+
+/**
+ * The machine's ceiling for the Emitter rows: the same listeners split over two plain
+ * worker_threads (no pool), an emit posting each its half. On this shared VM two busy
+ * threads each run the same function 5-18% slower than one does alone, so 2x is not
+ * what two threads give here; this row says what they do give, in the same run.
+ */
+function plainWorkers(listeners) {
+  const workers = [0, 1].map(() => new Worker(new URL('./_nexus-plain-worker.mjs', import.meta.url)));
+  const half = listeners / 2;
+  const run = (worker, n) =>
+    new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.postMessage({ n, k: half });
+    }).finally(() => worker.removeAllListeners('error'));
+  return {
+    async emit(_event, n) {
+      return (await Promise.all(workers.map((w) => run(w, n)))).flat();
+    },
+    close: () => Promise.all(workers.map((w) => w.terminate())),
+  };
+}
 
 /** The run of median wall time (its loop delay with it). */
 const median = (runs) => [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)];
@@ -42,10 +67,13 @@ function threadCpuNs() {
 
 /**
  * ms of `fn()`, with the loop delay recorded meanwhile, the loop's busy time (event
- * loop utilization: the ms it spent running JS and callbacks rather than waiting) and the
- * main thread's own CPU time.
+ * loop utilization: the ms it spent running JS and callbacks rather than waiting), the
+ * main thread's own CPU time and its isolate's garbage collections (v8.GCProfiler: the
+ * full ones counted, every pause summed).
  */
 async function timed(fn) {
+  const gc = new GCProfiler();
+  gc.start();
   const loop = startLoopDelay({ resolutionMs: 1 });
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = threadCpuNs();
@@ -56,7 +84,10 @@ async function timed(fn) {
   const cpuMs = (threadCpuNs() - cpu0) / 1e6;
   const faults = process.resourceUsage().minorPageFault - faults0;
   const elu = performance.eventLoopUtilization(elu0);
-  return { ms, loop: loop.stop(), busyMs: elu.active, busy: elu.utilization, cpuMs, faults, value };
+  const gcs = gc.stop().statistics;
+  const fullGcs = gcs.filter((s) => s.gcType === 'MarkSweepCompact').length;
+  const gcMs = gcs.reduce((sum, s) => sum + s.cost, 0) / 1000;
+  return { ms, loop: loop.stop(), busyMs: elu.active, busy: elu.utilization, cpuMs, faults, fullGcs, gcMs, value };
 }
 
 /** `count` chunks of `size` bytes (a fresh buffer each, as a file stream gives). */
@@ -95,6 +126,8 @@ const FILTER_COLUMNS = [
   { key: 'loopBusyMsPerMiB', label: 'loop busy per MiB', format: 'ms' },
   { key: 'mainCpuMsPerMiB', label: 'main thread CPU per MiB', format: 'ms' },
   { key: 'faultsPerMiB', label: 'page faults per MiB', format: 'sig3' },
+  { key: 'fullGcs', label: 'main-thread full GCs', format: 'int' },
+  { key: 'gcMs', label: 'main-thread GC pauses', format: 'ms' },
   { key: 'repsWallMs', label: 'each rep, ms' },
 ];
 
@@ -145,6 +178,8 @@ async function filterRuns(ctx, name, gen, works, pools, NICE, sizes, totalBytes,
         loopBusyMsPerMiB: r.busyMs / ((size * count) / 2 ** 20),
         mainCpuMsPerMiB: r.cpuMs / ((size * count) / 2 ** 20),
         faultsPerMiB: r.faults / ((size * count) / 2 ** 20),
+        fullGcs: r.fullGcs,
+        gcMs: r.gcMs,
         repsWallMs: runs[variant].map((x) => Math.round(x.ms)).join(' / '),
       });
       if (variant === LOOP) continue;
@@ -199,6 +234,10 @@ export async function run(ctx) {
     await emitter.emit('work', 1000); // the workers load the module
     emitters.push([`task-export listeners, 2 workers at nice ${NICE[i]}`, emitter]);
   }
+  const plain = plainWorkers(listeners);
+  await plain.emit('work', 1000); // as the pools: the workers load the module
+  const CEILING = 'the same functions on 2 plain worker_threads (the ceiling)';
+  emitters.push([CEILING, plain]);
   const expected = burn(burnN);
   // Each variant REPS times, interleaved, so the shared machine's swings fall on all of
   // them alike; each row is the median rep (by wall time).
@@ -234,6 +273,13 @@ export async function run(ctx) {
   }
   const emitRatios = [];
   for (const [variant] of only === undefined || only === 'emitter' ? emitters.slice(1) : []) {
+    if (variant === CEILING) {
+      emitRatios.push({
+        label: `Emitter: ${variant} / on the loop`,
+        value: emitRuns['listeners on the loop'].ms / emitRuns[variant].ms,
+      });
+      continue;
+    }
     emitRatios.push(
       {
         label: `Emitter: ${variant} / on the loop`,
@@ -267,7 +313,7 @@ export async function run(ctx) {
   const filterRows = copyRuns.flatMap((r) => r.rows);
   const sumRows = sumRuns.flatMap((r) => r.rows);
   const filterRatios = [...copyRuns, ...sumRuns].flatMap((r) => r.ratios);
-  await Promise.all(pools.map((pool) => pool.close()));
+  await Promise.all([...pools.map((pool) => pool.close()), plain.close()]);
 
   return {
     title: 'Your JS in the Nexus shapes: Emitter listeners and a stream filter on the workers',
@@ -283,12 +329,13 @@ export async function run(ctx) {
     },
     notes: [
       `One process, one run; 2 cores shared with other sessions, so ratios are of this run only. Each variant ran ${REPS} times, interleaved with the others; a row is its median rep (its loop delay with it), and lists every rep's wall time.`,
-      `Emitter: ${listeners} listeners, each \`burn(${burnN})\` (float math), ${rounds} emits a rep; the loop variant runs the same function as a plain listener.`,
+      `Emitter: ${listeners} listeners, each \`burn(${burnN})\` (float math), ${rounds} emits a rep; the loop variant runs the same function as a plain listener. The ceiling row runs the same function on two plain worker_threads (no offthread, nice 0), half the listeners each per emit: what two busy threads of this machine give.`,
       'Filter: the same async generator (`copy`: each chunk into a new buffer) as Duplex.from on the loop and as filters.task on one pool worker; chunks are fresh Buffers from a Readable, bytes counted by a Writable.',
       'Checksum: the async generator `checksum` (Adler-32 of each chunk in plain JS, the chunk itself passed on) the same ways, 64 KiB chunks: a transform whose work per chunk is larger than a hand-off to a worker.',
       'The task filter copies each chunk once on the loop (the writer may reuse it) and moves it to the worker; with `transfer: true` it moves the chunk itself (each is a fresh Buffer here). The worker moves its output back.',
       "Main thread CPU: the main thread's own CPU time (/proc/thread-self/schedstat) during the run, per MiB — what the loop pays per chunk, whatever the neighbours take of the cores.",
       "Page faults: the process's minor page faults during the run (process.resourceUsage()), per MiB: memory the allocator gave back to the kernel and touched again (a 4 KiB page each, 256 in a MiB; docs/tasks.md).",
+      "Main-thread GCs: v8.GCProfiler over the run, the main isolate's mark-compacts counted and every GC pause (incremental steps included) summed. On Node 24 and 26 every ~64 MB of ArrayBuffers an isolate takes on starts a full mark (V8's external-memory limit), where Node 20 and 22 mostly scavenge: the workers' isolates do the same, out of this column (docs/tasks.md).",
       "Loop busy: the event loop's active time (performance.eventLoopUtilization) during the run — the work left on the loop, less sensitive to the neighbours than wall time.",
       'Loop delay: perf_hooks.monitorEventLoopDelay at 1 ms resolution during each timed run; – where the loop never ran the monitor (blocked throughout).',
       'Workers at nice 10 (the default: below the loop, which keeps its core) and at nice 0 (as the loop), one pool each, in the same run: with other processes on the cores, niced workers get less of them; un-niced ones take them from the loop too.',
