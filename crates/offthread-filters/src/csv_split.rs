@@ -100,8 +100,13 @@ impl QuoteScan {
     }
 
     /// Follows `chunk` (the stream's next bytes) and finds its last cut point.
-    /// `stretches`: scratch space, kept by the caller between chunks.
-    pub(crate) fn scan(&mut self, chunk: &[u8], stretches: &mut Vec<(usize, usize)>) -> Scanned {
+    pub(crate) fn scan(&mut self, chunk: &[u8]) -> Scanned {
+        self.scan_keeping::<STRETCHES>(chunk)
+    }
+
+    /// [`Self::scan`], keeping the last `KEEP` unquoted stretches (tests: few, so that
+    /// the second walk runs).
+    fn scan_keeping<const KEEP: usize>(&mut self, chunk: &[u8]) -> Scanned {
         let mut at = 0;
         let mut cut = None;
         // A leading BOM: csv-core strips it when its first read holds all three bytes
@@ -121,24 +126,67 @@ impl QuoteScan {
                 }
             }
         }
+        // The last cut is the last terminator in an unquoted stretch. The walk keeps the
+        // last KEEP stretches and looks in them from the end, once: nearly always one
+        // holds a record end. When none does and there were more, a second walk looks
+        // in the earlier ones — scratch of a fixed size, whatever the chunk (one pair per
+        // stretch was up to 5x a quote-dense chunk's size).
+        let from_state = self.state;
+        let mut kept = [(0usize, 0usize); KEEP];
+        let mut seen = 0usize;
+        self.state = self.walk(chunk, at, from_state, |stretch| {
+            kept[seen % KEEP] = stretch;
+            seen += 1;
+        });
+        for n in (seen.saturating_sub(KEEP)..seen).rev() {
+            let (from, to) = kept[n % KEEP];
+            if let Some(i) = memchr::memrchr2(b'\r', b'\n', &chunk[from..to]) {
+                return Scanned {
+                    cut: Some(from + i + 1),
+                };
+            }
+        }
+        if seen > KEEP {
+            let earlier = seen - KEEP;
+            let mut n = 0;
+            self.walk(chunk, at, from_state, |(from, to)| {
+                if n < earlier
+                    && let Some(i) = memchr::memrchr2(b'\r', b'\n', &chunk[from..to])
+                {
+                    cut = Some(from + i + 1);
+                }
+                n += 1;
+            });
+        }
+        Scanned { cut }
+    }
+
+    /// Follows `chunk[at..]` from `state`: each unquoted stretch `(from, to)` to
+    /// `stretch`, in order; returns the state at the end.
+    ///
+    /// Outside quotes every state reads text and terminators alike (a terminator ends
+    /// the record, else the field goes on); only a quote's meaning depends on the byte
+    /// before it. So the walk jumps from quote to quote with memchr.
+    fn walk(
+        &self,
+        chunk: &[u8],
+        mut at: usize,
+        mut state: State,
+        mut stretch: impl FnMut((usize, usize)),
+    ) -> State {
         let (quote, delimiter) = (self.quote, self.delimiter);
-        // Outside quotes every state reads text and terminators alike (a terminator ends
-        // the record, else the field goes on); only a quote's meaning depends on the byte
-        // before it. So the scan jumps from quote to quote, noting the unquoted stretches,
-        // and looks for the last terminator in them, from the end, once.
         let after = |b: u8| match b {
             b'\r' | b'\n' => State::Start,
             b if b == delimiter => State::Field,
             _ => State::Unquoted,
         };
-        stretches.clear();
         let len = chunk.len();
         while at < len {
-            if self.state == State::Quoted {
+            if state == State::Quoted {
                 match memchr::memchr(quote, &chunk[at..]) {
                     Some(i) => {
                         at += i + 1;
-                        self.state = State::QuoteSeen;
+                        state = State::QuoteSeen;
                     }
                     None => at = len,
                 }
@@ -146,27 +194,25 @@ impl QuoteScan {
             }
             let q = memchr::memchr(quote, &chunk[at..]).map_or(len, |i| at + i);
             if q > at {
-                stretches.push((at, q));
-                self.state = after(chunk[q - 1]);
+                stretch((at, q));
+                state = after(chunk[q - 1]);
             }
             if q == len {
                 break;
             }
             // A quote opens a field only at its start (`""` after a closing quote: one quote).
-            if self.state != State::Unquoted {
-                self.state = State::Quoted;
+            if state != State::Unquoted {
+                state = State::Quoted;
             }
             at = q + 1;
         }
-        for &(from, to) in stretches.iter().rev() {
-            if let Some(i) = memchr::memrchr2(b'\r', b'\n', &chunk[from..to]) {
-                cut = Some(from + i + 1);
-                break;
-            }
-        }
-        Scanned { cut }
+        state
     }
 }
+
+/// Unquoted stretches a scan keeps ([`QuoteScan::scan`]): 4 KiB on the stack. A chunk
+/// that ends inside a record of more quoted fields than this walks twice.
+const STRETCHES: usize = 256;
 
 /// How much of a chunk the head reads before it looks whether it is past the header
 /// and the inference: it runs on the caller's thread, so it reads no more of a big
@@ -196,8 +242,6 @@ pub(crate) struct CsvCutter {
     pub(crate) replay: Option<HeadStep>,
     /// The last head step, kept until the next one for `replay`.
     pub(crate) last_head: Option<HeadStep>,
-    /// The scan's scratch space.
-    stretches: Vec<(usize, usize)>,
     /// Piece buffers given back by finished work items.
     pub(crate) spares: Spares,
 }
@@ -237,7 +281,6 @@ impl CsvCutter {
             template: None,
             replay: None,
             last_head: None,
-            stretches: Vec::new(),
             spares: Spares::default(),
         }
     }
@@ -280,7 +323,7 @@ impl CsvCutter {
             let mut at_record_end = true;
             if end < piece.len() {
                 let mut scan = self.head_scan;
-                match scan.scan(&piece[fed..end], &mut self.stretches).cut {
+                match scan.scan(&piece[fed..end]).cut {
                     Some(cut) => {
                         end = fed + cut;
                         scan.state = State::Start;
@@ -319,7 +362,7 @@ impl CsvCutter {
 
     /// Takes the next chunk in stream order.
     pub(crate) fn push(&mut self, chunk: &[u8]) -> CsvStep {
-        let Scanned { cut } = self.scan.scan(chunk, &mut self.stretches);
+        let Scanned { cut } = self.scan.scan(chunk);
         let before = self.lines;
         let piece = match cut {
             None => {
@@ -423,4 +466,68 @@ pub(crate) struct CsvMark {
     carry: Vec<u8>,
     lines: u64,
     ready: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// xorshift64*: reproducible cases without a dependency.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+        }
+    }
+
+    /// The scan's answer byte by byte: csv-core's states one byte at a time, the cut after
+    /// the last terminator read outside quotes.
+    fn byte_by_byte(scan: &mut QuoteScan, chunk: &[u8]) -> Option<usize> {
+        let mut cut = None;
+        for (i, &b) in chunk.iter().enumerate() {
+            let quoted = scan.state == State::Quoted;
+            scan.step(b);
+            if !quoted && (b == b'\r' || b == b'\n') {
+                cut = Some(i + 1);
+            }
+        }
+        cut
+    }
+
+    /// A stream's chunks scanned with few stretches kept (the second walk) and with the
+    /// default, against the byte-by-byte states: the same cuts, the same state after.
+    fn check_keeping<const KEEP: usize>(seed: u64) {
+        let mut rng = Rng(seed);
+        // Quote-dense: records of many quoted fields, so that a chunk's last record end
+        // often lies before more than KEEP stretches.
+        let alphabet: &[u8] = b",,\"\"\"\"\"\n\r\n;aab";
+        for _ in 0..400 {
+            let mut fast = QuoteScan::new(b',', b'"').unwrap();
+            fast.bom_decided = true;
+            let mut slow = fast;
+            for _ in 0..8 {
+                let len = rng.below(300);
+                let chunk: Vec<u8> = (0..len)
+                    .map(|_| alphabet[rng.below(alphabet.len())])
+                    .collect();
+                let expected = byte_by_byte(&mut slow, &chunk);
+                let mut default = fast;
+                assert_eq!(fast.scan_keeping::<KEEP>(&chunk).cut, expected, "{chunk:?}");
+                assert_eq!(default.scan(&chunk).cut, expected, "{chunk:?}");
+                assert_eq!(fast.state, slow.state, "{chunk:?}");
+                assert_eq!(default.state, slow.state, "{chunk:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_scan_finds_the_cut_of_a_byte_by_byte_reading() {
+        check_keeping::<1>(0x9E37_79B9_7F4A_7C15);
+        check_keeping::<2>(0xD1B5_4A32_D192_ED03);
+        check_keeping::<3>(0x8CB9_2BA7_2F3D_8DD7);
+        check_keeping::<STRETCHES>(0xA076_1D64_78BD_642F);
+    }
 }
