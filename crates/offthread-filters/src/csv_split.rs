@@ -334,7 +334,7 @@ impl CsvCutter {
                 }
                 self.head_scan = scan;
             }
-            if let Err(e) = self.head.read(&piece[fed..end]) {
+            if let Err(e) = self.head.parse(&piece[fed..end], false) {
                 return HeadStep::Output(Err(e));
             }
             fed = end;
@@ -347,7 +347,7 @@ impl CsvCutter {
             self.head_scan.state = State::Start;
             self.head_scan.bom_decided = true;
         }
-        HeadStep::Output(self.head.output())
+        HeadStep::Output(self.head.take_output())
     }
 
     /// The parser of the piece that starts after `newlines` newlines.

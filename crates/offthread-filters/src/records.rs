@@ -288,8 +288,9 @@ impl RecordParser {
         self.take_output()
     }
 
-    /// The batch of the rows so far, with the report when asked for.
-    fn take_output(&mut self) -> FilterResult<Vec<u8>> {
+    /// The batch of the rows so far, with the report when asked for ([`push`](Self::push)'s
+    /// output; the CSV head takes it after parsing a chunk in slices).
+    pub(crate) fn take_output(&mut self) -> FilterResult<Vec<u8>> {
         let rows = self.rows;
         let mut out = self.take_batch()?;
         if !self.options.report {
@@ -429,16 +430,6 @@ impl RecordParser {
         self.announced = true;
     }
 
-    /// Parses `chunk` without taking a batch ([`output`](Self::output) takes it).
-    pub(crate) fn read(&mut self, chunk: &[u8]) -> FilterResult<()> {
-        self.parse(chunk, false)
-    }
-
-    /// The batch of the rows read so far ([`push`](Self::push)'s output).
-    pub(crate) fn output(&mut self) -> FilterResult<Vec<u8>> {
-        self.take_output()
-    }
-
     /// The end of a piece's stream: `rest` (no whole record) and the last record's batch,
     /// as [`finish`](Self::finish) after pushing `rest` would give.
     pub fn finish_after(&mut self, rest: &[u8]) -> FilterResult<Vec<u8>> {
@@ -455,7 +446,9 @@ impl RecordParser {
         self
     }
 
-    fn parse(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
+    /// Parses `input` without taking a batch ([`take_output`](Self::take_output) takes
+    /// it); `end`: the stream's last bytes.
+    pub(crate) fn parse(&mut self, input: &[u8], end: bool) -> FilterResult<()> {
         match &mut self.parser {
             Parser::Csv { .. } => self.parse_csv(input, end),
             Parser::Ndjson(state) => {
