@@ -9,6 +9,7 @@
 //
 //   node bench/run.mjs nexus-tasks [--quick] [--only emitter|filter|checksum]
 
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { Duplex, Readable, Writable } from 'node:stream';
@@ -26,6 +27,13 @@ const MODULE = new URL('./_nexus-work.mjs', import.meta.url);
  * quiet run's reps of the same variant spread 1.1-1.4 s (Emitter) and 220-463 ms (filter).
  */
 const REPS = 5;
+/**
+ * Workers at the default nice 10 (below the loop: the loop keeps its core) and at nice
+ * 0 (as the loop): on a machine shared with other work, niced workers lose their cores
+ * to it, so both are measured in the same run.
+ */
+const NICE = [10, 0];
+const LOOP = 'same generator on the loop (Duplex.from)';
 
 /**
  * The machine's ceiling for the Emitter rows: the same listeners split over two plain
@@ -35,13 +43,11 @@ const REPS = 5;
  */
 function plainWorkers(listeners) {
   const workers = [0, 1].map(() => new Worker(new URL('./_nexus-plain-worker.mjs', import.meta.url)));
-  const half = listeners / 2;
-  const run = (worker, n) =>
-    new Promise((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-      worker.postMessage({ n, k: half });
-    }).finally(() => worker.removeAllListeners('error'));
+  const run = async (worker, n) => {
+    const reply = once(worker, 'message'); // rejects on the worker's 'error'
+    worker.postMessage({ n, k: listeners / 2 });
+    return (await reply)[0];
+  };
   return {
     async emit(_event, n) {
       return (await Promise.all(workers.map((w) => run(w, n)))).flat();
@@ -133,17 +139,17 @@ const FILTER_COLUMNS = [
 
 /**
  * The rows of one JS filter, `gen` on the loop (Duplex.from) and as filters.task on one
- * worker of each pool, every chunk size, each variant REPS times interleaved; a row is
- * the median rep. `copying`: also the filter without `transfer` (each chunk copied in).
+ * worker of each pool, each chunk copied in and moved (`transfer`), every chunk size,
+ * each variant REPS times interleaved; a row is the median rep.
  */
-async function filterRuns(ctx, name, gen, works, pools, NICE, sizes, totalBytes, LOOP, copying) {
+async function filterRuns(ctx, name, gen, works, pools, sizes, totalBytes) {
   const out = [];
   for (const size of sizes) {
     const count = Math.round(totalBytes / size);
+    const mib = (size * count) / 2 ** 20;
     const variants = [[LOOP, () => Duplex.from(gen)]];
     for (const [i, pool] of pools.entries()) {
-      if (copying)
-        variants.push([`filters.task(work.${name}), nice ${NICE[i]}`, () => filters.task(works[i][name], { pool })]);
+      variants.push([`filters.task(work.${name}), nice ${NICE[i]}`, () => filters.task(works[i][name], { pool })]);
       variants.push([
         `filters.task(work.${name}, { transfer: true }), nice ${NICE[i]}`,
         () => filters.task(works[i][name], { pool, transfer: true }),
@@ -166,18 +172,18 @@ async function filterRuns(ctx, name, gen, works, pools, NICE, sizes, totalBytes,
     const mbps = {};
     for (const [variant] of variants) {
       const r = median(runs[variant]);
-      mbps[variant] = (size * count) / 2 ** 20 / (r.ms / 1000);
+      mbps[variant] = mib / (r.ms / 1000);
       rows.push({
         variant,
         chunkKiB: size / 1024,
-        MiB: (size * count) / 2 ** 20,
+        MiB: mib,
         wallMs: r.ms,
         MiBPerSec: mbps[variant],
         loopP99Ms: r.loop.p99Ms,
         loopMaxMs: r.loop.maxMs,
-        loopBusyMsPerMiB: r.busyMs / ((size * count) / 2 ** 20),
-        mainCpuMsPerMiB: r.cpuMs / ((size * count) / 2 ** 20),
-        faultsPerMiB: r.faults / ((size * count) / 2 ** 20),
+        loopBusyMsPerMiB: r.busyMs / mib,
+        mainCpuMsPerMiB: r.cpuMs / mib,
+        faultsPerMiB: r.faults / mib,
         fullGcs: r.fullGcs,
         gcMs: r.gcMs,
         repsWallMs: runs[variant].map((x) => Math.round(x.ms)).join(' / '),
@@ -209,11 +215,8 @@ export async function run(ctx) {
   const only = values.only;
   if (only !== undefined && !['emitter', 'filter', 'checksum'].includes(only))
     throw new Error('--only takes emitter, filter or checksum');
+  const runs = (section) => only === undefined || only === section;
   const loadAtStart = loadavg()[0];
-  // Workers at the default nice 10 (below the loop: the loop keeps its core) and at nice
-  // 0 (as the loop): on a machine shared with other work, niced workers lose their cores
-  // to it, so both are measured in the same run.
-  const NICE = [10, 0];
   const pools = NICE.map((nice) => new Pool({ threads: 2, nice, idleTimeout: Number.POSITIVE_INFINITY }));
   const works = pools.map((pool) => tasks(MODULE, { pool }));
   const listeners = 4;
@@ -242,7 +245,7 @@ export async function run(ctx) {
   // Each variant REPS times, interleaved, so the shared machine's swings fall on all of
   // them alike; each row is the median rep (by wall time).
   const runsOf = {};
-  for (let rep = 0; rep < (only === undefined || only === 'emitter' ? REPS : 0); rep++) {
+  for (let rep = 0; rep < (runs('emitter') ? REPS : 0); rep++) {
     for (const [variant, emitter] of emitters) {
       ctx.progress(`nexus-tasks: Emitter, ${variant} (${rep + 1}/${REPS})`);
       const r = await timed(async () => {
@@ -256,7 +259,7 @@ export async function run(ctx) {
   }
   const emitRows = [];
   const emitRuns = {};
-  for (const [variant] of only === undefined || only === 'emitter' ? emitters : []) {
+  for (const [variant] of runs('emitter') ? emitters : []) {
     const r = median(runsOf[variant]);
     emitRuns[variant] = r;
     emitRows.push({
@@ -272,7 +275,7 @@ export async function run(ctx) {
     });
   }
   const emitRatios = [];
-  for (const [variant] of only === undefined || only === 'emitter' ? emitters.slice(1) : []) {
+  for (const [variant] of runs('emitter') ? emitters.slice(1) : []) {
     if (variant === CEILING) {
       emitRatios.push({
         label: `Emitter: ${variant} / on the loop`,
@@ -299,17 +302,12 @@ export async function run(ctx) {
   // --- JS filters: a copy's work, then real work (a checksum) per chunk ---
   const sizes = [64 * 1024, 1024 * 1024];
   const totalBytes = ctx.quick ? 128 * 2 ** 20 : 512 * 2 ** 20;
-  const LOOP = 'same generator on the loop (Duplex.from)';
-  const copyRuns =
-    only === 'emitter' || only === 'checksum'
-      ? []
-      : await filterRuns(ctx, 'copy', copy, works, pools, NICE, sizes, totalBytes, LOOP, true);
-  // A transform that computes on its bytes: 256 MiB, 64 KiB chunks, moved both ways.
+  const copyRuns = runs('filter') ? await filterRuns(ctx, 'copy', copy, works, pools, sizes, totalBytes) : [];
+  // A transform that computes on its bytes: 256 MiB, 64 KiB chunks.
   const sumBytes = ctx.quick ? 64 * 2 ** 20 : 256 * 2 ** 20;
-  const sumRuns =
-    only === 'emitter' || only === 'filter'
-      ? []
-      : await filterRuns(ctx, 'checksum', checksum, works, pools, NICE, [64 * 1024], sumBytes, LOOP, true);
+  const sumRuns = runs('checksum')
+    ? await filterRuns(ctx, 'checksum', checksum, works, pools, [64 * 1024], sumBytes)
+    : [];
   const filterRows = copyRuns.flatMap((r) => r.rows);
   const sumRows = sumRuns.flatMap((r) => r.rows);
   const filterRatios = [...copyRuns, ...sumRuns].flatMap((r) => r.ratios);
