@@ -116,14 +116,27 @@ export function opsRatio(label, num, den, target) {
  * @param {string} unit
  * @param {boolean} [round]  targets are round numbers: "10×", not "10.0×"
  */
-const withUnit = (v, unit, round = false) => {
+const withUnit = (v, unit, round = false, digits = 3) => {
   const text = round
     ? formatSig(v)
         .replace(/(\.\d*?)0+$/, '$1')
         .replace(/\.$/, '')
-    : formatSig(v);
+    : formatSig(v, digits);
   return unit === '×' ? `${text}×` : `${text}${unit ? ` ${unit}` : ''}`;
 };
+
+/**
+ * Significant digits enough that a failed ratio never reads as meeting its target
+ * (0.8996 against ≥ 0.9 is "0.8996×", not "0.900×"); 3 otherwise.
+ * @param {Ratio} r  judged
+ */
+function digitsFor(r) {
+  let digits = 3;
+  if (r.pass !== false || r.target === undefined || !Number.isFinite(r.value)) return digits;
+  const meets = (x) => (r.op === '<=' ? x <= r.target : x >= r.target);
+  while (digits < 12 && meets(Number(r.value.toPrecision(digits)))) digits++;
+  return digits;
+}
 
 /**
  * One markdown line for a ratio.
@@ -132,7 +145,7 @@ const withUnit = (v, unit, round = false) => {
 export function ratioLine(ratio) {
   const r = judgeRatio(ratio);
   const unit = r.unit ?? '×';
-  let line = `- ${r.label}: **${withUnit(r.value, unit)}**`;
+  let line = `- ${r.label}: **${withUnit(r.value, unit, false, digitsFor(r))}**`;
   if (r.target !== undefined) line += ` (target ${r.op === '<=' ? '≤' : '≥'} ${withUnit(r.target, unit, true)})`;
   if (r.pass !== undefined) line += r.pass ? ' — pass ✅' : ' — FAIL ❌';
   return line;

@@ -164,6 +164,18 @@ test('ratios: pass computed from target and op unless given', () => {
   assert.equal(ratioLine({ label: 'a', value: Number.NaN, target: 1 }), '- a: **–×** (target ≥ 1×) — FAIL ❌');
 });
 
+test('ratios: a failed ratio never prints as its target', () => {
+  assert.equal(ratioLine({ label: 'a', value: 0.8996, target: 0.9 }), '- a: **0.8996×** (target ≥ 0.9×) — FAIL ❌');
+  assert.equal(ratioLine({ label: 'a', value: 1.7985, target: 1.8 }), '- a: **1.798×** (target ≥ 1.8×) — FAIL ❌');
+  assert.equal(
+    ratioLine({ label: 'p', value: 5.004, target: 5, op: '<=', unit: 'ms' }),
+    '- p: **5.004 ms** (target ≤ 5 ms) — FAIL ❌',
+  );
+  // Passing and clearly failing ratios keep 3 digits.
+  assert.equal(ratioLine({ label: 'a', value: 0.90049, target: 0.9 }), '- a: **0.900×** (target ≥ 0.9×) — pass ✅');
+  assert.equal(ratioLine({ label: 'a', value: 0.8512, target: 0.9 }), '- a: **0.851×** (target ≥ 0.9×) — FAIL ❌');
+});
+
 test('opsRatio: num over den in ops/s, null when a row is missing', () => {
   assert.deepEqual(opsRatio('x', { opsPerSec: 30 }, { opsPerSec: 10 }, 2), { label: 'x', value: 3, target: 2 });
   assert.equal(judgeRatio(/** @type {any} */ (opsRatio('x', { opsPerSec: 1 }, { opsPerSec: 10 }, 2))).pass, false);
