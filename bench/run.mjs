@@ -26,6 +26,7 @@ const EXPERIMENTS_DIR = fileURLToPath(new URL('./experiments/', import.meta.url)
  */
 
 const USAGE = `usage: node bench/run.mjs <experiment> [--quick] [--full] [--out DIR] [--node MAJOR]
+                                         [--node-flags "FLAGS"]
 
   --quick       CI-sized run (under two minutes)
   --full        largest sizes
@@ -33,6 +34,9 @@ const USAGE = `usage: node bench/run.mjs <experiment> [--quick] [--full] [--out 
                 bench/results/node<MAJOR> with --node)
   --node MAJOR  run it on Node MAJOR (22, 24, 26): Node's own binary from the npm
                 registry (scripts/node-lines.mjs, cached), child processes included
+  --node-flags  Node or V8 flags for the process that runs the experiment (its report
+                names them), e.g. "--v8-pool-size=1"; children an experiment starts
+                get only the flags it gives them
 
 Flags the runner does not know are left to the experiment (ctx.argv).`;
 
@@ -49,21 +53,28 @@ export async function listExperiments() {
 }
 
 /**
- * Runs this command again on Node `major`: every child an experiment starts uses
- * process.execPath, so the whole run is on that line. Its report goes beside the
- * machine Node's, under bench/results/node<major>/, unless --out says otherwise.
- * @param {string} major @param {string[]} args @param {unknown} out
+ * Runs this command again on Node `major` (or this Node when undefined) with `flags`:
+ * every child an experiment starts uses process.execPath, so the whole run is on that
+ * line. Its report goes beside the machine Node's, under bench/results/node<major>/,
+ * unless --out says otherwise.
+ * @param {string | undefined} major @param {string | undefined} flags
+ * @param {string[]} args @param {unknown} out
  */
-async function onNodeLine(major, args, out) {
-  if (!/^\d+$/.test(major)) {
+async function rerun(major, flags, args, out) {
+  if (major !== undefined && !/^\d+$/.test(major)) {
     console.error(`--node needs a major version (22, 24, 26), got ${major}`);
     return 2;
   }
-  const { nodeBinary } = await import('../scripts/node-lines.mjs');
-  const bin = nodeBinary(Number(major));
-  const rest = args.filter((a, i) => a !== '--node' && args[i - 1] !== '--node' && !a.startsWith('--node='));
-  const outArgs = typeof out === 'string' ? [] : ['--out', path.join(DEFAULT_OUT_DIR, `node${major}`)];
-  const r = spawnSync(bin, [fileURLToPath(import.meta.url), ...rest, ...outArgs], { stdio: 'inherit' });
+  const bin =
+    major === undefined ? process.execPath : (await import('../scripts/node-lines.mjs')).nodeBinary(Number(major));
+  const ours = ['--node', '--node-flags'];
+  const rest = args.filter(
+    (a, i) => !ours.includes(a) && !ours.includes(args[i - 1]) && !ours.some((o) => a.startsWith(`${o}=`)),
+  );
+  const outArgs =
+    typeof out === 'string' || major === undefined ? [] : ['--out', path.join(DEFAULT_OUT_DIR, `node${major}`)];
+  const nodeArgs = (flags ?? '').split(/\s+/).filter(Boolean);
+  const r = spawnSync(bin, [...nodeArgs, fileURLToPath(import.meta.url), ...rest, ...outArgs], { stdio: 'inherit' });
   return r.status ?? 1;
 }
 
@@ -78,10 +89,18 @@ async function main(args) {
       full: { type: 'boolean', default: false },
       out: { type: 'string' },
       node: { type: 'string' },
+      'node-flags': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  if (typeof values.node === 'string') return onNodeLine(values.node, args, values.out);
+  const flags = values['node-flags'];
+  if (values.node !== undefined || flags !== undefined) {
+    if (typeof flags === 'boolean') {
+      console.error('--node-flags needs the flags, e.g. --node-flags "--v8-pool-size=1"');
+      return 2;
+    }
+    return rerun(/** @type {string | undefined} */ (values.node), flags, args, values.out);
+  }
   const available = await listExperiments();
   const list = `available experiments: ${available.join(', ') || '(none)'} (http-ab: http-conn)`;
   if (values.help) {

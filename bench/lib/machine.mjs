@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
  * @property {string} arch          process.arch
  * @property {string} node          process.version
  * @property {string} v8            process.versions.v8
+ * @property {string[]} [execArgv]  process.execArgv: the Node and V8 flags the run had
  * @property {string | null} rustc  `rustc --version`, null if rustc is not on PATH
  * @property {string} date          ISO 8601, when machineInfo() was called
  * @property {string | null} gitCommit  short HEAD of the repository holding bench/, null outside git
@@ -87,6 +88,7 @@ export function machineInfo() {
     arch: process.arch,
     node: process.version,
     v8: process.versions.v8,
+    execArgv: process.execArgv,
     rustc: tryRun('rustc', ['--version']),
     date: new Date().toISOString(),
     gitCommit: tryRun('git', ['rev-parse', '--short', 'HEAD']),
@@ -104,7 +106,7 @@ export function machineLine(m) {
   const parts = [
     `${m.cpuModel}${m.simd ? ` (${m.simd})` : ''}, ${m.cores} cores, ${m.memoryGiB} GiB`,
     `${m.os} (kernel ${m.kernel}, ${m.arch})`,
-    `Node ${m.node} (V8 ${m.v8})`,
+    `Node ${m.node} (V8 ${m.v8})${m.execArgv?.length ? ` with \`${m.execArgv.join(' ')}\`` : ''}`,
     m.rustc ?? 'rustc: not found',
     m.gitCommit ? `commit ${m.gitCommit}${m.gitDirty ? ' (dirty)' : ''}` : 'not a git checkout',
     `load ${m.loadAverage.join(' / ')} at start`,

@@ -61,6 +61,22 @@ test('--node runs the experiment on that Node line, children included', async (t
   }
 });
 
+test('--node-flags runs the experiment with those flags, and its report names them', async () => {
+  const out = await mkdtemp(path.join(tmpdir(), 'bench-flags-'));
+  try {
+    const r = await run(['example', '--quick', '--node-flags', '--v8-pool-size=1 --no-warnings', '--out', out]);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(await readFile(path.join(out, 'example.json'), 'utf8'));
+    assert.deepEqual(report.machine.execArgv, ['--v8-pool-size=1', '--no-warnings']);
+    assert.match(await readFile(path.join(out, 'example.md'), 'utf8'), /with `--v8-pool-size=1 --no-warnings`/);
+    const bare = await run(['example', '--quick', '--node-flags']);
+    assert.equal(bare.code, 2);
+    assert.match(bare.stderr, /--node-flags needs the flags/);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
 test('example --quick runs end to end and writes json, md and both charts to --out', async () => {
   const out = await mkdtemp(path.join(tmpdir(), 'offthread-run-'));
   try {
