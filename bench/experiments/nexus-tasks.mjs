@@ -56,6 +56,29 @@ function plainWorkers(listeners) {
   };
 }
 
+/**
+ * The loop's delay while a plain worker_thread (no offthread, no messages) copies 64 KiB
+ * buffers in its own isolate and the loop itself does nothing: what another isolate's
+ * garbage collection of ArrayBuffers alone does to the loop. On Node 24 and 26 it starts
+ * a full mark every ~64 MB, on V8's helper threads shared with the loop's isolate.
+ */
+async function loopWhileAWorkerCopies(ms) {
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+     const chunk = Buffer.alloc(65536, 1);
+     let sum = 0;
+     parentPort.postMessage('copying');
+     for (;;) sum += new Uint8Array(chunk)[sum & 0xffff];`,
+    { eval: true },
+  );
+  await once(worker, 'message');
+  try {
+    return await timed(() => new Promise((resolve) => setTimeout(resolve, ms)));
+  } finally {
+    await worker.terminate();
+  }
+}
+
 /** The run of median wall time (its loop delay with it). */
 const median = (runs) => [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)];
 
@@ -226,6 +249,8 @@ export async function run(ctx) {
   // The machine's own noise floor: the loop delay while this process does nothing.
   ctx.progress('nexus-tasks: idle baseline');
   const idle = await timed(() => new Promise((resolve) => setTimeout(resolve, 1000)));
+  ctx.progress('nexus-tasks: the loop while a plain worker copies buffers');
+  const besideCopier = runs('filter') ? await loopWhileAWorkerCopies(ctx.quick ? 1000 : 3000) : undefined;
 
   // --- Emitter ---
   const onLoop = new Emitter();
@@ -338,6 +363,11 @@ export async function run(ctx) {
       'Loop delay: perf_hooks.monitorEventLoopDelay at 1 ms resolution during each timed run; – where the loop never ran the monitor (blocked throughout).',
       'Workers at nice 10 (the default: below the loop, which keeps its core) and at nice 0 (as the loop), one pool each, in the same run: with other processes on the cores, niced workers get less of them; un-niced ones take them from the loop too.',
       `Idle baseline: loop-delay p99 ${idle.loop.p99Ms.toFixed(1)} ms (max ${idle.loop.maxMs.toFixed(1)} ms) over 1 s with nothing running in this process — what the shared machine alone does to the loop.`,
+      ...(besideCopier
+        ? [
+            `Beside a copier: loop-delay p99 ${besideCopier.loop.p99Ms.toFixed(1)} ms (max ${besideCopier.loop.maxMs.toFixed(1)} ms) over ${ctx.quick ? 1 : 3} s with the loop idle while one plain worker_thread (no offthread, no messages) copies 64 KiB buffers in its own isolate — what another isolate's garbage collection alone does to the loop: the floor under every filter row's p99.`,
+          ]
+        : []),
       `Load average at the start: ${loadAtStart.toFixed(1)} on ${availableParallelism()} cores.`,
     ],
     // --only leaves the other half's table and chart out.
@@ -398,7 +428,26 @@ export async function run(ctx) {
         data: sumRows,
       },
     ].filter((chart) => chart.data.length > 0),
-    ratios: [...emitRatios, ...filterRatios],
-    raw: { emitRows, filterRows, checksumRows: sumRows, idleLoopDelay: idle.loop, loadAtStart },
+    ratios: [
+      ...emitRatios,
+      ...(besideCopier
+        ? [
+            {
+              label: 'loop-delay p99 of an idle loop beside a plain worker copying buffers (no offthread: the floor)',
+              value: besideCopier.loop.p99Ms,
+              unit: 'ms',
+            },
+          ]
+        : []),
+      ...filterRatios,
+    ],
+    raw: {
+      emitRows,
+      filterRows,
+      checksumRows: sumRows,
+      idleLoopDelay: idle.loop,
+      besideCopierLoopDelay: besideCopier?.loop,
+      loadAtStart,
+    },
   };
 }
