@@ -3,7 +3,6 @@
  * or a local build), offthread.wasm read from the package, worker_threads for the
  * worker engine, node:crypto for the JS tier's MD5.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -250,7 +249,8 @@ export const nodeHost: Host = {
   spawnWorker,
   releaseMemorySoon,
   defaultThreads: () => Math.min(availableParallelism(), 1024),
-  md5Hex: (data) => createHash('md5').update(data).digest('hex'),
+  // node:crypto is ~7 ms of the import (15%) and only the JS tier's MD5 needs it.
+  md5Hex: (data) => process.getBuiltinModule('node:crypto').createHash('md5').update(data).digest('hex'),
   warn: (message, code) => process.emitWarning(message, { code }),
   binary: (bytes) => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
   sharedMemory: () => true,
