@@ -250,7 +250,31 @@ function doctor(json) {
       ? 'guests: multi-memory — interface memories can be imported and read in place'
       : 'guests: no multi-memory in this engine — each guest gets its own copy of its input',
   );
+  if (hasYoungBufferRegression()) {
+    console.log(
+      `node ${process.version}: streams of Buffers run much better started with\n` +
+        '  node --scavenger-max-new-space-capacity-mb=8 your-app.js\n' +
+        '  (V8 13.6 frees short-lived Buffers with full collections: nodejs/node#61967; docs/tasks.md)',
+    );
+  }
   return 0;
+}
+
+/**
+ * Node 24's V8 (13.6) raised scavenger_max_new_space_capacity_mb from 8 to 32, so young
+ * ArrayBuffers wait for full collections (docs/task-filter-costs.md). True where this
+ * Node has that flag at its new default; later V8s (Node 26) have no such flag.
+ */
+function hasYoungBufferRegression() {
+  const [major, minor] = process.versions.v8.split('.').map(Number);
+  if (major < 13 || (major === 13 && minor < 6)) return false;
+  if (process.execArgv.some((a) => a.startsWith('--scavenger-max-new-space-capacity-mb'))) return false;
+  const { spawnSync } = require('node:child_process');
+  const probe = spawnSync(process.execPath, ['--scavenger-max-new-space-capacity-mb=8', '-e', '0'], {
+    stdio: 'ignore',
+    timeout: 10_000,
+  });
+  return probe.status === 0;
 }
 
 const USAGE = `usage: offthread <command>

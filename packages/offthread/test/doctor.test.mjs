@@ -37,3 +37,19 @@ test('doctor refuses an unknown OFFTHREAD_BACKEND with its code', () => {
   assert.equal(r.status, 1);
   assert.match(r.stderr, /ERR_INVALID_ARG: OFFTHREAD_BACKEND must be native, wasm or js, got "bogus"/);
 });
+
+test('doctor names the Node 24 Buffer flag where this V8 has the regression, and only there', () => {
+  const r = run(['doctor']);
+  assert.equal(r.status, 0, r.stderr);
+  const [major, minor] = process.versions.v8.split('.').map(Number);
+  const flagExists = spawnSync(process.execPath, ['--scavenger-max-new-space-capacity-mb=8', '-e', '0']).status === 0;
+  const regressed = (major > 13 || (major === 13 && minor >= 6)) && flagExists;
+  // Node 20 and 22 (V8 11.3, 12.4) scavenge young buffers; Node 26 (V8 14.6) has no such flag.
+  assert.equal(/--scavenger-max-new-space-capacity-mb=8/.test(r.stdout), regressed, r.stdout);
+  if (process.versions.node.startsWith('24.')) assert.ok(regressed, 'Node 24 is the line the hint is for');
+  // Started with the flag already, the app needs no hint.
+  const given = spawnSync(process.execPath, ['--scavenger-max-new-space-capacity-mb=8', bin, 'doctor'], {
+    encoding: 'utf8',
+  });
+  if (flagExists) assert.doesNotMatch(given.stdout, /streams of Buffers/);
+});
