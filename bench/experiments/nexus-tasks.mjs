@@ -250,7 +250,8 @@ export async function run(ctx) {
   ctx.progress('nexus-tasks: idle baseline');
   const idle = await timed(() => new Promise((resolve) => setTimeout(resolve, 1000)));
   ctx.progress('nexus-tasks: the loop while a plain worker copies buffers');
-  const besideCopier = runs('filter') ? await loopWhileAWorkerCopies(ctx.quick ? 1000 : 3000) : undefined;
+  const besideCopier =
+    runs('filter') || runs('checksum') ? await loopWhileAWorkerCopies(ctx.quick ? 1000 : 3000) : undefined;
 
   // --- Emitter ---
   const onLoop = new Emitter();
